@@ -1,0 +1,5 @@
+"""``python -m clinsearch`` runs the CLI."""
+
+from clinsearch.cli import main
+
+main()

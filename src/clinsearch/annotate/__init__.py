@@ -1,0 +1,1 @@
+"""Find concepts in sentences with polarity, context and modifiers, from a lexicon."""

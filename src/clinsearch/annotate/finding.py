@@ -1,0 +1,58 @@
+"""Finding records: a concept mention with polarity, context and modifiers.
+
+A finding renders as a fine-grained finding pattern (paper 001), e.g.
+``disease|present|pneumonia|right|lower lobe``: type, polarity, core concept, then the
+modifier values in the fixed order of ``MODIFIER_ORDER``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Polarity = Literal["present", "absent", "uncertain"]
+POLARITIES: tuple[Polarity, ...] = ("present", "absent", "uncertain")
+
+MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "temporal")
+
+
+@dataclass(frozen=True, slots=True)
+class Modifier:
+    """A modifier in the scope of a finding, normalised to the lexicon's value."""
+
+    category: str  # laterality | location | severity | temporal
+    value: str  # normalised, e.g. "right", "lower lobe", "mild", "new"
+    text: str  # as written
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A concept mention in a sentence; offsets are relative to the annotated text."""
+
+    concept: str  # the lexicon's concept id, e.g. "pneumonia"
+    name: str  # preferred name, e.g. "pneumonia"
+    type: str  # finding | disease | anatomy | device | technical
+    text: str
+    start: int
+    end: int
+    polarity: Polarity
+    context: tuple[str, ...] = ()  # e.g. ("historical",), ("hypothetical",)
+    modifiers: tuple[Modifier, ...] = ()
+
+    @property
+    def pattern(self) -> str:
+        """The finding pattern ``type|polarity|concept|modifier values...``."""
+        return "|".join([self.type, self.polarity, self.name, *modifier_values(self.modifiers)])
+
+
+def modifier_values(modifiers: tuple[Modifier, ...]) -> list[str]:
+    """Modifier values in pattern order: by category rank, then by position in the text."""
+    rank = {c: i for i, c in enumerate(MODIFIER_ORDER)}
+    ordered = sorted(modifiers, key=lambda m: (rank.get(m.category, len(rank)), m.start))
+    seen: list[str] = []
+    for m in ordered:
+        if m.value not in seen:
+            seen.append(m.value)
+    return seen

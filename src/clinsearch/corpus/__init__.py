@@ -1,0 +1,1 @@
+"""Read clinical reports and segment them into sections and sentences."""

@@ -1,0 +1,37 @@
+"""User-facing errors: each names the file, line and field it is about."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class ClinsearchError(Exception):
+    """An error caused by the user's input or setup; the CLI prints it without a traceback."""
+
+
+class InputError(ClinsearchError):
+    """Bad input data, located as precisely as we can: ``file:line: field 'x': message``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file is not None:
+            where = self.file if self.line is None else f"{self.file}:{self.line}"
+            where += ": "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        what = f"field '{self.field}': " if self.field else ""
+        return f"{where}{what}{self.message}"

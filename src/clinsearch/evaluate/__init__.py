@@ -1,0 +1,1 @@
+"""IR metrics, benchmark builders and method comparison."""

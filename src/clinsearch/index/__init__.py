@@ -1,0 +1,1 @@
+"""On-disk index: documents and sentences, BM25, findings table, dense vectors."""

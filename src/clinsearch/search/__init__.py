@@ -1,0 +1,1 @@
+"""Query parsing, retrievers, fusion and aggregation to report, visit and patient."""

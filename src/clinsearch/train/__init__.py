@@ -1,0 +1,1 @@
+"""Train retrieval models from lexicon weak labels."""

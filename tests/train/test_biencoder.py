@@ -34,8 +34,8 @@ def _full_batch_loss(model: SentenceTransformer, labels: LabelSet, config: BiEnc
     return float(biencoder_loss(batch, emb, config))
 
 
-def test_gradient_caching_matches_a_plain_backward(minilm_path: Path, tiny_labels: LabelSet) -> None:
-    model = load_sentence_model(minilm_path, max_seq_length=32)
+def test_gradient_caching_matches_a_plain_backward(tiny_encoder_path: Path, tiny_labels: LabelSet) -> None:
+    model = load_sentence_model(tiny_encoder_path, max_seq_length=32)
     model.eval()  # no dropout, so both paths see the same function
     queries = training_queries(tiny_labels.queries, phrasings=False)
     (batch,) = epoch_batches(queries, training_pairs(queries), tiny_labels.texts,
@@ -55,13 +55,13 @@ def test_gradient_caching_matches_a_plain_backward(minilm_path: Path, tiny_label
 
 @pytest.mark.parametrize("loss", ["triplet", "listwise"])
 def test_training_lowers_the_loss_and_the_model_searches(
-    tmp_path: Path, minilm_path: Path, tiny_labels: LabelSet, loss: str
+    tmp_path: Path, tiny_encoder_path: Path, tiny_labels: LabelSet, loss: str
 ) -> None:
     config = BiEncoderConfig(
-        base_model=str(minilm_path), loss=loss, batch_size=8, chunk_size=6, max_seq_length=32,
-        loop=LoopConfig(epochs=6, lr=1e-4, warmup_steps=100, progress=False, checkpoint_every=0),
+        base_model=str(tiny_encoder_path), loss=loss, batch_size=8, chunk_size=6, max_seq_length=32,
+        loop=LoopConfig(epochs=15, lr=1e-3, warmup_steps=100, progress=False, checkpoint_every=0),
     )
-    before = _full_batch_loss(load_sentence_model(minilm_path), tiny_labels, config)
+    before = _full_batch_loss(load_sentence_model(tiny_encoder_path), tiny_labels, config)
     out = tmp_path / "model"
     queries = training_queries(tiny_labels.queries)
     result = train_biencoder(queries, tiny_labels.texts, out, config)
@@ -78,10 +78,10 @@ def test_training_lowers_the_loss_and_the_model_searches(
     assert ids[int(np.argmax(emb @ q))] in {"r1#0", "r2#0"}
 
 
-def test_checkpoint_and_resume(tmp_path: Path, minilm_path: Path, tiny_labels: LabelSet) -> None:
+def test_checkpoint_and_resume(tmp_path: Path, tiny_encoder_path: Path, tiny_labels: LabelSet) -> None:
     queries = training_queries(tiny_labels.queries)
-    loop = LoopConfig(epochs=2, lr=1e-4, progress=False, checkpoint_every=2, keep_checkpoint=True)
-    config = BiEncoderConfig(base_model=str(minilm_path), batch_size=8, max_seq_length=32,
+    loop = LoopConfig(epochs=2, lr=1e-3, progress=False, checkpoint_every=2, keep_checkpoint=True)
+    config = BiEncoderConfig(base_model=str(tiny_encoder_path), batch_size=8, max_seq_length=32,
                              loop=loop)
     out = tmp_path / "model"
     full = train_biencoder(queries, tiny_labels.texts, out, config)
@@ -89,8 +89,8 @@ def test_checkpoint_and_resume(tmp_path: Path, minilm_path: Path, tiny_labels: L
     # resuming from the last checkpoint continues at its step and finishes the same run
     resumed = train_biencoder(
         queries, tiny_labels.texts, tmp_path / "model",
-        BiEncoderConfig(base_model=str(minilm_path), batch_size=8, max_seq_length=32,
-                        loop=LoopConfig(epochs=2, lr=1e-4, progress=False, checkpoint_every=2,
+        BiEncoderConfig(base_model=str(tiny_encoder_path), batch_size=8, max_seq_length=32,
+                        loop=LoopConfig(epochs=2, lr=1e-3, progress=False, checkpoint_every=2,
                                         resume=True)),
     )
     last_ckpt = (full.steps // 2) * 2

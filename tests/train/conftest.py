@@ -18,15 +18,21 @@ def _f(name: str, polarity: str, *mods: str, type_: str = "finding") -> FindingF
 TINY = [
     ("r1#0", "There is no pneumothorax.", [_f("pneumothorax", "absent")]),
     ("r1#1", "Small left pleural effusion.", [_f("pleural effusion", "present", "left")]),
-    ("r2#0", "No pleural effusion or pneumothorax.",
-     [_f("pleural effusion", "absent"), _f("pneumothorax", "absent")]),
+    (
+        "r2#0",
+        "No pleural effusion or pneumothorax.",
+        [_f("pleural effusion", "absent"), _f("pneumothorax", "absent")],
+    ),
     ("r2#1", "Large right pneumothorax.", [_f("pneumothorax", "present", "right")]),
     ("r3#0", "Heart size is enlarged.", [_f("cardiomegaly", "present")]),
     ("r3#1", "Heart size is normal.", [_f("cardiomegaly", "absent")]),
     ("r4#0", "Right lower lobe consolidation.", [_f("consolidation", "present", "right")]),
     ("r4#1", "No focal consolidation.", [_f("consolidation", "absent")]),
-    ("r5#0", "Cardiomegaly with small bilateral effusions.",
-     [_f("cardiomegaly", "present"), _f("pleural effusion", "present", "bilateral")]),
+    (
+        "r5#0",
+        "Cardiomegaly with small bilateral effusions.",
+        [_f("cardiomegaly", "present"), _f("pleural effusion", "present", "bilateral")],
+    ),
     ("r5#1", "Lungs are clear without consolidation.", [_f("consolidation", "absent")]),
     ("r6#0", "Left apical pneumothorax is present.", [_f("pneumothorax", "present", "left")]),
     ("r6#1", "The heart is not enlarged.", [_f("cardiomegaly", "absent")]),
@@ -35,8 +41,10 @@ TINY = [
 
 @pytest.fixture(scope="session")
 def tiny_sentences() -> list[LabelSentence]:
-    return [LabelSentence(sid, text, tuple(f), section="findings", report_id=sid.split("#")[0])
-            for sid, text, f in TINY]
+    return [
+        LabelSentence(sid, text, tuple(f), section="findings", report_id=sid.split("#")[0])
+        for sid, text, f in TINY
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -49,14 +57,19 @@ def minilm_path() -> Path:
 
 def _tiny_bert(folder: Path, minilm: Path, *, classifier: bool) -> Path:
     """A 2-layer, 64-wide BERT with MiniLM's tokenizer: fast enough to train in a test."""
+    import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertModel
 
-    import torch
-
     torch.manual_seed(7)
-    config = BertConfig(vocab_size=30522, hidden_size=64, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=128,
-                        max_position_embeddings=128, num_labels=1)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=128,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
     model = BertForSequenceClassification(config) if classifier else BertModel(config)
     model.save_pretrained(folder)
     AutoTokenizer.from_pretrained(str(minilm)).save_pretrained(folder)

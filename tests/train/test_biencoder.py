@@ -23,7 +23,9 @@ def tiny_labels(tiny_sentences: list[LabelSentence]) -> LabelSet:
     return build_labels(tiny_sentences)
 
 
-def _full_batch_loss(model: SentenceTransformer, labels: LabelSet, config: BiEncoderConfig) -> float:
+def _full_batch_loss(
+    model: SentenceTransformer, labels: LabelSet, config: BiEncoderConfig
+) -> float:
     """The loss over every pair at once, without dropout: a fixed yardstick before and after."""
     queries = training_queries(labels.queries, phrasings=False)
     pairs = training_pairs(queries)
@@ -34,19 +36,23 @@ def _full_batch_loss(model: SentenceTransformer, labels: LabelSet, config: BiEnc
     return float(biencoder_loss(batch, emb, config))
 
 
-def test_gradient_caching_matches_a_plain_backward(tiny_encoder_path: Path, tiny_labels: LabelSet) -> None:
+def test_gradient_caching_matches_a_plain_backward(
+    tiny_encoder_path: Path, tiny_labels: LabelSet
+) -> None:
     model = load_sentence_model(tiny_encoder_path, max_seq_length=32)
     model.eval()  # no dropout, so both paths see the same function
     queries = training_queries(tiny_labels.queries, phrasings=False)
-    (batch,) = epoch_batches(queries, training_pairs(queries), tiny_labels.texts,
-                             batch_size=10, seed=1)[:1]
+    (batch,) = epoch_batches(
+        queries, training_pairs(queries), tiny_labels.texts, batch_size=10, seed=1
+    )[:1]
     config = BiEncoderConfig()
     texts = batch.queries + batch.texts
     grads = []
     for chunk in (len(texts), 3):
         model.zero_grad()
-        loss = cached_backward(model, texts, lambda e: biencoder_loss(batch, e, config),
-                               chunk_size=chunk)
+        loss = cached_backward(
+            model, texts, lambda e: biencoder_loss(batch, e, config), chunk_size=chunk
+        )
         grads.append((loss, [p.grad.clone() for p in model.parameters() if p.grad is not None]))
     (l1, g1), (l2, g2) = grads
     assert l1 == pytest.approx(l2, abs=1e-5)
@@ -58,7 +64,11 @@ def test_training_lowers_the_loss_and_the_model_searches(
     tmp_path: Path, tiny_encoder_path: Path, tiny_labels: LabelSet, loss: str
 ) -> None:
     config = BiEncoderConfig(
-        base_model=str(tiny_encoder_path), loss=loss, batch_size=8, chunk_size=6, max_seq_length=32,
+        base_model=str(tiny_encoder_path),
+        loss=loss,
+        batch_size=8,
+        chunk_size=6,
+        max_seq_length=32,
         loop=LoopConfig(epochs=15, lr=1e-3, warmup_steps=100, progress=False, checkpoint_every=0),
     )
     before = _full_batch_loss(load_sentence_model(tiny_encoder_path), tiny_labels, config)
@@ -78,20 +88,28 @@ def test_training_lowers_the_loss_and_the_model_searches(
     assert ids[int(np.argmax(emb @ q))] in {"r1#0", "r2#0"}
 
 
-def test_checkpoint_and_resume(tmp_path: Path, tiny_encoder_path: Path, tiny_labels: LabelSet) -> None:
+def test_checkpoint_and_resume(
+    tmp_path: Path, tiny_encoder_path: Path, tiny_labels: LabelSet
+) -> None:
     queries = training_queries(tiny_labels.queries)
     loop = LoopConfig(epochs=2, lr=1e-3, progress=False, checkpoint_every=2, keep_checkpoint=True)
-    config = BiEncoderConfig(base_model=str(tiny_encoder_path), batch_size=8, max_seq_length=32,
-                             loop=loop)
+    config = BiEncoderConfig(
+        base_model=str(tiny_encoder_path), batch_size=8, max_seq_length=32, loop=loop
+    )
     out = tmp_path / "model"
     full = train_biencoder(queries, tiny_labels.texts, out, config)
     assert (checkpoint_dir(out) / "state.pt").exists()
     # resuming from the last checkpoint continues at its step and finishes the same run
     resumed = train_biencoder(
-        queries, tiny_labels.texts, tmp_path / "model",
-        BiEncoderConfig(base_model=str(tiny_encoder_path), batch_size=8, max_seq_length=32,
-                        loop=LoopConfig(epochs=2, lr=1e-3, progress=False, checkpoint_every=2,
-                                        resume=True)),
+        queries,
+        tiny_labels.texts,
+        tmp_path / "model",
+        BiEncoderConfig(
+            base_model=str(tiny_encoder_path),
+            batch_size=8,
+            max_seq_length=32,
+            loop=LoopConfig(epochs=2, lr=1e-3, progress=False, checkpoint_every=2, resume=True),
+        ),
     )
     last_ckpt = (full.steps // 2) * 2
     assert resumed.resumed_from == last_ckpt

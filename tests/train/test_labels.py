@@ -31,8 +31,11 @@ def test_phrasing_variants() -> None:
     assert pos.text == "left pleural effusion"
     assert "presence of left pleural effusion" in pos.variants()
     assert "left pleural effusion is seen" in pos.variants()
-    assert neg.variants()[:3] == ("no pneumothorax", "no evidence of pneumothorax",
-                                  "absence of pneumothorax")
+    assert neg.variants()[:3] == (
+        "no pneumothorax",
+        "no evidence of pneumothorax",
+        "absence of pneumothorax",
+    )
     assert (pos.kind, neg.kind) == ("positive", "negative")
 
 
@@ -44,22 +47,32 @@ def test_uncertain_contextual_and_unwanted_findings_make_no_label() -> None:
     )
     labels = build_labels([LabelSentence("a#0", "Evaluate for pneumonia.", facts)])
     assert labels.queries == ()
-    with_devices = build_labels([LabelSentence("a#0", "ETT in place.", facts)],
-                                types=("device",))
+    with_devices = build_labels([LabelSentence("a#0", "ETT in place.", facts)], types=("device",))
     assert [q.key.text for q in with_devices.queries] == ["endotracheal tube"]
 
 
 def test_duplicate_sentences_count_once() -> None:
     fact = (FindingFacts("pneumothorax", "pneumothorax", "finding", "absent"),)
-    labels = build_labels([LabelSentence("a#0", "No pneumothorax.", fact),
-                           LabelSentence("b#3", "no  pneumothorax", fact)])
+    labels = build_labels(
+        [
+            LabelSentence("a#0", "No pneumothorax.", fact),
+            LabelSentence("b#3", "no  pneumothorax", fact),
+        ]
+    )
     assert [q.sentence_ids for q in labels.queries] == [("a#0",)]
-    both = build_labels([LabelSentence("a#0", "No pneumothorax.", fact),
-                         LabelSentence("b#3", "no  pneumothorax", fact)], dedupe=False)
+    both = build_labels(
+        [
+            LabelSentence("a#0", "No pneumothorax.", fact),
+            LabelSentence("b#3", "no  pneumothorax", fact),
+        ],
+        dedupe=False,
+    )
     assert both.queries[0].sentence_ids == ("a#0", "b#3")
 
 
-def test_jsonl_round_trip_and_bad_lines(tmp_path: Path, tiny_sentences: list[LabelSentence]) -> None:
+def test_jsonl_round_trip_and_bad_lines(
+    tmp_path: Path, tiny_sentences: list[LabelSentence]
+) -> None:
     labels = build_labels(tiny_sentences)
     path = tmp_path / "labels.jsonl"
     write_labels(path, labels)

@@ -55,8 +55,12 @@ def test_triplet_random_negatives_stay_within_the_allowed_set() -> None:
     for seed in range(5):
         gen = torch.Generator().manual_seed(seed)
         loss = triplet_loss(q, s, mask, negatives="random", generator=gen).item() * 3
-        possible = {a + b + c for a in allowed_losses[0] for b in allowed_losses[1]
-                    for c in allowed_losses[2]}
+        possible = {
+            a + b + c
+            for a in allowed_losses[0]
+            for b in allowed_losses[1]
+            for c in allowed_losses[2]
+        }
         assert min(abs(loss - p) for p in possible) < 1e-5
 
 

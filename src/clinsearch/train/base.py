@@ -8,9 +8,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from sentence_transformers import CrossEncoder, SentenceTransformer  # noqa: E402
+from sentence_transformers import CrossEncoder, SentenceTransformer
 
-from clinsearch.errors import ClinsearchError  # noqa: E402
+from clinsearch.errors import ClinsearchError
 
 
 def default_base_path() -> Path:
@@ -28,7 +28,9 @@ def _folder(path: str | Path | None) -> Path:
     return folder
 
 
-def load_sentence_model(path: str | Path | None = None, *, max_seq_length: int = 128) -> SentenceTransformer:
+def load_sentence_model(
+    path: str | Path | None = None, *, max_seq_length: int = 128
+) -> SentenceTransformer:
     """A sentence-transformers bi-encoder from a local folder (default all-MiniLM-L6-v2), on CPU."""
     folder = _folder(path)
     try:
@@ -40,10 +42,11 @@ def load_sentence_model(path: str | Path | None = None, *, max_seq_length: int =
 
 
 def load_cross_model(path: str | Path | None = None, *, max_length: int = 256) -> CrossEncoder:
-    """A one-logit cross-encoder from a local folder; a bi-encoder folder gets a fresh relevance head."""
+    """A one-logit cross-encoder from a local folder (a bi-encoder folder gets a fresh head)."""
     folder = _folder(path)
     try:
-        return CrossEncoder(str(folder), num_labels=1, max_length=max_length, device="cpu",
-                            local_files_only=True)
+        return CrossEncoder(
+            str(folder), num_labels=1, max_length=max_length, device="cpu", local_files_only=True
+        )
     except Exception as exc:  # any loader failure means the folder is not a usable model
         raise ClinsearchError(f"base model folder {folder} could not be loaded: {exc}") from exc

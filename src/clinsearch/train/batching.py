@@ -36,7 +36,9 @@ class Batch:
     matches: torch.Tensor  # bool [n, n]: text j also matches query i (diagonal always True)
 
 
-def training_queries(labels: Sequence[QueryLabel], *, phrasings: bool = True) -> list[TrainingQuery]:
+def training_queries(
+    labels: Sequence[QueryLabel], *, phrasings: bool = True
+) -> list[TrainingQuery]:
     """Weak labels as training queries; without ``phrasings`` only the canonical "M" / "no M"."""
     return [
         TrainingQuery(q.key.variants() if phrasings else (q.key.text,), frozenset(q.sentence_ids))
@@ -47,7 +49,7 @@ def training_queries(labels: Sequence[QueryLabel], *, phrasings: bool = True) ->
 def training_pairs(
     queries: Sequence[TrainingQuery], *, max_per_query: int | None = None, seed: int = 0
 ) -> list[Pair]:
-    """Every (query, matched text) entry; at most ``max_per_query`` per query, sampled with ``seed``."""
+    """Every (query, matched text) entry; at most ``max_per_query`` per query, sampled."""
     rng = random.Random(seed)
     pairs: list[Pair] = []
     for index, query in enumerate(queries):

@@ -25,7 +25,7 @@ LossName = Literal["triplet", "listwise"]
 
 @dataclass(frozen=True, slots=True)
 class BiEncoderConfig:
-    """Bi-encoder settings; defaults follow paper 000 (margin 0.5, hard negatives, mega-batch 128)."""
+    """Bi-encoder settings; defaults follow paper 000 (margin 0.5, hard negatives, batch 128)."""
 
     base_model: str | None = None  # local folder; None: the packaged all-MiniLM-L6-v2
     loss: LossName = "triplet"
@@ -54,7 +54,7 @@ def train_biencoder(
     queries: Sequence[TrainingQuery],
     texts: Mapping[str, str],
     out: Path,
-    config: BiEncoderConfig = BiEncoderConfig(),  # noqa: B008 - frozen, so a shared default is safe
+    config: BiEncoderConfig = BiEncoderConfig(),
 ) -> LoopResult:
     """Fine-tune a sentence-transformers model on (query, matched text) pairs; save it at ``out``.
 

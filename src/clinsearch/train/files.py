@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def atomic_write_lines(path: Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` (each without its newline) to ``path`` through a temporary file and a rename."""
+    """Write ``lines`` (without newlines) to ``path`` through a temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

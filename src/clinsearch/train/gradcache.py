@@ -31,7 +31,9 @@ def cached_backward(
     At most ``chunk_size`` texts hold an autograd graph at once; when all texts fit in one chunk
     this is a plain forward and backward pass.
     """
-    features = [model.preprocess(texts[i : i + chunk_size]) for i in range(0, len(texts), chunk_size)]
+    features = [
+        model.preprocess(texts[i : i + chunk_size]) for i in range(0, len(texts), chunk_size)
+    ]
     if len(features) == 1:
         loss = loss_of(_embed(model, features[0]))
         loss.backward()

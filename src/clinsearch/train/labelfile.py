@@ -1,4 +1,4 @@
-"""Read and write weak labels as JSON lines: one query per line with its variants and matched ids."""
+"""Read and write weak labels as JSON lines: one query per line, its variants and matched ids."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def write_labels(path: Path, labels: LabelSet) -> None:
 
 
 def read_labels(path: Path) -> tuple[QueryLabel, ...]:
-    """Read query labels written by ``write_labels``; bad lines raise ``InputError`` naming the line."""
+    """Read labels written by ``write_labels``; a bad line raises ``InputError`` naming it."""
     path = Path(path)
     if not path.is_file():
         raise InputError("labels file not found", file=path)
@@ -53,9 +53,13 @@ def read_labels(path: Path) -> tuple[QueryLabel, ...]:
                 if name not in record:
                     raise InputError("missing", file=path, line=number, field=name)
             if record["polarity"] not in ("present", "absent"):
-                raise InputError("must be present or absent", file=path, line=number, field="polarity")
+                raise InputError(
+                    "must be present or absent", file=path, line=number, field="polarity"
+                )
             if not isinstance(record["sentences"], list) or not record["sentences"]:
-                raise InputError("must be a non-empty list", file=path, line=number, field="sentences")
+                raise InputError(
+                    "must be a non-empty list", file=path, line=number, field="sentences"
+                )
             key = QueryKey(
                 str(record["polarity"]),
                 str(record["concept"]),

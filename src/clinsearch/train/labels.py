@@ -1,4 +1,4 @@
-"""Weak labels from lexicon findings (paper 000 section 2.2): "M" / "no M" queries and their sentences.
+"""Weak labels from lexicon findings (paper 000 section 2.2): "M" / "no M" queries, their sentences.
 
 Each sentence's (polarity, finding) pairs become query keys; a key's matched sentences are every
 sentence that asserts (or rules out) that finding. Keys may also carry one modifier value
@@ -37,7 +37,7 @@ _POLARITY_KIND: dict[str, Kind] = {"present": "positive", "absent": "negative"}
 
 @dataclass(frozen=True, slots=True)
 class FindingFacts:
-    """What labelling needs from a finding: concept, name, type, polarity, context, modifier values."""
+    """What labelling needs of a finding: concept, name, type, polarity, context, modifiers."""
 
     concept: str
     name: str
@@ -60,7 +60,7 @@ class FindingFacts:
 
     @classmethod
     def from_pattern(cls, concept: str, pattern: str, context: Iterable[str] = ()) -> FindingFacts:
-        """The facts of a stored finding row, from its pattern ``type|polarity|name|modifiers...``."""
+        """The facts of a stored finding row, from its pattern ``type|polarity|name|mods...``."""
         parts = pattern.split("|")
         if len(parts) < 3:
             raise ValueError(f"finding pattern {pattern!r} has fewer than 3 fields")
@@ -154,9 +154,7 @@ def usable(fact: FindingFacts, types: tuple[str, ...]) -> bool:
     """Whether a finding makes a label: asserted or ruled out (not uncertain), not historical or
     hypothetical, and of a wanted concept type (all types when ``types`` is empty)."""
     return (
-        fact.polarity in _POLARITY_KIND
-        and not fact.context
-        and (not types or fact.type in types)
+        fact.polarity in _POLARITY_KIND and not fact.context and (not types or fact.type in types)
     )
 
 

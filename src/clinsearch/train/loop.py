@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from tqdm.auto import tqdm
@@ -95,7 +95,7 @@ def train_loop(
     save: Callable[[Path], None],
     meta: dict[str, Any] | None = None,
 ) -> LoopResult:
-    """Train ``model`` with ``step(batch)`` (which computes the loss and calls backward) and save it.
+    """Train ``model`` with ``step(batch)`` (computes the loss, calls backward) and save it.
 
     The finished model is written by ``save(folder)`` into ``out`` atomically, with a
     ``training.json`` log (config, ``meta``, losses, time, peak memory).
@@ -107,7 +107,9 @@ def train_loop(
     if total == 0:
         raise ValueError("no training batches: need at least two labelled pairs")
     optimizer = _optimizer(model, config)
-    scheduler = get_linear_schedule_with_warmup(optimizer, warmup_for(total, config.warmup_steps), total)
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, warmup_for(total, config.warmup_steps), total
+    )
     result = LoopResult(out=out, steps=0)
     ckpt = checkpoint_dir(out)
     if config.resume and (ckpt / STATE_FILE).exists():

@@ -1,4 +1,4 @@
-"""Training losses over in-batch embeddings: triplet (paper 000), listwise (paper 004), SupCon (paper 001).
+"""In-batch training losses: triplet (paper 000), listwise (paper 004), SupCon (paper 001).
 
 Every loss takes raw embeddings and normalises them itself, so cosine similarity is a dot product
 and gradient caching can differentiate with respect to the raw embeddings.
@@ -58,7 +58,7 @@ def listwise_loss(
     *,
     scale: float = 20.0,
 ) -> torch.Tensor:
-    """Listwise in-batch softmax cross-entropy (paper 004): each query's own sentence against the others.
+    """Listwise in-batch softmax cross-entropy (paper 004): own sentence against the others.
 
     Other sentences that also match the query (``matches``) are removed from its softmax rather
     than being pushed away.
@@ -72,7 +72,9 @@ def listwise_loss(
     return F.cross_entropy(logits, target)
 
 
-def supcon_loss(embeddings: torch.Tensor, labels: torch.Tensor, *, temperature: float = 0.05) -> torch.Tensor:
+def supcon_loss(
+    embeddings: torch.Tensor, labels: torch.Tensor, *, temperature: float = 0.05
+) -> torch.Tensor:
     """Supervised contrastive loss (Khosla et al. 2020; paper 001 eq. 1-2), mean over anchors.
 
     Members of an anchor's label group are its positives; every other item in the batch is in the

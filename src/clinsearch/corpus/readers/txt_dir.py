@@ -39,12 +39,14 @@ def read_txt_dir(
 
 
 def _walk(root: Path, suffix: str) -> Iterator[Path]:
-    """Files under ``root`` ending in ``suffix``, sorted, depth first, hidden ones skipped."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(suffix) and not name.startswith("."):
-                yield Path(folder) / name
+    """Files under ``root`` ending in ``suffix``, in sorted path order, hidden ones skipped."""
+    with os.scandir(root) as listing:
+        entries = sorted((e for e in listing if not e.name.startswith(".")), key=lambda e: e.name)
+    for entry in entries:
+        if entry.is_dir():
+            yield from _walk(Path(entry.path), suffix)
+        elif entry.name.endswith(suffix):
+            yield Path(entry.path)
 
 
 def _read_text(file: Path) -> str:

@@ -1,8 +1,9 @@
-"""Compare sentence splitters on IU X-ray reports: speed and radiology edge cases.
+"""Compare sentence splitters and section finders on IU X-ray reports: speed and edge cases.
 
 Methods: clinsearch's rule-based Segmenter, PyRuSH (the RuSH class with its English rules),
 medspaCy's pipeline sentencizer (PyRuSH inside spaCy), and PySBD. The libraries are timed on a
-subset (they are slow) and projected to the whole corpus.
+subset (they are slow) and projected to the whole corpus. Sections: clinsearch's HeadingFinder
+against medspaCy's Sectionizer (default rules), by speed and the section names they give.
 Run: ``python benchmarks/bench_segment.py [--subset N]``.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +22,7 @@ logger.remove()  # PyRuSH logs every sentence boundary at DEBUG through loguru
 
 from clinsearch.corpus.model import Report  # noqa: E402
 from clinsearch.corpus.readers import read_reports  # noqa: E402
+from clinsearch.corpus.sections import HeadingFinder  # noqa: E402
 from clinsearch.corpus.segment import Segmenter  # noqa: E402
 from clinsearch.datasets import IU_XRAY, shared_data  # noqa: E402
 
@@ -157,6 +160,35 @@ def main() -> None:
     print()
     for name, failed in failures.items():
         print(f"{name} fails: {', '.join(failed) or 'none'}")
+    print()
+    compare_sections(texts, args.subset)
+
+
+def section_names(texts: list[str], method: str) -> Counter[str]:
+    """Section names found in ``texts`` by ``method`` (``clinsearch`` or ``medspaCy``)."""
+    if method == "clinsearch":
+        finder = HeadingFinder()
+        return Counter(h.name for t in texts for h in finder.find(t))
+    import medspacy  # noqa: F401  (registers the medspacy_sectionizer factory)
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("medspacy_sectionizer")
+    return Counter(s.category for doc in nlp.pipe(texts) for s in doc._.sections)
+
+
+def compare_sections(texts: list[str], subset: int) -> None:
+    """Time both section finders and show the names they give to IU headings."""
+    print("| section finder | reports timed | seconds | projected s, all | top section names |")
+    print("|---|---:|---:|---:|---|")
+    for method in ("clinsearch", "medspaCy"):
+        sample = texts if method == "clinsearch" else texts[:subset]
+        start = time.perf_counter()
+        names = section_names(sample, method)
+        seconds = time.perf_counter() - start
+        top = ", ".join(f"{name} {n}" for name, n in names.most_common(3))
+        projected = seconds * len(texts) / len(sample)
+        print(f"| {method} | {len(sample)} | {seconds:.2f} | {projected:.1f} | {top} |")
 
 
 if __name__ == "__main__":

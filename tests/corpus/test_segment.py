@@ -193,3 +193,15 @@ def test_segment_many_streams(segmenter: Segmenter) -> None:
     stream = segmenter.segment_many(reports)
     assert inspect.isgenerator(stream)
     assert [len(s.sentences) for s in stream] == [2, 2, 2]
+
+
+def test_missing_space_after_period(segmenter: Segmenter) -> None:
+    text = (
+        "Clear right lung XXXX.In the left lobe a 1.9 x 1.8 cm density."
+        "Seen by Dr.Smith at the U.S.Army base."
+    )
+    assert _texts(segmenter, text) == [
+        "Clear right lung XXXX.",
+        "In the left lobe a 1.9 x 1.8 cm density.",
+        "Seen by Dr.Smith at the U.S.Army base.",
+    ]

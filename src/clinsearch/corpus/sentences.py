@@ -38,7 +38,8 @@ ABBREVIATIONS = frozenset(
 )
 
 _LINE = re.compile(r"[^\n]*(?:\n|$)")
-_END_PUNCT = re.compile(r"[.!?]+[)\]\"']*[ \t]+(?=\S)")
+# sentence-final punctuation, then spaces or (typed without a space) a capitalised word
+_END_PUNCT = re.compile(r"[.!?]+[)\]\"']*(?:[ \t]+(?=\S)|(?=[A-Z][a-z]))")
 _ITEM = re.compile(r"(?:(?<=\s)|^)(\d{1,2})[.)][ \t]+(?=\S)")
 _ITEM_AT = re.compile(r"(\d{1,2})[.)][ \t]+\S")
 _BULLET = re.compile(r"[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]")
@@ -141,6 +142,9 @@ def _ends_sentence(text: str, sentence_start: int, pos: int, items: _ItemCounter
     body = text[sentence_start:pos].rstrip()
     stem = body.rstrip(".!?)]\"'")
     token = stem.rsplit(None, 1)[-1] if stem.strip() else ""
+    glued = not text[pos - 1].isspace()
+    if glued and not (len(token) > 1 and token.isalpha()):
+        return False  # "U.S.Army", "1.5.Then": only words glue to the next sentence
     if token.isdigit() and len(token) <= 2 and stem.strip() == token:
         return False  # the "1." of a numbered item
     if token.lstrip("([\"'").lower() in ABBREVIATIONS and body.endswith("."):

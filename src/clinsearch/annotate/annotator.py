@@ -7,16 +7,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import repeat
 
-from medspacy.common.util import prune_overlapping_matches
-from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
 from clinsearch.annotate.context_rules import context_of, polarity_of
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
-from clinsearch.annotate.pipeline import build_pipeline
-from clinsearch.annotate.surface import squeeze_spaces, term_tokens, term_variants
+from clinsearch.annotate.pipeline import build_pipeline, concept_index
+from clinsearch.annotate.surface import key_of, squeeze_spaces
+from clinsearch.annotate.surface_index import SurfaceIndex
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 TARGET_TYPE = "target"
@@ -27,9 +26,10 @@ class Annotator:
 
     def __init__(self, lexicon: Lexicon | None = None, *, radiology_rules: bool = True) -> None:
         self.lexicon = lexicon if lexicon is not None else Lexicon.load()
-        self.nlp = build_pipeline(self.lexicon, radiology_rules=radiology_rules)
-        self._modifiers = ModifierMatcher(self.lexicon, self.nlp.vocab)
-        self._target_matcher = lru_cache(maxsize=256)(self._build_target_matcher)
+        self.nlp = build_pipeline(radiology_rules=radiology_rules)
+        self._concepts = concept_index(self.lexicon)
+        self._modifiers = ModifierMatcher(self.lexicon)
+        self._target_index = lru_cache(maxsize=256)(_target_index)
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
         """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
@@ -51,30 +51,24 @@ class Annotator:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
                 doc = self.nlp.make_doc(clean)
-                if extra:
-                    doc.ents = self._target_spans(doc, tuple(extra))
+                doc.ents = self._spans(doc, tuple(extra))
                 yield doc
 
         for doc in self.nlp.pipe(prepared(), batch_size=batch_size):
             text, offsets = squeezed.popleft()
             yield self._findings(doc, text, offsets)
 
-    def _build_target_matcher(self, targets: tuple[str, ...]) -> PhraseMatcher:
-        """A phrase matcher for caller-supplied targets, keyed by the target's normalised text."""
-        matcher = PhraseMatcher(self.nlp.vocab, attr="LOWER")
-        for phrase in targets:
-            key = " ".join(term_tokens(phrase))
-            if key:
-                matcher.add(
-                    TARGET_LABEL + key,
-                    [Doc(self.nlp.vocab, words=list(v)) for v in term_variants(phrase)],
-                )
-        return matcher
-
-    def _target_spans(self, doc: Doc, targets: tuple[str, ...]) -> list[Span]:
-        """Spans of the targets in ``doc``, longest match winning."""
-        matches = prune_overlapping_matches(self._target_matcher(targets)(doc))
-        return [Span(doc, start, end, label=match_id) for match_id, start, end in matches]
+    def _spans(self, doc: Doc, targets: tuple[str, ...]) -> list[Span]:
+        """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""
+        spans: list[Span] = []
+        taken: set[int] = set()
+        indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
+        for index in indexes:
+            for label, start, end in index.find(doc):
+                if taken.isdisjoint(range(start, end)):
+                    spans.append(Span(doc, start, end, label=label))
+                    taken.update(range(start, end))
+        return sorted(spans, key=lambda s: s.start)
 
     def _findings(self, doc: Doc, text: str, offsets: list[int]) -> list[Finding]:
         """Findings of an annotated ``doc``, offsets mapped back to the original ``text``."""
@@ -119,3 +113,13 @@ class Annotator:
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
+    """A surface index of caller-supplied target phrases, labelled by their normalised text."""
+    index = SurfaceIndex()
+    for phrase in targets:
+        key = " ".join(key_of(phrase))
+        if key:
+            index.add_term(phrase, TARGET_LABEL + key)
+    return index

@@ -14,7 +14,7 @@ from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
 from clinsearch.annotate.pipeline import build_pipeline, concept_index
-from clinsearch.annotate.surface import key_of, squeeze_spaces
+from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_index import SurfaceIndex
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
@@ -42,7 +42,8 @@ class Annotator:
         batch_size: int = 256,
     ) -> Iterator[list[Finding]]:
         """Findings for each text, in order, processed in batches by ``nlp.pipe``."""
-        squeezed: deque[tuple[str, list[int]]] = deque()
+        squeezed: deque[tuple[str, Sequence[int]]] = deque()
+        prepared_keys: deque[TextKeys] = deque()
 
         def prepared() -> Iterator[Doc]:
             for text, extra in zip(
@@ -51,30 +52,34 @@ class Annotator:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
                 doc = self.nlp.make_doc(clean)
-                doc.ents = self._spans(doc, tuple(extra))
+                keys = text_keys(doc)
+                doc.ents = self._spans(doc, keys, tuple(extra))
+                prepared_keys.append(keys)
                 yield doc
 
         for doc in self.nlp.pipe(prepared(), batch_size=batch_size):
             text, offsets = squeezed.popleft()
-            yield self._findings(doc, text, offsets)
+            yield self._findings(doc, prepared_keys.popleft(), text, offsets)
 
-    def _spans(self, doc: Doc, targets: tuple[str, ...]) -> list[Span]:
+    def _spans(self, doc: Doc, keys: TextKeys, targets: tuple[str, ...]) -> list[Span]:
         """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""
         spans: list[Span] = []
         taken: set[int] = set()
         indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
         for index in indexes:
-            for label, start, end in index.find(doc):
+            for label, start, end in index.find(doc, keys):
                 if taken.isdisjoint(range(start, end)):
                     spans.append(Span(doc, start, end, label=label))
                     taken.update(range(start, end))
         return sorted(spans, key=lambda s: s.start)
 
-    def _findings(self, doc: Doc, text: str, offsets: list[int]) -> list[Finding]:
+    def _findings(
+        self, doc: Doc, keys: TextKeys, text: str, offsets: Sequence[int]
+    ) -> list[Finding]:
         """Findings of an annotated ``doc``, offsets mapped back to the original ``text``."""
         ents = sorted(doc.ents, key=lambda s: s.start)
         anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
-        attached = attach(doc, self._modifiers(doc), anchors)
+        attached = attach(doc, self._modifiers(doc, keys), anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
             categories = [m.category for m in ent._.modifiers]
@@ -108,7 +113,9 @@ class Annotator:
         return TARGET_TYPE if label.startswith(TARGET_LABEL) else self.lexicon.concepts[label].type
 
     @staticmethod
-    def _modifier(doc: Doc, mention: ModifierMention, text: str, offsets: list[int]) -> Modifier:
+    def _modifier(
+        doc: Doc, mention: ModifierMention, text: str, offsets: Sequence[int]
+    ) -> Modifier:
         """A Modifier record with character offsets into the original text."""
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1

@@ -14,6 +14,7 @@ from spacy.tokens import Doc
 
 from clinsearch.annotate.finding import MODIFIER_ORDER
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.surface import TextKeys
 from clinsearch.annotate.surface_index import SurfaceIndex
 
 CLAUSE_BREAKS = frozenset(
@@ -61,11 +62,11 @@ class ModifierMatcher:
             self._meanings[label] = tuple(sorted(meaning))
             self._index.add_term(form, label)
 
-    def __call__(self, doc: Doc) -> list[ModifierMention]:
+    def __call__(self, doc: Doc, keys: TextKeys | None = None) -> list[ModifierMention]:
         """Modifier mentions in ``doc``, longest match winning among overlaps."""
         return [
             ModifierMention(category, value, start, end, doc[start:end].text)
-            for label, start, end in self._index.find(doc)
+            for label, start, end in self._index.find(doc, keys)
             for category, value in self._meanings[label]
         ]
 

@@ -9,6 +9,8 @@ occur in text).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
@@ -19,7 +21,7 @@ from spacy.tokens import Doc
 DEID = "xxxx"  # IU X-ray de-identification token
 HYPHENS = frozenset({"-", "–", "—"})
 MAX_SPELLING_GAPS = 3  # spelling variants are generated per gap only for terms up to this many gaps
-_SPACE_RUN = re.compile(r"\s+")
+_SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
 
 
 @lru_cache(maxsize=1)
@@ -51,8 +53,10 @@ def key_of(text: str, exact: bool = False) -> tuple[str, ...]:
     )
 
 
-def squeeze_spaces(text: str) -> tuple[str, list[int]]:
+def squeeze_spaces(text: str) -> tuple[str, Sequence[int]]:
     """``text`` with whitespace runs collapsed to one space, and each new char's original offset."""
+    if not _SPACE_RUN.search(text):
+        return text, range(len(text) + 1)
     out: list[str] = []
     offsets: list[int] = []
     pos = 0
@@ -167,7 +171,16 @@ def abbreviation_variants(abbreviation: str) -> set[tuple[str, ...]]:
     return {words, (*words[:-1], words[-1] + "s")}
 
 
-def text_keys(doc: Doc) -> tuple[list[int], list[str], list[str]]:
-    """Positions of the tokens that take part in matching (no spaces, hyphens); lower and exact."""
-    positions = [t.i for t in doc if not t.is_space and t.text not in HYPHENS]
-    return positions, [doc[i].lower_ for i in positions], [doc[i].text for i in positions]
+@dataclass(frozen=True, slots=True)
+class TextKeys:
+    """Tokens of a Doc that take part in matching (no spaces or hyphens): positions and forms."""
+
+    positions: list[int]
+    lower: list[str]
+    exact: list[str]
+
+
+def text_keys(doc: Doc) -> TextKeys:
+    """The matching keys of a Doc's tokens."""
+    kept = [(t.i, t.lower_, t.text) for t in doc if not t.is_space and t.text not in HYPHENS]
+    return TextKeys([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept])

@@ -11,7 +11,13 @@ from __future__ import annotations
 from medspacy.common.util import prune_overlapping_matches
 from spacy.tokens import Doc
 
-from clinsearch.annotate.surface import abbreviation_variants, key_of, term_variants, text_keys
+from clinsearch.annotate.surface import (
+    TextKeys,
+    abbreviation_variants,
+    key_of,
+    term_variants,
+    text_keys,
+)
 
 Key = tuple[str, ...]
 
@@ -47,14 +53,15 @@ class SurfaceIndex:
         lower = self._lower.get(key_of(text), set())
         return sorted(lower | self._exact.get(key_of(text, exact=True), set()))
 
-    def find(self, doc: Doc) -> list[tuple[str, int, int]]:
+    def find(self, doc: Doc, keys: TextKeys | None = None) -> list[tuple[str, int, int]]:
         """Non-overlapping matches ``(label, start token, end token)``; longest wins overlaps."""
-        positions, lower, exact = text_keys(doc)
-        n = len(positions)
+        keys = keys if keys is not None else text_keys(doc)
+        lower, exact, firsts = keys.lower, keys.exact, self._firsts
+        n = len(lower)
         found: list[tuple[int, int, int]] = []
         labels: list[str] = []
         for i in range(n):
-            if lower[i] not in self._firsts and exact[i] not in self._firsts:
+            if lower[i] not in firsts and exact[i] not in firsts:
                 continue
             for length in range(1, min(self._max_len, n - i) + 1):
                 hit = self._lower.get(tuple(lower[i : i + length])) or self._exact.get(
@@ -63,7 +70,7 @@ class SurfaceIndex:
                 if hit:
                     found.append((len(labels), i, i + length))
                     labels.append(min(hit))
-        return [
-            (labels[k], positions[i], positions[j - 1] + 1)
-            for k, i, j in prune_overlapping_matches(found)
-        ]
+        if len(found) > 1:
+            found = prune_overlapping_matches(found)
+        pos = keys.positions
+        return [(labels[k], pos[i], pos[j - 1] + 1) for k, i, j in found]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,6 +19,8 @@ from clinsearch.progress import track
 
 if TYPE_CHECKING:
     from clinsearch.evaluate.compare import Comparison
+    from clinsearch.evaluate.queries import Query
+    from clinsearch.evaluate.trec import Run
 
 err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
 console = Console(soft_wrap=True)
@@ -372,6 +375,22 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
             out.print(render.rich_from_rows(*queries, text_columns=cols))
 
 
+def _index_runs(
+    index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
+) -> list[Run]:
+    """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
+    from clinsearch.evaluate.runner import index_runs, parse_method
+    from clinsearch.evaluate.trec import write_run
+    from clinsearch.index import Index
+
+    runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
+    for run in runs if save is not None else []:
+        path = save / (re.sub(r"[^\w.=-]+", "_", run.name) + ".run")
+        write_run(path, run)
+        err_console.print(f"wrote {path}", highlight=False)
+    return runs
+
+
 def _split_metrics(metrics: list[str] | None) -> list[str]:
     """Metric names from repeated and/or comma-separated ``--metric`` options."""
     from clinsearch.evaluate.measures import DEFAULT_MEASURES
@@ -433,10 +452,38 @@ def eval_command(
             help="Ignore (with a warning) run queries the qrels do not know, instead of failing.",
         ),
     ] = False,
+    index: Annotated[
+        Path | None,
+        typer.Option("--index", help="Index mode: search this index instead of reading runs."),
+    ] = None,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option("--queries", help="Index mode: queries TSV (qid, query[, kind])."),
+    ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="Index mode: search method, repeatable; NAME or NAME:opt=value,... "
+            "(e.g. bm25, bm25:whole_report=true). The first is the baseline.",
+            show_default=False,
+        ),
+    ] = None,
+    level: Annotated[
+        str, typer.Option("--level", help="Index mode: sentence | report | visit | patient.")
+    ] = "report",
+    top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
+    save_runs: Annotated[
+        Path | None,
+        typer.Option("--save-runs", help="Index mode: write each method's TREC run here."),
+    ] = None,
 ) -> None:
-    """Score TREC runs against qrels and compare them side by side, per query group.
+    """Score runs against qrels and compare them side by side, per query group.
 
-    Example: clinsearch eval --qrels q.qrels --run bm25.run dense.run --groups queries.tsv
+    Run mode: clinsearch eval --qrels q.qrels --run bm25.run dense.run --groups queries.tsv
+
+    Index mode: clinsearch eval --index DIR --queries q.tsv --qrels q.qrels --method bm25
+    --method bm25:whole_report=true (each method searches the index; the first is the baseline).
     """
     from clinsearch.errors import InputError
     from clinsearch.evaluate.compare import compare_runs
@@ -453,12 +500,18 @@ def eval_command(
     if qrels is None:
         raise InputError("--qrels is required", field="--qrels")
     paths = [*(run or []), *(runs or [])]
-    if not paths:
-        raise InputError("give at least one run file with --run", field="--run")
+    if (index is None) == (not paths):
+        raise InputError("give run files (--run) or an index (--index), not both", field="--run")
     measures = [parse_measure(n) for n in _split_metrics(metric)]
     judgements = read_qrels(qrels)
-    loaded = [read_run(p) for p in paths]
-    queries = read_queries(groups) if groups is not None else None
+    if index is not None:
+        if queries_file is None or not method:
+            raise InputError("--index needs --queries and at least one --method", field="--index")
+        queries = read_queries(queries_file)
+        loaded = _index_runs(index, queries, method, level, top, save_runs)
+    else:
+        loaded = [read_run(p) for p in paths]
+        queries = read_queries(groups) if groups is not None else None
     comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
     for warning in comp.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)

@@ -519,3 +519,141 @@ def eval_command(
     if plot_dir is not None:
         for path in write_plots(comp, judgements, loaded, plot_dir):
             err_console.print(f"wrote {path}", highlight=False)
+
+
+# --- benchmarks -------------------------------------------------------------------------------
+
+bench_app = typer.Typer(help="Evaluation benchmarks.", no_args_is_help=True)
+build_app = typer.Typer(
+    help="Build a benchmark: OUT/queries.tsv (qid, query, kind) and OUT/qrels.txt (TREC).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+bench_app.add_typer(build_app, name="build")
+
+BenchOut = Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into.")]
+LexiconPath = Annotated[
+    Path | None, typer.Option("--lexicon", help="Lexicon YAML (default: the shipped one).")
+]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (the output is deterministic).")]
+
+
+def _wrote(paths: list[Path], summary: str) -> None:
+    """Report what a builder wrote."""
+    console.print(summary)
+    for path in paths:
+        err_console.print(f"wrote {path}", highlight=False)
+
+
+@build_app.command("iu-mesh")
+def bench_iu_mesh(
+    out: BenchOut,
+    csv: Annotated[
+        Path | None,
+        typer.Argument(help="IU X-ray CSV (default: ../shared/data/iu_xray/indiana_reports.csv)."),
+    ] = None,
+    lexicon: LexiconPath = None,
+    mesh_map: Annotated[
+        Path | None, typer.Option("--mesh-map", help="MeSH map YAML (default: shipped).")
+    ] = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant reports a query needs.")
+    ] = 5,
+) -> None:
+    """IU X-ray report level, from the manual MeSH labels: core, modifier and synonym queries.
+
+    Report ids are the CSV's uid; reports with no findings/impression text are skipped, as
+    `clinsearch index --format iu-xray --skip-bad` skips them.
+    """
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import read_reports
+    from clinsearch.datasets import IU_XRAY, shared_data
+    from clinsearch.evaluate.bench.benchmark import write_benchmark
+    from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+    from clinsearch.evaluate.mesh import MeshMap
+
+    path = csv or shared_data(IU_XRAY)
+    if path is None:
+        raise InputError("give the IU X-ray CSV (not found under ../shared/data)", field="CSV")
+    reports = list(read_reports(path, "iu-xray", skip_bad=True))
+    bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
+    _wrote(write_benchmark(out, bench), bench.summary())
+
+
+@build_app.command("weak-sentences")
+def bench_weak_sentences(
+    index: Annotated[Path, typer.Option("--index", help="Index whose sentences are labelled.")],
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant sentences a query needs.")
+    ] = 3,
+    seed: Seed = 0,
+) -> None:
+    """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
+
+    Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
+    queries of two halves of the findings that share no finding, and OUT/split.tsv.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
+    from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
+    from clinsearch.index import Index
+
+    annotator = Annotator(Lexicon.load(lexicon))
+    try:
+        weak = weak_benchmark(
+            index_sentence_findings(Index.open(index), annotator), min_relevant, seed=seed
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), file=index) from None
+    paths = write_benchmark(out, weak.all)
+    for k, fold in enumerate(weak.folds, start=1):
+        paths += write_benchmark(out / f"fold{k}", fold)
+    paths.append(write_split(out, weak.split))
+    folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
+    _wrote(paths, f"{weak.all.summary()}\n{folds}")
+
+
+@build_app.command("passages")
+def bench_passages(
+    corpus: Corpus,
+    fmt: CorpusFormat,
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    max_relevant: Annotated[
+        int, typer.Option("--max-relevant", help="Most relevant passages a query may have.")
+    ] = 3,
+    max_queries: Annotated[int, typer.Option("--queries", help="Queries to sample.")] = 200,
+    seed: Seed = 0,
+    skip_bad: SkipBad = False,
+) -> None:
+    """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
+
+    Writes OUT/passages.jsonl (index it with --format jsonl), OUT/queries.tsv and OUT/qrels.txt;
+    evaluate with -m recall@1,recall@5,mrr.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import ReadStats
+    from clinsearch.corpus.segment import Segmenter
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_passages
+    from clinsearch.evaluate.bench.passages import passage_benchmark
+    from clinsearch.evaluate.bench.weak import annotate_unique
+
+    stats = ReadStats()
+    docs = list(
+        Segmenter().segment_many(_read(corpus, fmt, skip_bad, stats, _mapping(*[None] * 7)))
+    )
+    texts = [s.text for d in docs for s in d.sentences]
+    found = iter(annotate_unique(Annotator(Lexicon.load(lexicon)), texts))
+    labelled = [(d, [next(found) for _ in d.sentences]) for d in docs]
+    try:
+        built = passage_benchmark(labelled, max_relevant, max_queries, seed)
+    except ValueError as exc:
+        raise InputError(str(exc), file=corpus) from None
+    paths = [write_passages(out / "passages.jsonl", built.passages)]
+    paths += write_benchmark(out, built.bench)
+    _wrote(paths, f"{len(built.passages)} passages; {built.bench.summary()}")
+    _report_skips(stats)

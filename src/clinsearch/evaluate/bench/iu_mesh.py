@@ -25,13 +25,12 @@ from dataclasses import dataclass
 
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
-from clinsearch.evaluate.bench.benchmark import Benchmark
+from clinsearch.evaluate.bench.benchmark import Benchmark, phrase, words
 from clinsearch.evaluate.mesh import MeshMap, parse_mesh
 from clinsearch.evaluate.queries import Query
 from clinsearch.evaluate.trec import Qrels
 
 MESH_FIELD = "MeSH"
-PHRASE_ORDER = ("severity", "temporal", "laterality", "location")
 MAX_SYNONYM_WORDS = 4
 Values = tuple[tuple[str, str], ...]  # sorted (category, value) pairs
 
@@ -79,19 +78,6 @@ def descendants(lexicon: Lexicon) -> dict[str, set[str]]:
     return out
 
 
-def phrase(name: str, values: Values) -> str:
-    """Natural phrasing: severity, temporal, laterality, location, then the concept name."""
-    rank = {c: i for i, c in enumerate(PHRASE_ORDER)}
-    ordered = sorted(values, key=lambda cv: (rank.get(cv[0], len(rank)), cv[1]))
-    words = [v for _, v in ordered if not _words(v) <= _words(name)]
-    return " ".join([*words, name])
-
-
-def _words(text: str) -> set[str]:
-    """Lowercase word set, for comparing phrasings."""
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
 def _related(words: set[str], avoid: set[str]) -> bool:
     """Whether any word shares a four-letter start with an avoided one (granulomas, granuloma)."""
     return any(w[:4] == a[:4] for w in words for a in avoid if min(len(w), len(a)) >= 4) or bool(
@@ -112,7 +98,7 @@ def synonym(lexicon: Lexicon, concept: str, avoid: set[str], text: str) -> str |
     forms = [
         t
         for t in lexicon.concepts[concept].terms
-        if len(t.split()) <= MAX_SYNONYM_WORDS and _words(t) and not _related(_words(t), avoid)
+        if len(t.split()) <= MAX_SYNONYM_WORDS and words(t) and not _related(words(t), avoid)
     ]
     if not forms:
         return None
@@ -138,7 +124,7 @@ def iu_mesh_benchmark(
     for heading, rules in mesh.headings.items():
         for rule in rules:
             if rule.concept:
-                headings[rule.concept] |= _words(heading)
+                headings[rule.concept] |= words(heading)
     queries: list[Query] = []
     grades: dict[str, dict[str, int]] = {}
 
@@ -157,7 +143,7 @@ def iu_mesh_benchmark(
         docs = {g.report_id: 1 for d in below[cid] for g in labelled.get(d, ())}
         add(_qid("core", name), name, "core", docs)
         if _qid("core", name) in grades:  # synonyms only for the concepts queried by name
-            term = synonym(lexicon, cid, headings[cid] | _words(name), text)
+            term = synonym(lexicon, cid, headings[cid] | words(name), text)
             if term is not None:
                 add(_qid("syn", term), term, "synonym", docs)
     for cid, values in _modifier_combinations(gold):

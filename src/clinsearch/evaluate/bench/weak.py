@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clinsearch.annotate.finding import Finding
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.queries import Query
 from clinsearch.evaluate.separation import finding_query
 from clinsearch.evaluate.trec import Qrels
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.index import Index
 
 FINDING_TYPES = ("finding", "disease")
 NOT_ASSERTED = frozenset({"hypothetical"})
@@ -102,3 +107,20 @@ def weak_benchmark(
     )
     split = {name: (fold_of[name], entries[name]) for name in sorted(entries)}
     return WeakBenchmark(bench, (folds[0], folds[1]), split)
+
+
+def annotate_unique(annotator: Annotator, texts: Sequence[str]) -> list[list[Finding]]:
+    """Findings of each text, annotating each distinct text once (reports repeat sentences)."""
+    unique = list(dict.fromkeys(texts))
+    found = dict(zip(unique, annotator.annotate_many(unique), strict=True))
+    return [found[t] for t in texts]
+
+
+def index_sentence_findings(
+    index: Index, annotator: Annotator
+) -> Iterator[tuple[str, list[Finding]]]:
+    """``(sentence id, findings)`` for every sentence of ``index``, found by ``annotator``."""
+    store = index.store
+    yield from zip(
+        store.sentence_ids, annotate_unique(annotator, store.sentence_texts), strict=True
+    )

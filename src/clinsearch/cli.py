@@ -356,9 +356,7 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
     """Print a comparison to stdout as a rich table, Markdown or JSON."""
     from clinsearch.evaluate import render
 
-    out = Console()
-    if not out.is_terminal:  # redirected: keep wide tables whole rather than truncated
-        out = Console(width=max(out.width, 200))
+    out = render.table_console()
     if fmt == "json":
         out.print_json(render.to_json(comp))
         return

@@ -1,4 +1,4 @@
-"""Cross-encoder: example building (1:10, BM25 hard negatives, duplicates never negative), training."""
+"""Cross-encoder: examples (1:10, BM25 hard negatives, duplicates never negative), training."""
 
 from __future__ import annotations
 

@@ -39,10 +39,11 @@ def test_phrasing_variants() -> None:
     assert (pos.kind, neg.kind) == ("positive", "negative")
 
 
-def test_uncertain_contextual_and_unwanted_findings_make_no_label() -> None:
+def test_uncertain_hypothetical_and_unwanted_findings_make_no_label() -> None:
     facts = (
         FindingFacts("pneumonia", "pneumonia", "disease", "uncertain"),
         FindingFacts("pneumonia", "pneumonia", "disease", "present", ("hypothetical",)),
+        FindingFacts("pneumonia", "pneumonia", "disease", "uncertain", ("historical",)),
         FindingFacts("ett", "endotracheal tube", "device", "present"),
     )
     labels = build_labels([LabelSentence("a#0", "Evaluate for pneumonia.", facts)])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clinsearch.annotate.finding import Finding, modifier_values
+from clinsearch.evaluate.bench.weak import NOT_ASSERTED
 
 Kind = Literal["positive", "negative"]
 
@@ -151,10 +152,12 @@ def keys_of(fact: FindingFacts, *, with_modifiers: bool = True) -> list[QueryKey
 
 
 def usable(fact: FindingFacts, types: tuple[str, ...]) -> bool:
-    """Whether a finding makes a label: asserted or ruled out (not uncertain), not historical or
-    hypothetical, and of a wanted concept type (all types when ``types`` is empty)."""
+    """Whether a finding makes a label: asserted or ruled out (not uncertain), not hypothetical
+    (the weak-label benchmark's rule), of a wanted type (any type when ``types`` is empty)."""
     return (
-        fact.polarity in _POLARITY_KIND and not fact.context and (not types or fact.type in types)
+        fact.polarity in _POLARITY_KIND
+        and not NOT_ASSERTED.intersection(fact.context)
+        and (not types or fact.type in types)
     )
 
 

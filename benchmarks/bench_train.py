@@ -17,6 +17,7 @@ import argparse
 import json
 import pickle
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -227,11 +228,12 @@ def main() -> None:
             )
             subprocess.run([sys.executable, __file__, "--worker", str(spec)], check=True)
             runs.append(json.loads(Path(str(out) + ".json").read_text()))
-            folds.append(_evaluate(out, *fold_eval[k], args.threads))
+            folds.append(_evaluate(out, fold_eval[k][0], pool, fold_eval[k][1], args.threads))
         rows[setup.name] = {"folds": folds, "runs": runs}
         _print(rows)
         if args.json:
             args.json.write_text(json.dumps(rows, indent=1))
+    shutil.rmtree(work, ignore_errors=True)
     print(f"total {time.perf_counter() - started:.0f} s")
 
 

@@ -76,12 +76,8 @@ SkipBad = Annotated[
 ]
 _BATCH_QUERIES = 64
 _DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("pleural effusion", "report", "reports, each scored by its best sentence"),
-    (
-        "no pneumothorax",
-        "sentence",
-        "a negated query: 'no' is kept, so negated sentences rank first",
-    ),
+    ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
+    ("no pneumothorax", "sentence", "a negated query: 'no' is kept as a term, not a stopword"),
     ("right lower lobe pneumonia", "patient", "patients, each scored by their best report"),
     ("cardiomegaly", "visit", "visits, each scored by their best report"),
 )

@@ -53,8 +53,13 @@ def main() -> None:
 
 # --- index and search ---------------------------------------------------------------------------
 
-Corpus = Annotated[Path, typer.Argument(help="Corpus file or folder to read.", show_default=False)]
-IndexDir = Annotated[Path, typer.Argument(help="Index directory.", show_default=False)]
+Corpus = Annotated[
+    Path,
+    typer.Argument(help="Corpus file or folder to read.", metavar="CORPUS", show_default=False),
+]
+IndexDir = Annotated[
+    Path, typer.Argument(help="Index directory.", metavar="DIR", show_default=False)
+]
 CorpusFormat = Annotated[
     str,
     typer.Option(
@@ -169,14 +174,15 @@ def delete_command(
 def search_command(
     index_dir: IndexDir,
     query: Annotated[
-        str | None, typer.Argument(help="Query text (or use --queries).", show_default=False)
+        str | None,
+        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
     ] = None,
     queries: Annotated[
         Path | None,
         typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
     ] = None,
     level: Annotated[
-        str, typer.Option(help="Rank sentences, reports, visits or patients.")
+        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
     ] = "report",
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",

@@ -212,7 +212,7 @@ def _segmented(
         raw = [item for item in batch if isinstance(item, Report)]
         if raw:
             if segmenter is None:
-                from clinsearch.corpus.segment import Segmenter  # loads medspaCy: only when needed
+                from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
 
                 segmenter = Segmenter()
             done = iter(segmenter.segment_many(raw))

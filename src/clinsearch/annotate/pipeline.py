@@ -36,6 +36,9 @@ def build_pipeline(radiology_rules: bool = True) -> Language:
     nlp = spacy.blank("en")
     nlp.tokenizer = create_medspacy_tokenizer(nlp)
     nlp.add_pipe("sentencizer")
-    context = nlp.add_pipe("medspacy_context", config={"rules": None})
+    # A cue inside a concept's own words ("oral mucosa ... with no erythema" as one target
+    # phrase) belongs to that phrase, so it modifies nothing.
+    config = {"rules": None, "prune_on_target_overlap": True}
+    context = nlp.add_pipe("medspacy_context", config=config)
     context.add(context_rules(radiology=radiology_rules))
     return nlp

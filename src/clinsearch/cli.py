@@ -226,11 +226,12 @@ def search_command(
     weights: Annotated[
         str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
     ] = None,
-    polarity: Annotated[
+    polarity_filter: Annotated[
         str | None,
         typer.Option(
-            help="Keep only results whose query concepts are present, absent or any"
-            " (mentioned at all); needs the findings table."
+            "--polarity-filter",
+            help="Any method: keep only results whose query concepts are present, absent,"
+            " any (mentioned at all) or query (as the query states); needs the findings table.",
         ),
     ] = None,
     rerank: Annotated[
@@ -273,7 +274,7 @@ def search_command(
         methods=methods,
         fusion=fusion,
         weights=weights,
-        polarity=polarity,
+        polarity_filter=polarity_filter,
         rerank=rerank,
         rerank_depth=rerank_depth,
         rerank_input=rerank_input,

@@ -29,7 +29,7 @@ FUSIONS = ("rrf", "weighted")
 DEFAULT_FUSION = "rrf"
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
-_NEEDS = {"dense": "dense", "concept": "findings"}
+_NEEDS = {"dense": "dense", "concept": "concepts"}
 
 
 class HybridRetriever:

@@ -1,9 +1,10 @@
-"""Concept polarity as a hard filter on any retriever (``--polarity present|absent|any``).
+"""Concept polarity as a hard filter on any retriever (``--polarity present|absent|any|query``).
 
 The query's concepts are found by the lexicon annotator; a hit is kept only if its unit
 (sentence, report, visit or patient) has a finding of every query concept with the wanted
-polarity ("any": mentioned at all) in the index's findings table. The wrapped retriever is
-asked for more hits until ``top`` survive or it has no more.
+polarity in the index's findings table: "any" means mentioned at all, "query" the polarity
+the query states ("no pneumothorax": absent). The wrapped retriever is asked for more hits
+until ``top`` survive or it has no more.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from clinsearch.search.hit import Hit, Level
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
-POLARITY_FILTERS = ("present", "absent", "any")
+POLARITY_FILTERS = ("present", "absent", "any", "query")
 FINDINGS_FILE = "findings.parquet"
 _UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
     "sentence": ("sentence_id",),
@@ -63,23 +64,26 @@ class PolarityFilter:
         """Filter each query's hits, fetching deeper while too few pass."""
         return [self._search(query, level, top) for query in queries]
 
-    def query_concepts(self, query: str) -> list[str]:
-        """The lexicon concepts mentioned in the query (its own polarity is ignored)."""
-        concepts = list(dict.fromkeys(f.concept for f in self.annotator.annotate(query)))
+    def query_concepts(self, query: str) -> dict[str, str]:
+        """The lexicon concepts mentioned in the query, each with the polarity it states."""
+        concepts: dict[str, str] = {}
+        for finding in self.annotator.annotate(query):
+            concepts.setdefault(finding.concept, finding.polarity)
         if not concepts:
             raise ClinsearchError(
                 f"--polarity needs a lexicon concept in the query; none found in {query!r}"
             )
         return concepts
 
-    def allowed_units(self, concepts: Sequence[str], level: Level) -> set[tuple[str, ...]]:
+    def allowed_units(self, concepts: dict[str, str], level: Level) -> set[tuple[str, ...]]:
         """Units at ``level`` holding every concept with the wanted polarity."""
         columns = _UNIT_COLUMNS[level]
         allowed: set[tuple[str, ...]] | None = None
-        for concept in concepts:
+        for concept, stated in concepts.items():
             mask = pc.equal(self.findings.column("concept"), concept)
             if self.polarity != "any":
-                mask = pc.and_(mask, pc.equal(self.findings.column("polarity"), self.polarity))
+                wanted = stated if self.polarity == "query" else self.polarity
+                mask = pc.and_(mask, pc.equal(self.findings.column("polarity"), wanted))
             rows = self.findings.filter(mask)
             units = set(zip(*(rows.column(c).to_pylist() for c in columns), strict=True))
             allowed = units if allowed is None else allowed & units

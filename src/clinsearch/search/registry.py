@@ -45,7 +45,7 @@ def make_retriever(
     index: Index,
     method: str,
     *,
-    polarity: str | None = None,
+    polarity_filter: str | None = None,
     rerank: str | None = None,
     rerank_depth: int | None = None,
     rerank_input: str | None = None,
@@ -53,8 +53,8 @@ def make_retriever(
 ) -> Retriever:
     """The retriever ``method`` over ``index``; unknown methods or options are user errors.
 
-    ``polarity`` wraps it in a concept polarity filter, ``rerank`` (a cross-encoder folder) in
-    a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
+    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
+    folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
     """
     try:
         factory = METHODS[method]
@@ -67,10 +67,10 @@ def make_retriever(
     except TypeError as exc:
         raise ClinsearchError(f"method {method!r} does not take these options: {exc}") from None
     retriever: Retriever = factory(index, **options)
-    if polarity is not None:
+    if polarity_filter is not None:
         from clinsearch.search.polarity import PolarityFilter
 
-        retriever = PolarityFilter(index, retriever, polarity)
+        retriever = PolarityFilter(index, retriever, polarity_filter)
     if rerank is not None:
         from clinsearch.search.rerank import DEFAULT_DEPTH, Reranker
 

@@ -1,55 +1,71 @@
-"""Search fixtures: a small pre-segmented corpus indexed with lexical and dense parts."""
+"""Search fixtures: a small corpus of reports, segmented by the real Segmenter and indexed once."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from clinsearch.corpus.model import Report, Section, SegmentedReport, Sentence, sentence_id
-from clinsearch.index import Index, IndexConfig
-from clinsearch.models.tiny import build_tiny_bert
+from clinsearch.corpus.model import Report
+from clinsearch.index import Index
 
-# (report id, patient, sentences)
-REPORTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("r1", "p1", ("Heart size is normal.", "No pneumothorax or pleural effusion.")),
-    ("r2", "p1", ("Small left pleural effusion.", "Heart size is normal.")),
-    ("r3", "p2", ("Right lower lobe opacity, concerning for pneumonia.", "No effusion.")),
-    ("r4", "p2", ("Interval improvement of right lower lobe pneumonia.",)),
-    ("r5", "p3", ("Large right pneumothorax.", "Mediastinal shift to the left.")),
-    ("r6", "p4", ("Cardiomegaly.", "Mild pulmonary edema.", "Bilateral pleural effusions.")),
-    ("r7", "p5", ("The lungs are clear.", "No acute cardiopulmonary abnormality.")),
-    ("r8", "p5", ("Stable enlargement of the cardiac silhouette.", "Lungs are clear.")),
+# (report id, patient, visit, text): patients with several visits and several reports per visit.
+REPORTS: tuple[tuple[str, str, str, str], ...] = (
+    ("a1", "P1", "V1", "FINDINGS: Heart size is normal. No pneumothorax or pleural effusion."),
+    ("a2", "P1", "V2", "FINDINGS: Small left pleural effusion. IMPRESSION: Left effusion."),
+    ("b1", "P2", "V3", "FINDINGS: Right lower opacity. IMPRESSION: Right lower lobe pneumonia."),
+    ("b2", "P2", "V3", "IMPRESSION: Interval improvement of right lower lobe pneumonia."),
+    ("c1", "P3", "V4", "FINDINGS: Large right pneumothorax. Mediastinal shift to the left."),
+    ("d1", "P4", "V5", "FINDINGS: Cardiomegaly. Mild edema. Bilateral pleural effusions."),
+    ("e1", "P5", "V6", "FINDINGS: The lungs are clear. IMPRESSION: No acute disease."),
+    ("e2", "P5", "V7", "FINDINGS: Stable cardiomegaly. Lungs are clear. No pneumothorax."),
+    ("f1", "P6", "V8", "FINDINGS: Tiny left apical pneumothorax. Chest tube in place."),
+    ("g1", "P7", "V9", "IMPRESSION: 1. Pleural effusion on the right. 2. Basal atelectasis."),
 )
 
 
-def segmented(report_id: str, patient: str, sentences: Sequence[str]) -> SegmentedReport:
-    """A one-section report whose sentences are joined by spaces, with exact offsets."""
-    text = " ".join(sentences)
-    records, start = [], 0
-    for i, sentence in enumerate(sentences):
-        end = start + len(sentence)
-        records.append(
-            Sentence(sentence_id(report_id, i), report_id, i, "findings", start, end, sentence)
-        )
-        start = end + 1
-    report = Report(id=report_id, text=text, patient_id=patient)
-    return SegmentedReport(report, (Section("findings", 0, len(text)),), tuple(records))
+@pytest.fixture(scope="session")
+def reports() -> list[Report]:
+    """The search test corpus."""
+    return [Report(id=i, text=t, patient_id=p, visit_id=v) for i, p, v, t in REPORTS]
 
 
 @pytest.fixture(scope="session")
-def search_corpus() -> list[SegmentedReport]:
-    return [segmented(rid, patient, sentences) for rid, patient, sentences in REPORTS]
+def index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The corpus indexed once for read-only search tests."""
+    return Index.build(reports, tmp_path_factory.mktemp("search") / "idx", progress=False)
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path, reports: list[Report]) -> Path:
+    """A fresh index directory of the corpus, for tests that change or break it."""
+    path = tmp_path / "idx"
+    Index.build(reports, path, progress=False)
+    return path
+
+
+# A report that says "cardiomegaly" without the word: only dense retrieval can find it.
+PARAPHRASE = Report(
+    id="h1",
+    text="FINDINGS: Stable enlargement of the cardiac silhouette.",
+    patient_id="P8",
+    visit_id="V10",
+)
 
 
 @pytest.fixture(scope="session")
-def dense_index(tmp_path_factory: pytest.TempPathFactory, search_corpus) -> Index:
-    """The corpus indexed with BM25 and MiniLM embeddings (read-only for the tests)."""
+def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The corpus plus PARAPHRASE, with BM25 and MiniLM embeddings (read-only for the tests)."""
+    from clinsearch.index import IndexConfig
+
     config = IndexConfig(components=("lexical", "dense"))
-    return Index.build(search_corpus, tmp_path_factory.mktemp("search") / "idx", config, False)
+    path = tmp_path_factory.mktemp("dense") / "idx"
+    return Index.build([*reports, PARAPHRASE], path, config, progress=False)
 
 
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random one-logit cross-encoder folder, built offline."""
+    from clinsearch.models.tiny import build_tiny_bert
+
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-cross"), cross_encoder=True)

@@ -13,9 +13,7 @@ from clinsearch.corpus.readers.records import UNDECODABLE, RecordError
 from clinsearch.errors import InputError
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
-csv.field_size_limit(
-    2**31 - 1
-)  # long notes exceed the 128 KiB default
+csv.field_size_limit(2**31 - 1)  # long notes exceed the 128 KiB default
 
 
 def open_input(path: Path) -> BinaryIO:
@@ -65,7 +63,7 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
         bad_lines: list[int] = []
         reader = csv.reader(decode_lines(raw, bad_lines))
         try:
-            header = next(reader)
+            header = [name.strip() for name in next(reader)]
         except StopIteration:
             raise InputError("empty file, expected a header line", file=path, line=1) from None
         except csv.Error as exc:

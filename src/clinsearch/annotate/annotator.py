@@ -1,0 +1,132 @@
+"""The annotator: concept mentions with polarity, context flags and modifiers, as Findings."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
+from itertools import repeat
+
+from spacy.tokens import Doc, Span
+
+from clinsearch.annotate.context_rules import context_of, polarity_of
+from clinsearch.annotate.finding import Finding, Modifier
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
+from clinsearch.annotate.pipeline import build_pipeline, concept_index
+from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
+from clinsearch.annotate.surface_index import SurfaceIndex
+
+TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
+TARGET_TYPE = "target"
+
+
+class Annotator:
+    """Finds a lexicon's concepts in text with ConText polarity, context flags and modifiers."""
+
+    def __init__(self, lexicon: Lexicon | None = None, *, radiology_rules: bool = True) -> None:
+        self.lexicon = lexicon if lexicon is not None else Lexicon.load()
+        self.nlp = build_pipeline(radiology_rules=radiology_rules)
+        self._concepts = concept_index(self.lexicon)
+        self._modifiers = ModifierMatcher(self.lexicon)
+        self._target_index = lru_cache(maxsize=256)(_target_index)
+
+    def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
+        """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
+        return next(self.annotate_many([text], [targets]))
+
+    def annotate_many(
+        self,
+        texts: Iterable[str],
+        targets: Iterable[Sequence[str]] | None = None,
+        batch_size: int = 256,
+    ) -> Iterator[list[Finding]]:
+        """Findings for each text, in order, processed in batches by ``nlp.pipe``."""
+        squeezed: deque[tuple[str, Sequence[int]]] = deque()
+        prepared_keys: deque[TextKeys] = deque()
+
+        def prepared() -> Iterator[Doc]:
+            for text, extra in zip(
+                texts, targets if targets is not None else repeat(()), strict=False
+            ):
+                clean, offsets = squeeze_spaces(text)
+                squeezed.append((text, offsets))
+                doc = self.nlp.make_doc(clean)
+                keys = text_keys(doc)
+                doc.ents = self._spans(doc, keys, tuple(extra))
+                prepared_keys.append(keys)
+                yield doc
+
+        for doc in self.nlp.pipe(prepared(), batch_size=batch_size):
+            text, offsets = squeezed.popleft()
+            yield self._findings(doc, prepared_keys.popleft(), text, offsets)
+
+    def _spans(self, doc: Doc, keys: TextKeys, targets: tuple[str, ...]) -> list[Span]:
+        """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""
+        spans: list[Span] = []
+        taken: set[int] = set()
+        indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
+        for index in indexes:
+            for label, start, end in index.find(doc, keys):
+                if taken.isdisjoint(range(start, end)):
+                    spans.append(Span(doc, start, end, label=label))
+                    taken.update(range(start, end))
+        return sorted(spans, key=lambda s: s.start)
+
+    def _findings(
+        self, doc: Doc, keys: TextKeys, text: str, offsets: Sequence[int]
+    ) -> list[Finding]:
+        """Findings of an annotated ``doc``, offsets mapped back to the original ``text``."""
+        ents = sorted(doc.ents, key=lambda s: s.start)
+        anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
+        attached = attach(doc, self._modifiers(doc, keys), anchors)
+        findings: list[Finding] = []
+        for ent, mods in zip(ents, attached, strict=True):
+            categories = [m.category for m in ent._.modifiers]
+            start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
+            concept, name = self._concept(ent.label_)
+            findings.append(
+                Finding(
+                    concept=concept,
+                    name=name,
+                    type=self._type(ent.label_),
+                    text=text[start:end],
+                    start=start,
+                    end=end,
+                    polarity=polarity_of(categories),  # type: ignore[arg-type]
+                    context=context_of(categories),
+                    modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
+                )
+            )
+        return findings
+
+    def _concept(self, label: str) -> tuple[str, str]:
+        """Concept id and preferred name for a span label."""
+        if label.startswith(TARGET_LABEL):
+            key = label[len(TARGET_LABEL) :]
+            return key, key
+        concept = self.lexicon.concepts[label]
+        return concept.id, concept.name
+
+    def _type(self, label: str) -> str:
+        """Concept type for a span label (``target`` for caller-supplied phrases)."""
+        return TARGET_TYPE if label.startswith(TARGET_LABEL) else self.lexicon.concepts[label].type
+
+    @staticmethod
+    def _modifier(
+        doc: Doc, mention: ModifierMention, text: str, offsets: Sequence[int]
+    ) -> Modifier:
+        """A Modifier record with character offsets into the original text."""
+        span = doc[mention.start : mention.end]
+        start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
+        return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
+    """A surface index of caller-supplied target phrases, labelled by their normalised text."""
+    index = SurfaceIndex()
+    for phrase in targets:
+        key = " ".join(key_of(phrase))
+        if key:
+            index.add_term(phrase, TARGET_LABEL + key)
+    return index

@@ -1,0 +1,186 @@
+"""Surface-form variants of lexicon terms: plurals, hyphen/space/joined spellings, XXXX gaps.
+
+Matching stays a fast exact lookup of token sequences (surface_index.SurfaceIndex) because the
+tolerance is moved to the lexicon side: each term expands to the token sequences it may be
+written as. Hyphens are dropped on both sides. Over-generated variants are harmless (they never
+occur in text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+
+from spacy.language import Language
+from spacy.tokenizer import Tokenizer
+from spacy.tokens import Doc
+
+DEID = "xxxx"  # IU X-ray de-identification token
+HYPHENS = frozenset({"-", "–", "—"})
+MAX_SPELLING_GAPS = 3  # spelling variants are generated per gap only for terms up to this many gaps
+_SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
+
+
+@lru_cache(maxsize=1)
+def blank_nlp() -> Language:
+    """A blank English pipeline with medspaCy's clinical tokenizer (built once per process)."""
+    import spacy
+    from medspacy.custom_tokenizer import create_medspacy_tokenizer
+
+    nlp = spacy.blank("en")
+    nlp.tokenizer = create_medspacy_tokenizer(nlp)
+    return nlp
+
+
+def tokenizer() -> Tokenizer:
+    """The shared clinical tokenizer."""
+    return blank_nlp().tokenizer
+
+
+def term_tokens(term: str) -> tuple[str, ...]:
+    """The lowercase tokens of a term as the clinical tokenizer splits it (no whitespace tokens)."""
+    return tuple(t.lower_ for t in tokenizer()(squeeze_spaces(term)[0]) if not t.is_space)
+
+
+def key_of(text: str, exact: bool = False) -> tuple[str, ...]:
+    """The lookup key of a phrase: its tokens without hyphens, lowercase unless ``exact``."""
+    toks = tokenizer()(squeeze_spaces(text)[0])
+    return tuple(
+        (t.text if exact else t.lower_) for t in toks if not t.is_space and t.text not in HYPHENS
+    )
+
+
+def squeeze_spaces(text: str) -> tuple[str, Sequence[int]]:
+    """``text`` with whitespace runs collapsed to one space, and each new char's original offset."""
+    if not _SPACE_RUN.search(text):
+        return text, range(len(text) + 1)
+    out: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    for m in _SPACE_RUN.finditer(text):
+        out.append(text[pos : m.start()])
+        offsets.extend(range(pos, m.start()))
+        out.append(" ")
+        offsets.append(m.start())
+        pos = m.end()
+    out.append(text[pos:])
+    offsets.extend(range(pos, len(text) + 1))  # one past the end maps too
+    return "".join(out), offsets
+
+
+def plural_forms(word: str) -> set[str]:
+    """The word with likely plural and singular spellings (English and Latin/Greek endings)."""
+    forms = {word}
+    if not word.isalpha() or len(word) < 3:
+        return forms
+    forms.add(word + "s")
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        forms.add(word + "es")
+    if word.endswith("y") and word[-2] not in "aeiou":
+        forms.add(word[:-1] + "ies")
+    if word.endswith("is"):
+        forms.add(word[:-2] + "es")  # metastasis -> metastases
+    if word.endswith("ex"):
+        forms.add(word[:-2] + "ices")  # apex -> apices
+    if word.endswith("x"):
+        forms.add(word[:-1] + "ces")  # thorax -> thoraces
+    if word.endswith("us"):
+        forms.add(word[:-2] + "i")  # bronchus -> bronchi
+    if word.endswith("um"):
+        forms.add(word[:-2] + "a")  # diverticulum -> diverticula
+    if word.endswith("a"):
+        forms.add(word + "e")  # vertebra -> vertebrae
+    if word.endswith("ies"):
+        forms.add(word[:-3] + "y")
+    elif word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        forms.add(word[:-2])
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        forms.add(word[:-1])
+    return forms
+
+
+def _spellings(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """Hyphen-free spellings (text keys drop hyphens too); hyphenated words may also be joined."""
+    words: list[str] = []
+    joinable: list[bool] = []  # joinable[i]: words[i] and words[i + 1] were hyphenated
+    hyphen = False
+    for tok in tokens:
+        if tok in HYPHENS:
+            hyphen = bool(words)
+            continue
+        if words:
+            joinable.append(hyphen)
+        words.append(tok)
+        hyphen = False
+    gaps = [i for i, j in enumerate(joinable) if j]
+    if not gaps or len(gaps) > MAX_SPELLING_GAPS:
+        return {tuple(words)} if words else set()
+    out: set[tuple[str, ...]] = set()
+    for choice in product((False, True), repeat=len(gaps)):
+        join = {g for g, c in zip(gaps, choice, strict=True) if c}
+        seq = [words[0]]
+        for i, word in enumerate(words[1:]):
+            if i in join:
+                seq[-1] += word
+            else:
+                seq.append(word)
+        out.add(tuple(seq))
+    return out
+
+
+def _with_plurals(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """Plural/singular variants of the head word (the last token, or the one before 'of')."""
+    heads = {len(tokens) - 1}
+    heads.update(i - 1 for i, t in enumerate(tokens) if t == "of" and i > 0)
+    out = {tokens}
+    for i in heads:
+        out |= {(*tokens[:i], form, *tokens[i + 1 :]) for form in plural_forms(tokens[i])}
+    return out
+
+
+def _with_deid_gaps(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """An XXXX token in a gap, or standing for an inner word (IU X-ray de-identification)."""
+    out = {tokens}
+    if len(tokens) >= 2:
+        out |= {(*tokens[:i], DEID, *tokens[i:]) for i in range(1, len(tokens))}
+    if len(tokens) >= 3:
+        out |= {(*tokens[:i], DEID, *tokens[i + 1 :]) for i in range(1, len(tokens) - 1)}
+    return out
+
+
+def term_variants(term: str) -> set[tuple[str, ...]]:
+    """All lowercase token sequences a lexicon term may be written as."""
+    base = term_tokens(term)
+    if not base:
+        return set()
+    out: set[tuple[str, ...]] = set()
+    for spelled in _spellings(base):
+        for plural in _with_plurals(spelled):
+            out |= _with_deid_gaps(plural)
+    return out
+
+
+def abbreviation_variants(abbreviation: str) -> set[tuple[str, ...]]:
+    """Case-sensitive token sequences of an abbreviation: as written, and with a plural 's'."""
+    words = key_of(abbreviation, exact=True)
+    if not words:
+        return set()
+    return {words, (*words[:-1], words[-1] + "s")}
+
+
+@dataclass(frozen=True, slots=True)
+class TextKeys:
+    """Tokens of a Doc that take part in matching (no spaces or hyphens): positions and forms."""
+
+    positions: list[int]
+    lower: list[str]
+    exact: list[str]
+
+
+def text_keys(doc: Doc) -> TextKeys:
+    """The matching keys of a Doc's tokens."""
+    kept = [(t.i, t.lower_, t.text) for t in doc if not t.is_space and t.text not in HYPHENS]
+    return TextKeys([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept])

@@ -198,6 +198,13 @@ SkipBad = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),
 ]
+EncoderModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="Sentence-transformers or Hugging Face model folder for dense retrieval"
+        " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
+    ),
+]
 _BATCH_QUERIES = 64
 _DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
     ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
@@ -222,16 +229,29 @@ def index_command(
     date_column: DateColumn = None,
     suffix: Suffix = None,
     skip_bad: SkipBad = False,
+    dense: Annotated[
+        bool,
+        typer.Option(
+            "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
+        ),
+    ] = False,
+    model: EncoderModel = None,
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet) and BM25 indexes (tantivy)."""
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
+    from clinsearch.index import Index, IndexConfig
 
     mapping = _mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
+    if model is not None and not dense:
+        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
+    config = IndexConfig()
+    if dense:
+        options = {"dense": {"model": str(model)}} if model else {}
+        config = IndexConfig(components=(*config.components, "dense"), options=options)
     stats = ReadStats()
-    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out)
+    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -305,10 +325,49 @@ def search_command(
     ] = "report",
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
-    method: Annotated[str, typer.Option(help="Retrieval method (bm25).")] = "bm25",
+    method: Annotated[
+        str,
+        typer.Option(help="Retrieval method: bm25, dense (index built with --dense) or hybrid."),
+    ] = "bm25",
     whole_report: Annotated[
         bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
     ] = False,
+    model: EncoderModel = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
+        ),
+    ] = None,
+    fusion: Annotated[
+        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
+    ] = None,
+    polarity_filter: Annotated[
+        str | None,
+        typer.Option(
+            "--polarity-filter",
+            help="Any method: keep only results whose query concepts are present, absent,"
+            " any (mentioned at all) or query (as the query states); needs the findings table.",
+        ),
+    ] = None,
+    rerank: Annotated[
+        Path | None,
+        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
+    ] = None,
+    rerank_depth: Annotated[
+        int | None,
+        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
+    ] = None,
+    rerank_input: Annotated[
+        str | None,
+        typer.Option(
+            help="What the cross-encoder reads: report (text, default), sentence (best"
+            " sentence) or summary (report concepts without negated findings)."
+        ),
+    ] = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
@@ -328,7 +387,17 @@ def search_command(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = {"whole_report": True} if whole_report else {}
+    options = _search_options(
+        whole_report=whole_report or None,
+        model=model,
+        methods=methods,
+        fusion=fusion,
+        weights=weights,
+        polarity_filter=polarity_filter,
+        rerank=rerank,
+        rerank_depth=rerank_depth,
+        rerank_input=rerank_input,
+    )
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -381,6 +450,11 @@ def demo_command(
         console.print(f"[dim]{note}[/]")
         console.print(hits_table(index.search(query, level=level, top=5), level))  # type: ignore[arg-type]
     console.print(f'Try your own: clinsearch search {escape(str(out))} "QUERY" --level patient')
+
+
+def _search_options(**given: Any) -> dict[str, Any]:
+    """The search options the user set (paths as strings), to pass to the method."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
 
 
 def _mapping(*values: str | None) -> dict[str, str | None]:

@@ -62,6 +62,10 @@ class ModifierMatcher:
             self._meanings[label] = tuple(sorted(meaning))
             self._index.add_term(form, label)
 
+    def lookup(self, term: str) -> tuple[tuple[str, str], ...]:
+        """The ``(category, value)`` pairs ``term`` stands for as a whole."""
+        return tuple(pair for label in self._index.lookup(term) for pair in self._meanings[label])
+
     def __call__(self, doc: Doc, keys: TextKeys | None = None) -> list[ModifierMention]:
         """Modifier mentions in ``doc``, longest match winning among overlaps."""
         return [

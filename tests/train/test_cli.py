@@ -50,7 +50,7 @@ def test_labels_then_biencoder_then_crossencoder(
     _run("train", "biencoder", "--index", str(index_dir), "--labels", str(labels),
          "--out", str(bi), "--base-model", str(tiny_encoder_path), "--batch-size", "8",
          "--max-steps", "2", "-q")
-    assert SentenceTransformer(str(bi), device="cpu").encode(["no pneumothorax"]).shape == (1, 64)
+    assert SentenceTransformer(str(bi), device="cpu").encode(["no pneumothorax"]).shape == (1, 32)
     ce = tmp_path / "ce"
     out = _run("train", "crossencoder", "--index", str(index_dir), "--out", str(ce),
                "--base-model", str(tiny_cross_path), "--negatives", "3", "--max-steps", "2", "-q")

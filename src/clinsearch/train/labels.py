@@ -138,10 +138,6 @@ class LabelSet:
         """The number of (query, matched sentence) pairs."""
         return sum(len(q.sentence_ids) for q in self.queries)
 
-    def matched(self) -> dict[str, frozenset[str]]:
-        """Each query id's matched sentence ids, for false-negative masking."""
-        return {q.key.qid: frozenset(q.sentence_ids) for q in self.queries}
-
 
 def keys_of(fact: FindingFacts, *, with_modifiers: bool = True) -> list[QueryKey]:
     """The query keys a finding answers: the bare finding, plus one key per modifier value."""

@@ -1,0 +1,161 @@
+"""Evaluate cohort queries with DuckDB over an index's reports, sentences and findings tables.
+
+The tables are loaded once into an in-memory DuckDB database as ``u`` (one row per sentence,
+plus one per report without sentences) and ``f`` (one row per finding, with its report's type
+and date), so each query is a handful of set operations over ids.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from clinsearch.search.cohort.sql import Compiler, Evidence, Query, Resolver
+from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
+
+COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
+
+_LOAD_UNITS = """
+CREATE OR REPLACE TABLE u AS
+SELECT s.id AS sentence_id, r.id AS report_id, r.visit_id, r.patient_id,
+       coalesce(s.section, '') AS section, coalesce(r.type, '') AS rtype,
+       coalesce(r.date, '') AS rdate, s."index" AS sidx, s.text AS text, lower(s.text) AS ltext
+FROM reports r LEFT JOIN sentences s ON s.report_id = r.id
+"""
+_LOAD_FINDINGS = """
+CREATE OR REPLACE TABLE f AS
+SELECT u.sentence_id, u.report_id, u.visit_id, u.patient_id, u.section, u.rtype, u.rdate, u.sidx,
+       x.concept, x.polarity, string_split(x.pattern, '|')[4:] AS mods
+FROM findings x JOIN u ON u.sentence_id = x.sentence_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A unit in the cohort with one evidence sentence (empty when only negations matched)."""
+
+    id: str
+    report_id: str
+    sentence_id: str
+    term: str
+    section: str
+    sentence: str
+
+
+class CohortEngine:
+    """Parses, compiles and runs cohort queries against one loaded index generation."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, resolve: Resolver) -> None:
+        self._con = con
+        self._resolve = resolve
+
+    @classmethod
+    def from_parquet(
+        cls, reports: Path, sentences: Path, findings: Path, resolve: Resolver
+    ) -> CohortEngine:
+        """Load the three Parquet tables of an index generation."""
+        con = duckdb.connect()
+        for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet(?)", [str(path)])
+        return cls._loaded(con, resolve)
+
+    @classmethod
+    def from_arrow(cls, reports: object, sentences: object, findings: object, resolve: Resolver):
+        """Load from in-memory Arrow tables with the index's column names (used by tests)."""
+        con = duckdb.connect()
+        for name, table in (("reports", reports), ("sentences", sentences), ("findings", findings)):
+            con.register(name, table)
+        return cls._loaded(con, resolve)
+
+    @classmethod
+    def _loaded(cls, con: duckdb.DuckDBPyConnection, resolve: Resolver) -> CohortEngine:
+        con.execute(_LOAD_UNITS)
+        con.execute(_LOAD_FINDINGS)
+        return cls(con, resolve)
+
+    def _compiled(self, query: str | Node, level: Unit) -> tuple[Compiler, Node, Query]:
+        if level not in UNITS:
+            raise ValueError(f"level must be one of {UNITS}, not {level!r}")
+        tree = parse(query) if isinstance(query, str) else query
+        compiler = Compiler(self._resolve)
+        return compiler, tree, compiler.ids(tree, level)
+
+    def ids(self, query: str | Node, level: Unit) -> list[str]:
+        """The sorted ids of the ``level`` units matching ``query``."""
+        _, _, (sql, params) = self._compiled(query, level)
+        rows = self._con.execute(f"SELECT id FROM ({sql}) ORDER BY id", list(params)).fetchall()
+        return [r[0] for r in rows]
+
+    def count(self, query: str | Node, level: Unit) -> int:
+        """How many ``level`` units match ``query``, exactly."""
+        _, _, (sql, params) = self._compiled(query, level)
+        return self._con.execute(f"SELECT count(*) FROM ({sql})", list(params)).fetchone()[0]
+
+    def counts(self, query: str | Node) -> dict[Unit, int]:
+        """Exact counts of matching patients, visits and reports (the query evaluated at each)."""
+        tree = parse(query) if isinstance(query, str) else query
+        return {level: self.count(tree, level) for level in COUNT_LEVELS}
+
+    def members(self, query: str | Node, level: Unit) -> list[Member]:
+        """Matching ``level`` units, each with its earliest evidence sentence, sorted by id."""
+        compiler, tree, (sql, params) = self._compiled(query, level)
+        sources = compiler.evidence(tree, level)
+        ev_sql, ev_params = _evidence_rows(sources, level)
+        full = (
+            f"WITH res AS ({sql}), ev AS ({ev_sql}), best AS ("
+            " SELECT * FROM ev WHERE id IN (SELECT id FROM res)"
+            " QUALIFY row_number() OVER"
+            " (PARTITION BY id ORDER BY rdate, report_id, sidx, term) = 1)"
+            " SELECT res.id, coalesce(best.report_id, ''), coalesce(best.sentence_id, ''),"
+            " coalesce(best.term, ''), coalesce(u.section, ''), coalesce(u.text, '')"
+            " FROM res LEFT JOIN best ON best.id = res.id"
+            " LEFT JOIN u ON u.sentence_id = best.sentence_id ORDER BY res.id"
+        )
+        rows = self._con.execute(full, [*params, *ev_params]).fetchall()
+        return [Member(*row) for row in rows]
+
+
+def _evidence_rows(sources: list[Evidence], level: Unit) -> Query:
+    """One SELECT of candidate evidence rows (id, sentence, report, term, order keys)."""
+    parts: list[str] = []
+    params: list[object] = []
+    for src in sources:
+        sql = (
+            f"SELECT {level}_id AS id, sentence_id, report_id, ? AS term, rdate, sidx"
+            f" FROM {src.table} WHERE sentence_id IS NOT NULL AND {src.where[0]}"
+        )
+        params += [src.label, *src.where[1]]
+        for unit, (wsql, wparams) in src.within:
+            sql += f" AND {unit}_id IN ({wsql})"
+            params += wparams
+        parts.append(sql)
+    if not parts:
+        parts.append(
+            "SELECT NULL::VARCHAR AS id, NULL::VARCHAR AS sentence_id, NULL::VARCHAR AS report_id,"
+            " NULL::VARCHAR AS term, NULL::VARCHAR AS rdate, NULL::BIGINT AS sidx WHERE false"
+        )
+    return " UNION ALL ".join(parts), tuple(params)
+
+
+def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
+    """Write the cohort to ``path`` as CSV atomically (a temporary file renamed into place)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out)
+            writer.writerow(
+                [f"{level}_id", "evidence_report_id", "evidence_sentence_id", "matched",
+                 "section", "evidence_sentence"]
+            )
+            for m in members:
+                writer.writerow([m.id, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

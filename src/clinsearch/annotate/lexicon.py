@@ -1,0 +1,272 @@
+"""The finding lexicon (``clinsearch-lexicon/1``): concepts, modifier vocabularies, compounds.
+
+Loaded from YAML and validated on load; every error names the file, line and field. The schema is
+documented in docs/lexicon.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from clinsearch.annotate.yaml_nodes import NodeReader, compose
+from clinsearch.errors import InputError
+
+FORMAT = "clinsearch-lexicon/1"
+CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "anatomy", "device", "technical")
+MODIFIER_CATEGORIES: tuple[str, ...] = (
+    "laterality",
+    "location",
+    "severity",
+    "temporal",
+    "certainty",
+)
+CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations"})
+TOP_KEYS = frozenset({"format", "name", "version", "sources", "concepts", "modifiers", "compounds"})
+_ID_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
+SHIPPED = "chest_xray.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    """A core concept: id, preferred name, type, body region, parents and its surface forms."""
+
+    id: str
+    name: str
+    type: str
+    region: str = ""
+    parents: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()  # matched case-insensitively; ``name`` is implied
+    abbreviations: tuple[str, ...] = ()  # matched case-sensitively
+
+    @property
+    def surface_forms(self) -> tuple[str, ...]:
+        """The name and the terms, without duplicates (case-insensitive), name first."""
+        return _unique((self.name, *self.terms))
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """Concepts by id, modifier vocabularies ``{category: {value: forms}}`` and compounds."""
+
+    name: str
+    version: str
+    concepts: dict[str, Concept]
+    modifiers: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    compounds: dict[str, dict[str, str]] = field(default_factory=dict)
+    sources: tuple[str, ...] = ()
+    path: str = ""  # where it was loaded from, for messages
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Lexicon:
+        """Load and validate a lexicon file; ``None`` loads the shipped chest X-ray lexicon."""
+        if path is None:
+            ref = resources.files("clinsearch.annotate") / "data" / SHIPPED
+            return parse_lexicon(ref.read_text(encoding="utf-8"), f"<shipped>/{SHIPPED}")
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read lexicon: {exc.strerror}", file=path) from None
+        except UnicodeDecodeError:
+            raise InputError("lexicon is not UTF-8 text", file=path) from None
+        return parse_lexicon(text, path)
+
+    def stats(self) -> LexiconStats:
+        """Counts of concepts by type, surface forms and modifier values."""
+        by_type = Counter(c.type for c in self.concepts.values())
+        forms = sum(len(c.surface_forms) + len(c.abbreviations) for c in self.concepts.values())
+        modifier_values = {cat: len(values) for cat, values in self.modifiers.items()}
+        modifier_forms = sum(len(f) for values in self.modifiers.values() for f in values.values())
+        return LexiconStats(
+            concepts=len(self.concepts),
+            by_type={t: by_type[t] for t in CONCEPT_TYPES if by_type[t]},
+            surface_forms=forms,
+            modifier_values=modifier_values,
+            modifier_forms=modifier_forms + len(self.compounds),
+        )
+
+    def with_concepts(self, concepts: dict[str, Concept]) -> Lexicon:
+        """A copy with another concept table (modifier vocabularies kept)."""
+        return replace(self, concepts=concepts)
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconStats:
+    """Summary figures of a lexicon, for ``clinsearch lexicon stats``."""
+
+    concepts: int
+    by_type: dict[str, int]
+    surface_forms: int
+    modifier_values: dict[str, int]
+    modifier_forms: int
+
+
+def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Items in order, dropping case-insensitive repeats."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        key = item.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return tuple(out)
+
+
+def parse_lexicon(text: str, file: str | Path) -> Lexicon:
+    """Parse and validate lexicon YAML text; errors name ``file``, the line and the field."""
+    reader = NodeReader(file)
+    root = compose(text, file)
+    if root is None:
+        raise InputError("lexicon file is empty", file=file, line=1)
+    top = reader.mapping(root, None)
+    for key, node in top.items():
+        if key not in TOP_KEYS:
+            raise reader.fail(node, key, f"unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")
+    if "format" not in top:
+        raise reader.fail(root, "format", f"missing; expected '{FORMAT}'")
+    fmt = reader.scalar(top["format"], "format")
+    if fmt != FORMAT:
+        raise reader.fail(
+            top["format"], "format", f"unsupported format '{fmt}'; expected '{FORMAT}'"
+        )
+    if "concepts" not in top:
+        raise reader.fail(root, "concepts", "missing")
+    concepts = _parse_concepts(reader, top["concepts"])
+    modifiers = _parse_modifiers(reader, top["modifiers"]) if "modifiers" in top else {}
+    compounds = _parse_compounds(reader, top["compounds"], modifiers) if "compounds" in top else {}
+    return Lexicon(
+        name=reader.scalar(top["name"], "name") if "name" in top else Path(str(file)).stem,
+        version=reader.scalar(top["version"], "version") if "version" in top else "",
+        concepts=concepts,
+        modifiers=modifiers,
+        compounds=compounds,
+        sources=tuple(reader.strings(top["sources"], "sources")) if "sources" in top else (),
+        path=str(file),
+    )
+
+
+def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
+    """The concept list; checks ids, names, types, and that parents exist."""
+    concepts: dict[str, Concept] = {}
+    parent_nodes: dict[str, yaml.Node] = {}
+    for item in reader.sequence(node, "concepts"):
+        fields = reader.mapping(item, "concepts")
+        for key, value in fields.items():
+            if key not in CONCEPT_KEYS:
+                raise reader.fail(
+                    value, key, f"unknown concept key (allowed: {', '.join(sorted(CONCEPT_KEYS))})"
+                )
+        for required in ("id", "name", "type"):
+            if required not in fields:
+                raise reader.fail(item, required, "missing")
+        cid = reader.scalar(fields["id"], "id")
+        if not _ID_RE.match(cid):
+            raise reader.fail(fields["id"], "id", f"'{cid}' is not lowercase snake_case")
+        if cid in concepts:
+            raise reader.fail(fields["id"], "id", f"duplicate concept id '{cid}'")
+        ctype = reader.scalar(fields["type"], "type")
+        if ctype not in CONCEPT_TYPES:
+            raise reader.fail(
+                fields["type"],
+                "type",
+                f"unknown type '{ctype}' (allowed: {', '.join(CONCEPT_TYPES)})",
+            )
+        concepts[cid] = Concept(
+            id=cid,
+            name=reader.scalar(fields["name"], "name"),
+            type=ctype,
+            region=reader.scalar(fields["region"], "region") if "region" in fields else "",
+            parents=tuple(reader.strings(fields["parents"], "parents"))
+            if "parents" in fields
+            else (),
+            terms=_unique(reader.strings(fields["terms"], "terms")) if "terms" in fields else (),
+            abbreviations=(
+                _unique(reader.strings(fields["abbreviations"], "abbreviations"))
+                if "abbreviations" in fields
+                else ()
+            ),
+        )
+        if "parents" in fields:
+            parent_nodes[cid] = fields["parents"]
+    for cid, pnode in parent_nodes.items():
+        for parent in concepts[cid].parents:
+            if parent not in concepts:
+                raise reader.fail(
+                    pnode, "parents", f"concept '{cid}' names unknown parent '{parent}'"
+                )
+    return concepts
+
+
+def _parse_modifiers(reader: NodeReader, node: yaml.Node) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Modifier vocabularies ``{category: {value: forms}}``; the value is a form too."""
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for category, cat_node in reader.mapping(node, "modifiers").items():
+        if category not in MODIFIER_CATEGORIES:
+            raise reader.fail(
+                cat_node,
+                "modifiers",
+                f"unknown modifier category '{category}' "
+                f"(allowed: {', '.join(MODIFIER_CATEGORIES)})",
+            )
+        values = reader.mapping(cat_node, category)
+        out[category] = {
+            value: _unique([value, *reader.strings(forms, f"{category}.{value}")])
+            for value, forms in values.items()
+        }
+    return out
+
+
+def _parse_compounds(
+    reader: NodeReader, node: yaml.Node, modifiers: dict[str, dict[str, tuple[str, ...]]]
+) -> dict[str, dict[str, str]]:
+    """Compounds ``{surface form: {category: value}}``; each value must exist in its vocabulary."""
+    out: dict[str, dict[str, str]] = {}
+    for form, parts_node in reader.mapping(node, "compounds").items():
+        parts: dict[str, str] = {}
+        for category, value_node in reader.mapping(parts_node, form).items():
+            value = reader.scalar(value_node, f"{form}.{category}")
+            if value not in modifiers.get(category, {}):
+                raise reader.fail(
+                    value_node,
+                    f"compounds.{form}",
+                    f"'{category}: {value}' is not in the modifier vocabularies",
+                )
+            parts[category] = value
+        out[form] = parts
+    return out
+
+
+def dump_lexicon(lexicon: Lexicon) -> str:
+    """The lexicon as ``clinsearch-lexicon/1`` YAML text (round-trips through the loader)."""
+    concepts = []
+    for c in lexicon.concepts.values():
+        entry: dict[str, object] = {"id": c.id, "name": c.name, "type": c.type}
+        if c.region:
+            entry["region"] = c.region
+        if c.parents:
+            entry["parents"] = list(c.parents)
+        terms = [t for t in c.terms if t.lower() != c.name.lower()]
+        if terms:
+            entry["terms"] = terms
+        if c.abbreviations:
+            entry["abbreviations"] = list(c.abbreviations)
+        concepts.append(entry)
+    doc: dict[str, object] = {
+        "format": FORMAT,
+        "name": lexicon.name,
+        "version": lexicon.version,
+        "sources": list(lexicon.sources),
+        "concepts": concepts,
+        "modifiers": {
+            cat: {v: list(f) for v, f in vals.items()} for cat, vals in lexicon.modifiers.items()
+        },
+        "compounds": lexicon.compounds,
+    }
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)

@@ -1,0 +1,113 @@
+"""Modifier mentions (laterality, location, severity, temporal) and their attachment to findings.
+
+Mentions come from the lexicon's modifier vocabularies and compounds ("RLL" = right + lower lobe),
+longest match first. Each mention attaches to the nearest finding in the same clause, preferring
+the same comma-separated segment, a finding it precedes ("mild cardiomegaly"), and non-anatomy
+findings over anatomy ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from medspacy.common.util import prune_overlapping_matches
+from spacy.matcher import PhraseMatcher
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+
+from clinsearch.annotate.finding import MODIFIER_ORDER
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.surface import term_variants
+
+CLAUSE_BREAKS = frozenset(
+    {";", ":", "but", "however", "although", "though", "whereas", "while", "which", "otherwise"}
+)
+SEGMENT_BREAKS = frozenset({",", "and", "or", "with", "without", "in", "of"})
+
+
+@dataclass(frozen=True, slots=True)
+class ModifierMention:
+    """A modifier value found in the text, with token and character offsets."""
+
+    category: str
+    value: str
+    start: int  # token offsets
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A finding's token span, for attachment."""
+
+    start: int
+    end: int
+    anatomy: bool
+
+
+class ModifierMatcher:
+    """Finds modifier values of the pattern categories (``MODIFIER_ORDER``) in a Doc."""
+
+    def __init__(self, lexicon: Lexicon, vocab: Vocab) -> None:
+        self._matcher = PhraseMatcher(vocab, attr="LOWER")
+        self._meanings: dict[str, tuple[tuple[str, str], ...]] = {}
+        forms: dict[tuple[str, ...], set[tuple[str, str]]] = {}
+        for category in MODIFIER_ORDER:
+            for value, surface in lexicon.modifiers.get(category, {}).items():
+                for form in surface:
+                    for variant in term_variants(form):
+                        forms.setdefault(variant, set()).add((category, value))
+        for form, parts in lexicon.compounds.items():
+            meaning = {(c, v) for c, v in parts.items() if c in MODIFIER_ORDER}
+            for variant in term_variants(form):
+                forms.setdefault(variant, set()).update(meaning)
+        for i, (variant, meaning) in enumerate(forms.items()):
+            key = f"mod{i}"
+            self._meanings[key] = tuple(sorted(meaning))
+            self._matcher.add(key, [Doc(vocab, words=list(variant))])
+
+    def __call__(self, doc: Doc) -> list[ModifierMention]:
+        """Modifier mentions in ``doc``, longest match winning among overlaps."""
+        strings = doc.vocab.strings
+        out: list[ModifierMention] = []
+        for match_id, start, end in prune_overlapping_matches(self._matcher(doc)):
+            text = doc[start:end].text
+            for category, value in self._meanings[strings[match_id]]:
+                out.append(ModifierMention(category, value, start, end, text))
+        return out
+
+
+def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:
+    """A part number for each token: it increases at each break token and at sentence starts."""
+    parts: list[int] = []
+    part = 0
+    for tok in doc:
+        if tok.is_sent_start or tok.lower_ in breaks:
+            part += 1
+        parts.append(part)
+    return parts
+
+
+def attach(
+    doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]
+) -> list[list[ModifierMention]]:
+    """For each anchor, the mentions attached to it (each mention goes to at most one anchor)."""
+    clauses = _partition(doc, CLAUSE_BREAKS)
+    segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
+    attached: list[list[ModifierMention]] = [[] for _ in anchors]
+    for m in mentions:
+        best: tuple[tuple[int, int, int, int], int] | None = None
+        for i, a in enumerate(anchors):
+            if clauses[a.start] != clauses[m.start] and not (a.start <= m.start < a.end):
+                continue
+            if a.start <= m.start and m.end <= a.end:
+                key = (0, 0, -1, 0)  # inside the finding's own words
+            else:
+                after = m.start >= a.end
+                gap = m.start - a.end if after else a.start - m.end
+                key = (int(a.anatomy), int(segments[a.start] != segments[m.start]), gap, int(after))
+            if best is None or key < best[0]:
+                best = (key, i)
+        if best is not None:
+            attached[best[1]].append(m)
+    return attached

@@ -1,0 +1,70 @@
+"""Read YAML as nodes that remember their line, so validation errors can name file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from clinsearch.errors import InputError
+
+
+def compose(text: str, file: str | Path) -> yaml.Node | None:
+    """Parse ``text`` into a node tree; malformed YAML raises InputError with its line."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(f"malformed YAML: {exc.problem or exc}", file=file, line=line) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", file=file) from None
+
+
+def line_of(node: yaml.Node) -> int:
+    """The 1-based line a node starts on."""
+    return node.start_mark.line + 1
+
+
+class NodeReader:
+    """Typed access to YAML nodes; every failure raises InputError naming file, line and field."""
+
+    def __init__(self, file: str | Path) -> None:
+        self.file = str(file)
+
+    def fail(self, node: yaml.Node, field: str | None, message: str) -> InputError:
+        """An InputError located at ``node``."""
+        return InputError(message, file=self.file, line=line_of(node), field=field)
+
+    def mapping(self, node: yaml.Node, field: str | None) -> dict[str, yaml.Node]:
+        """A mapping node as ``{key: value node}``; duplicate keys are errors."""
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, field, "expected a mapping (key: value)")
+        out: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            key = self.scalar(key_node, field)
+            if key in out:
+                raise self.fail(key_node, key, "duplicate key")
+            out[key] = value_node
+        return out
+
+    def sequence(self, node: yaml.Node, field: str | None) -> list[yaml.Node]:
+        """A sequence node's items."""
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, field, "expected a list")
+        return list(node.value)
+
+    def scalar(self, node: yaml.Node, field: str | None) -> str:
+        """A scalar node's text, stripped; empty scalars are errors."""
+        if not isinstance(node, yaml.ScalarNode):
+            raise self.fail(node, field, "expected a single value")
+        value = str(node.value).strip()
+        if not value:
+            raise self.fail(node, field, "must not be empty")
+        return value
+
+    def strings(self, node: yaml.Node, field: str) -> list[str]:
+        """A list of scalars (a lone scalar counts as a one-item list)."""
+        if isinstance(node, yaml.ScalarNode):
+            return [self.scalar(node, field)]
+        return [self.scalar(item, field) for item in self.sequence(node, field)]

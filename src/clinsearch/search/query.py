@@ -1,0 +1,125 @@
+"""Query understanding: a free-text query becomes finding patterns through the same annotator.
+
+"right lower lobe pneumonia" -> ``disease|present|pneumonia|right|lower lobe``; "no pneumothorax"
+-> absent; "enlarged heart" -> cardiomegaly through the lexicon's synonyms. Alternatives joined
+by "or" form separate pattern groups. Query words the lexicon does not know are mapped to the
+nearest lexicon terms by embedding similarity; a close enough term replaces them before the
+query is annotated again, and every mapping is reported for ``clinsearch explain-query``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.context_rules import context_rules
+from clinsearch.annotate.finding import Finding
+from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
+
+MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
+NEAREST = 3
+_OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class TermMapping:
+    """An unknown query phrase and its nearest lexicon terms (cosine similarity)."""
+
+    phrase: str
+    start: int
+    end: int
+    nearest: tuple[tuple[LexTerm, float], ...]
+    used: bool  # the best term replaced the phrase (similarity >= MAP_THRESHOLD)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """Finding-pattern groups of a query: a candidate must match one group (OR) as a whole."""
+
+    text: str
+    groups: tuple[tuple[Finding, ...], ...]
+    mappings: tuple[TermMapping, ...]
+
+    @property
+    def patterns(self) -> list[str]:
+        """Every query pattern, group by group."""
+        return [f.pattern for group in self.groups for f in group]
+
+
+class QueryParser:
+    """Parses queries with an annotator; loads term vectors only when a word is unknown."""
+
+    def __init__(self, annotator: Annotator,
+                 term_vectors: Callable[[], tuple[TermVectors, Encoder]]) -> None:
+        self.annotator = annotator
+        self._term_vectors = term_vectors
+
+    @cached_property
+    def _vectors(self) -> tuple[TermVectors, Encoder]:
+        return self._term_vectors()
+
+    @cached_property
+    def known_words(self) -> frozenset[str]:
+        """Words never treated as unknown: function words, ConText cues, one-word lexicon terms."""
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        cues = {w for rule in context_rules() for w in _TOKEN.findall(rule.literal.lower())}
+        terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}
+        return frozenset({*STOP_WORDS, *cues, *terms})
+
+    def parse(self, text: str) -> ParsedQuery:
+        """The query's pattern groups and the mappings of its unknown words."""
+        groups: list[tuple[Finding, ...]] = []
+        mappings: list[TermMapping] = []
+        offset = 0
+        for part in _OR.split(text):
+            start = text.index(part, offset) if part else offset
+            offset = start + len(part)
+            findings, mapped = self._parse_part(part, start)
+            mappings += mapped
+            if findings:
+                groups.append(tuple(findings))
+        return ParsedQuery(text, tuple(groups), tuple(mappings))
+
+    def _parse_part(self, part: str, base: int) -> tuple[list[Finding], list[TermMapping]]:
+        findings = self.annotator.annotate(part)
+        runs = self._unknown_runs(part, findings)
+        if not runs:
+            return findings, []
+        vectors, encoder = self._vectors
+        embedded = encoder.encode_queries([part[s:e] for s, e in runs])
+        mappings: list[TermMapping] = []
+        rewritten = part
+        for (s, e), vec in sorted(zip(runs, embedded, strict=True), key=lambda r: -r[0][0]):
+            nearest = tuple(vectors.nearest(vec, NEAREST))
+            used = nearest[0][1] >= MAP_THRESHOLD
+            if used:
+                rewritten = rewritten[:s] + nearest[0][0].text + rewritten[e:]
+            mappings.append(TermMapping(part[s:e], base + s, base + e, nearest, used))
+        mappings.reverse()
+        if rewritten != part:
+            findings = self.annotator.annotate(rewritten)
+        return findings, mappings
+
+    def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
+        """Character spans of consecutive content words covered by no finding or modifier."""
+        covered = [(f.start, f.end) for f in findings]
+        covered += [(m.start, m.end) for f in findings for m in f.modifiers]
+        runs: list[tuple[int, int]] = []
+        last_end = -1
+        for m in _TOKEN.finditer(part):
+            word = m.group().lower()
+            inside = any(s <= m.start() < e for s, e in covered)
+            if inside or word in self.known_words or len(word) < 3:
+                last_end = -1
+                continue
+            if runs and last_end >= 0 and part[last_end : m.start()].strip() == "":
+                runs[-1] = (runs[-1][0], m.end())
+            else:
+                runs.append((m.start(), m.end()))
+            last_end = m.end()
+        return runs

@@ -1,4 +1,4 @@
-"""Search fixtures: a small test lexicon, the real annotator and encoder, loaded once."""
+"""Search fixtures: a small indexed corpus, a small test lexicon, the real annotator and encoder."""
 
 from __future__ import annotations
 
@@ -8,9 +8,45 @@ import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.corpus.model import Report
+from clinsearch.index import Index
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
 from clinsearch.search.vocabulary import TermVectors
+
+# (report id, patient, visit, text): patients with several visits and several reports per visit.
+REPORTS: tuple[tuple[str, str, str, str], ...] = (
+    ("a1", "P1", "V1", "FINDINGS: Heart size is normal. No pneumothorax or pleural effusion."),
+    ("a2", "P1", "V2", "FINDINGS: Small left pleural effusion. IMPRESSION: Left effusion."),
+    ("b1", "P2", "V3", "FINDINGS: Right lower opacity. IMPRESSION: Right lower lobe pneumonia."),
+    ("b2", "P2", "V3", "IMPRESSION: Interval improvement of right lower lobe pneumonia."),
+    ("c1", "P3", "V4", "FINDINGS: Large right pneumothorax. Mediastinal shift to the left."),
+    ("d1", "P4", "V5", "FINDINGS: Cardiomegaly. Mild edema. Bilateral pleural effusions."),
+    ("e1", "P5", "V6", "FINDINGS: The lungs are clear. IMPRESSION: No acute disease."),
+    ("e2", "P5", "V7", "FINDINGS: Stable cardiomegaly. Lungs are clear. No pneumothorax."),
+    ("f1", "P6", "V8", "FINDINGS: Tiny left apical pneumothorax. Chest tube in place."),
+    ("g1", "P7", "V9", "IMPRESSION: 1. Pleural effusion on the right. 2. Basal atelectasis."),
+)
+
+
+@pytest.fixture(scope="session")
+def reports() -> list[Report]:
+    """The search test corpus."""
+    return [Report(id=i, text=t, patient_id=p, visit_id=v) for i, p, v, t in REPORTS]
+
+
+@pytest.fixture(scope="session")
+def index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The corpus indexed once for read-only search tests."""
+    return Index.build(reports, tmp_path_factory.mktemp("search") / "idx", progress=False)
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path, reports: list[Report]) -> Path:
+    """A fresh index directory of the corpus, for tests that change or break it."""
+    path = tmp_path / "idx"
+    Index.build(reports, path, progress=False)
+    return path
 
 MINI_LEXICON = Path(__file__).parent / "data" / "mini_lexicon.yaml"
 

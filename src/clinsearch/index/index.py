@@ -94,6 +94,7 @@ class Index:
 
     def add(self, reports: Iterable[Report | SegmentedReport], progress: bool = True) -> int:
         """Add new reports (ids must not be in the index yet); returns how many were added."""
+        self._ensure_live()
         prev, first_key = self.generation, self.manifest.next_report_key
         with new_generation(self.path, expect_live=prev.path) as pending:
             gen = Generation(pending.path, progress)
@@ -109,6 +110,7 @@ class Index:
 
     def delete(self, report_ids: Iterable[str]) -> int:
         """Delete reports by id; every id must be in the index. Returns how many were deleted."""
+        self._ensure_live()
         ids = list(dict.fromkeys(report_ids))
         if not ids:
             raise ClinsearchError("no report ids to delete")
@@ -169,6 +171,11 @@ class Index:
         if key not in self._retrievers:
             self._retrievers[key] = make_retriever(self, method, **options)
         return self._retrievers[key]
+
+    def _ensure_live(self) -> None:
+        """Refuse to change the index from a generation that is no longer the live one."""
+        if current_generation(self.path) != self.generation.path:
+            raise ClinsearchError(f"{self.path}: the index changed since it was opened; reopen it")
 
     def _reopen(self) -> None:
         """Move to the live generation, dropping cached readers."""

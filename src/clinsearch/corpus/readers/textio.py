@@ -13,9 +13,7 @@ from clinsearch.corpus.readers.records import UNDECODABLE, RecordError
 from clinsearch.errors import InputError
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
-csv.field_size_limit(
-    2**31 - 1
-)  # long notes exceed the 128 KiB default
+csv.field_size_limit(2**31 - 1)  # long notes exceed the 128 KiB default
 
 
 def open_input(path: Path) -> BinaryIO:

@@ -30,7 +30,7 @@ def test_long_text_windows_cover_every_token_with_overlap(tokenizer) -> None:
     words = [f"w{i}" for i in range(23)]  # unknown words: one [UNK] token each
     text = " ".join(words)
     windows = split_windows(tokenizer, ["short", text], max_tokens=8, overlap=3)
-    mine = [text[w.start:w.end] for w in windows if w.owner == 1]
+    mine = [text[w.start : w.end] for w in windows if w.owner == 1]
     assert [len(_tokens(tokenizer, t)) for t in mine] == [8, 8, 8, 8]
     assert mine[0].split() == words[:8]
     assert mine[1].split() == words[5:13]  # 3 words shared with the first window
@@ -43,7 +43,7 @@ def test_windows_never_cut_inside_a_word(tokenizer) -> None:
     # "pneumothorax." is two tokens of one pre-token word each; "lungs.." keeps punctuation apart
     text = " ".join(["the lungs are clear ."] * 12)
     for window in split_windows(tokenizer, [text], max_tokens=7, overlap=2):
-        piece = text[window.start:window.end]
+        piece = text[window.start : window.end]
         assert piece == piece.strip()
         assert len(_tokens(tokenizer, piece)) <= 7
         assert window.start == 0 or text[window.start - 1] == " "

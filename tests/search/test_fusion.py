@@ -35,8 +35,10 @@ def test_minmax_weighted_fusion() -> None:
     fused = dict(weighted_score_fusion([BM25, DENSE], weights=[0.5, 0.5]))
     # bm25 norm: a 1, b .5, c 0, (d absent -> 0); dense norm: c 1, a .5, d 0, (b absent -> 0)
     assert fused == {
-        "a": pytest.approx(0.75), "b": pytest.approx(0.25),
-        "c": pytest.approx(0.5), "d": pytest.approx(0.0),
+        "a": pytest.approx(0.75),
+        "b": pytest.approx(0.25),
+        "c": pytest.approx(0.5),
+        "d": pytest.approx(0.0),
     }
 
 

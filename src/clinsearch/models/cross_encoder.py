@@ -42,8 +42,14 @@ class CrossEncoderScorer:
         self.fingerprint = fingerprint(self.path)
         self.max_length = int(self.model.max_seq_length)
 
-    def score(self, query: str, passages: Sequence[str], *,
-              batch_size: int = DEFAULT_BATCH_SIZE, progress: bool = False) -> np.ndarray:
+    def score(
+        self,
+        query: str,
+        passages: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> np.ndarray:
         """Relevance of each passage to ``query`` (higher is better), float64, one per passage."""
         if not passages:
             return np.zeros(0, dtype=np.float64)
@@ -56,7 +62,7 @@ class CrossEncoderScorer:
                 f"its {self.max_length} for the passage (at least {MIN_PASSAGE_TOKENS} needed)"
             )
         windows = split_windows(tokenizer, passages, budget, budget // 4)
-        pairs = [(query, passages[w.owner][w.start:w.end]) for w in windows]
+        pairs = [(query, passages[w.owner][w.start : w.end]) for w in windows]
         with torch_threads(1 if len(pairs) <= 2 else None):
             raw = self.model.predict(
                 pairs, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True

@@ -42,8 +42,9 @@ class SentenceEncoder:
         try:
             self.model = SentenceTransformer(str(self.path), device=device, local_files_only=True)
         except Exception as exc:  # any loader failure is a bad folder, reported with its path
-            raise ClinsearchError(f"encoder model folder {self.path} could not be loaded: {exc}") \
-                from exc
+            raise ClinsearchError(
+                f"encoder model folder {self.path} could not be loaded: {exc}"
+            ) from exc
         if not getattr(self.model.tokenizer, "is_fast", False):
             raise ClinsearchError(
                 f"encoder model folder {self.path}: a fast tokenizer (tokenizer.json) is needed "
@@ -55,8 +56,13 @@ class SentenceEncoder:
         self.max_tokens = int(self.model.max_seq_length) - special
         self.overlap = self.max_tokens // 4
 
-    def encode_queries(self, queries: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE,
-                       progress: bool = False) -> np.ndarray:
+    def encode_queries(
+        self,
+        queries: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> np.ndarray:
         """One unit vector per query; a query longer than the window is the mean of its windows."""
         with torch_threads(1 if len(queries) <= SMALL_INPUT else None):
             passages = self.encode_passages(queries, batch_size=batch_size, progress=progress)
@@ -64,13 +70,18 @@ class SentenceEncoder:
         np.add.at(summed, passages.owner, passages.vectors)
         return _normalise(summed)
 
-    def encode_passages(self, passages: Sequence[str], *, batch_size: int = DEFAULT_BATCH_SIZE,
-                        progress: bool = False) -> PassageVectors:
+    def encode_passages(
+        self,
+        passages: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> PassageVectors:
         """Window vectors for each passage; identical passages are encoded once."""
         unique = list(dict.fromkeys(passages))
         position = {text: i for i, text in enumerate(unique)}
         windows = split_windows(self.model.tokenizer, unique, self.max_tokens, self.overlap)
-        texts = [unique[w.owner][w.start:w.end] for w in windows]
+        texts = [unique[w.owner][w.start : w.end] for w in windows]
         vectors = self._encode(texts, batch_size, progress)
         window_owner = np.fromiter((w.owner for w in windows), dtype=np.int64, count=len(windows))
         # Fan the unique passages' windows back out to every input position.
@@ -94,10 +105,12 @@ class SentenceEncoder:
         starts = range(0, len(order), batch_size)
         with torch.inference_mode():
             for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
-                rows = order[start:start + batch_size]
+                rows = order[start : start + batch_size]
                 features = self.model.preprocess([texts[i] for i in rows])
-                features = {k: v.to(self.model.device) if isinstance(v, torch.Tensor) else v
-                            for k, v in features.items()}
+                features = {
+                    k: v.to(self.model.device) if isinstance(v, torch.Tensor) else v
+                    for k, v in features.items()
+                }
                 embedded = self.model(features)["sentence_embedding"]
                 out[rows] = torch.nn.functional.normalize(embedded, dim=1).float().cpu().numpy()
         return out

@@ -10,8 +10,14 @@ from clinsearch.errors import ClinsearchError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "vocab.json")
-_FINGERPRINT_FILES = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json",
-                      "vocab.txt", *WEIGHT_FILES)
+_FINGERPRINT_FILES = (
+    "config.json",
+    "modules.json",
+    "sentence_bert_config.json",
+    "tokenizer.json",
+    "vocab.txt",
+    *WEIGHT_FILES,
+)
 
 
 def default_encoder_path() -> Path:

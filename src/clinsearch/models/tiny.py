@@ -11,9 +11,36 @@ from pathlib import Path
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 DEFAULT_WORDS = (
-    "no", "not", "without", "normal", "clear", "lungs", "heart", "size", "pleural", "effusion",
-    "pneumothorax", "consolidation", "edema", "opacity", "cardiomegaly", "atelectasis", "right",
-    "left", "lower", "upper", "lobe", "mild", "the", "is", "are", "of", "and", "there", ".", ",",
+    "no",
+    "not",
+    "without",
+    "normal",
+    "clear",
+    "lungs",
+    "heart",
+    "size",
+    "pleural",
+    "effusion",
+    "pneumothorax",
+    "consolidation",
+    "edema",
+    "opacity",
+    "cardiomegaly",
+    "atelectasis",
+    "right",
+    "left",
+    "lower",
+    "upper",
+    "lobe",
+    "mild",
+    "the",
+    "is",
+    "are",
+    "of",
+    "and",
+    "there",
+    ".",
+    ",",
 )
 
 
@@ -42,12 +69,17 @@ def build_tiny_bert(
     folder.mkdir(parents=True, exist_ok=True)
     vocab = folder / "vocab.txt"
     vocab.write_text("\n".join([*SPECIAL_TOKENS, *dict.fromkeys(words)]) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(vocab), do_lower_case=True,
-                                  model_max_length=max_length)
+    tokenizer = BertTokenizerFast(
+        vocab_file=str(vocab), do_lower_case=True, model_max_length=max_length
+    )
     config = BertConfig(
-        vocab_size=len(SPECIAL_TOKENS) + len(dict.fromkeys(words)), hidden_size=32,
-        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=max_length, num_labels=1,
+        vocab_size=len(SPECIAL_TOKENS) + len(dict.fromkeys(words)),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_length,
+        num_labels=1,
     )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config) if cross_encoder else BertModel(config)

@@ -32,7 +32,10 @@ def split_windows(
     if max_tokens < 2 or not 0 <= overlap < max_tokens:
         raise ValueError(f"bad window: max_tokens={max_tokens}, overlap={overlap}")
     encoded = tokenizer(
-        list(texts), add_special_tokens=False, return_offsets_mapping=True, truncation=False,
+        list(texts),
+        add_special_tokens=False,
+        return_offsets_mapping=True,
+        truncation=False,
         verbose=False,
     )
     windows: list[Window] = []

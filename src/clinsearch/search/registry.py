@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.bm25 import BM25Retriever
+from clinsearch.search.dense import DenseRetriever
 from clinsearch.search.hit import Hit, Level
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ RetrieverFactory = Callable[..., Retriever]
 
 METHODS: dict[str, RetrieverFactory] = {
     "bm25": BM25Retriever,
+    "dense": DenseRetriever,
 }
 
 

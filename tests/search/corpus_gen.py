@@ -47,12 +47,12 @@ def generate(seed: int, patients: int = 60) -> Corpus:
                 rid = f"R{p:03d}-{v}-{r}"
                 year, month = rng.randint(18, 22), rng.randint(1, 9)
                 date = "" if rng.random() < 0.1 else f"20{year}-0{month}-1{r}"
-                corpus.reports.append(
-                    {"id": rid, "patient_id": f"P{p:03d}", "visit_id": f"V{p:03d}-{v}",
+                corpus.reports.append(  # visit ids repeat across patients, as they may
+                    {"id": rid, "patient_id": f"P{p:03d}", "visit_id": f"V{v}",
                      "type": rng.choice(TYPES), "date": date, "text": "", "metadata": "{}"}
                 )
                 for s in range(rng.randint(0, 5)):
-                    _sentence(rng, corpus, rid, f"V{p:03d}-{v}", f"P{p:03d}", s)
+                    _sentence(rng, corpus, rid, f"V{v}", f"P{p:03d}", s)
     return corpus
 
 

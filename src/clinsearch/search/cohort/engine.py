@@ -22,24 +22,33 @@ COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
 
 _LOAD_UNITS = """
 CREATE OR REPLACE TABLE u AS
-SELECT s.id AS sentence_id, r.id AS report_id, r.visit_id, r.patient_id,
-       coalesce(s.section, '') AS section, coalesce(r.type, '') AS rtype,
+SELECT s.id AS sentence_uid, r.id AS report_uid, r.patient_id || chr(31) || r.visit_id AS visit_uid,
+       r.patient_id AS patient_uid, s.id AS sentence_id, r.id AS report_id, r.visit_id,
+       r.patient_id, coalesce(s.section, '') AS section, coalesce(r.type, '') AS rtype,
        coalesce(r.date, '') AS rdate, s."index" AS sidx, s.text AS text, lower(s.text) AS ltext
 FROM reports r LEFT JOIN sentences s ON s.report_id = r.id
 """
 _LOAD_FINDINGS = """
 CREATE OR REPLACE TABLE f AS
-SELECT u.sentence_id, u.report_id, u.visit_id, u.patient_id, u.section, u.rtype, u.rdate, u.sidx,
-       x.concept, x.polarity, string_split(x.pattern, '|')[4:] AS mods
-FROM findings x JOIN u ON u.sentence_id = x.sentence_id
+SELECT u.sentence_uid, u.report_uid, u.visit_uid, u.patient_uid, u.sentence_id, u.report_id,
+       u.section, u.rtype, u.rdate, u.sidx, x.concept, x.polarity,
+       string_split(x.pattern, '|')[4:] AS mods
+FROM findings x JOIN u ON u.sentence_uid = x.sentence_id
 """
+# The id columns shown for a unit of each level: its own id and those of the units above it.
+ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
+    "patient": ("patient_id",),
+    "visit": ("patient_id", "visit_id"),
+    "report": ("patient_id", "visit_id", "report_id"),
+    "sentence": ("patient_id", "visit_id", "report_id", "sentence_id"),
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Member:
     """A unit in the cohort with one evidence sentence (empty when only negations matched)."""
 
-    id: str
+    ids: tuple[str, ...]  # the unit's ID_COLUMNS values
     report_id: str
     sentence_id: str
     term: str
@@ -85,11 +94,16 @@ class CohortEngine:
         compiler = Compiler(self._resolve)
         return compiler, tree, compiler.ids(tree, level)
 
-    def ids(self, query: str | Node, level: Unit) -> list[str]:
-        """The sorted ids of the ``level`` units matching ``query``."""
+    def ids(self, query: str | Node, level: Unit) -> list[tuple[str, ...]]:
+        """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
         _, _, (sql, params) = self._compiled(query, level)
-        rows = self._con.execute(f"SELECT id FROM ({sql}) ORDER BY id", list(params)).fetchall()
-        return [r[0] for r in rows]
+        cols = ", ".join(f"k.{c}" for c in ID_COLUMNS[level])
+        rows = self._con.execute(
+            f"SELECT {cols} FROM ({sql}) res JOIN ({_keys(level)}) k ON k.uid = res.id"
+            f" ORDER BY {cols}",
+            list(params),
+        ).fetchall()
+        return [tuple(r) for r in rows]
 
     def count(self, query: str | Node, level: Unit) -> int:
         """How many ``level`` units match ``query``, exactly."""
@@ -106,18 +120,26 @@ class CohortEngine:
         compiler, tree, (sql, params) = self._compiled(query, level)
         sources = compiler.evidence(tree, level)
         ev_sql, ev_params = _evidence_rows(sources, level)
+        cols = ", ".join(f"k.{c}" for c in ID_COLUMNS[level])
         full = (
             f"WITH res AS ({sql}), ev AS ({ev_sql}), best AS ("
             " SELECT * FROM ev WHERE id IN (SELECT id FROM res)"
             " QUALIFY row_number() OVER"
             " (PARTITION BY id ORDER BY rdate, report_id, sidx, term) = 1)"
-            " SELECT res.id, coalesce(best.report_id, ''), coalesce(best.sentence_id, ''),"
+            f" SELECT [{cols}], coalesce(best.report_id, ''), coalesce(best.sentence_id, ''),"
             " coalesce(best.term, ''), coalesce(u.section, ''), coalesce(u.text, '')"
-            " FROM res LEFT JOIN best ON best.id = res.id"
-            " LEFT JOIN u ON u.sentence_id = best.sentence_id ORDER BY res.id"
+            f" FROM res JOIN ({_keys(level)}) k ON k.uid = res.id"
+            " LEFT JOIN best ON best.id = res.id"
+            f" LEFT JOIN u ON u.sentence_uid = best.sentence_id ORDER BY {cols}"
         )
         rows = self._con.execute(full, [*params, *ev_params]).fetchall()
-        return [Member(*row) for row in rows]
+        return [Member(tuple(row[0]), *row[1:]) for row in rows]
+
+
+def _keys(level: Unit) -> str:
+    """SQL mapping each ``level`` unit id to its ID_COLUMNS."""
+    return f"SELECT DISTINCT {level}_uid AS uid, {', '.join(ID_COLUMNS[level])} FROM u" \
+        f" WHERE {level}_uid IS NOT NULL"
 
 
 def _evidence_rows(sources: list[Evidence], level: Unit) -> Query:
@@ -126,12 +148,12 @@ def _evidence_rows(sources: list[Evidence], level: Unit) -> Query:
     params: list[object] = []
     for src in sources:
         sql = (
-            f"SELECT {level}_id AS id, sentence_id, report_id, ? AS term, rdate, sidx"
+            f"SELECT {level}_uid AS id, sentence_id, report_id, ? AS term, rdate, sidx"
             f" FROM {src.table} WHERE sentence_id IS NOT NULL AND {src.where[0]}"
         )
         params += [src.label, *src.where[1]]
         for unit, (wsql, wparams) in src.within:
-            sql += f" AND {unit}_id IN ({wsql})"
+            sql += f" AND {unit}_uid IN ({wsql})"
             params += wparams
         parts.append(sql)
     if not parts:
@@ -150,11 +172,11 @@ def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as out:
             writer = csv.writer(out)
             writer.writerow(
-                [f"{level}_id", "evidence_report_id", "evidence_sentence_id", "matched",
+                [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
                  "section", "evidence_sentence"]
             )
             for m in members:
-                writer.writerow([m.id, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
+                writer.writerow([*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,5 +1,8 @@
 """Compile a cohort syntax tree into DuckDB SQL over the ``f`` (findings) and ``u`` (units) tables.
 
+Both tables carry a unique id column per unit, ``sentence_uid``, ``report_uid``, ``visit_uid``
+(patient and visit id together: visit ids need only be unique per patient) and ``patient_uid``.
+
 Every expression evaluates to the set of ids of one unit (sentence, report, visit or patient):
 AND intersects, OR unions, NOT subtracts from every unit of the (restricted) corpus, and a
 scoped group is evaluated at its own unit and then lifted to the enclosing one through ``u``.
@@ -98,7 +101,7 @@ class Compiler:
 
     def ids(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = ()) -> Query:
         """SQL selecting the distinct ``id`` of every ``unit`` that satisfies ``node``."""
-        col = f"{unit}_id"
+        col = f"{unit}_uid"
         rsql, rparams = _restrict(filters)
         if isinstance(node, Term):
             where, wparams = _spec_where(self.spec(node))
@@ -139,15 +142,15 @@ class Compiler:
     def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> Query:
         """Every ``unit`` with at least one row of the corpus satisfying ``filters``."""
         rsql, rparams = _restrict(filters)
-        col = f"{unit}_id"
+        col = f"{unit}_uid"
         return f"SELECT DISTINCT {col} AS id FROM u WHERE {col} IS NOT NULL{rsql}", rparams
 
     def lift(self, inner: Query, source: Unit, target: Unit, filters: tuple[Filter, ...]) -> Query:
         """Ids of ``target`` units that contain (or lie within) a ``source`` unit of ``inner``."""
         rsql, rparams = _restrict(filters)
         sql = (
-            f"SELECT DISTINCT {target}_id AS id FROM u WHERE {target}_id IS NOT NULL"
-            f" AND {source}_id IN ({inner[0]}){rsql}"
+            f"SELECT DISTINCT {target}_uid AS id FROM u WHERE {target}_uid IS NOT NULL"
+            f" AND {source}_uid IN ({inner[0]}){rsql}"
         )
         return sql, inner[1] + rparams
 

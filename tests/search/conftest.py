@@ -12,7 +12,7 @@ from clinsearch.corpus.model import Report
 from clinsearch.index import Index
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
-from clinsearch.search.vocabulary import TermVectors
+from clinsearch.search.vocabulary import DefaultEncoder, TermVectors
 
 # (report id, patient, visit, text): patients with several visits and several reports per visit.
 REPORTS: tuple[tuple[str, str, str, str], ...] = (
@@ -67,14 +67,10 @@ def annotator(lexicon: Lexicon) -> Annotator:
 
 
 @pytest.fixture(scope="session")
-def term_vectors(lexicon: Lexicon, tmp_path_factory: pytest.TempPathFactory) -> TermVectors:
-    from clinsearch.models.encoder import load_encoder
-
-    return TermVectors.for_lexicon(lexicon, load_encoder(), tmp_path_factory.mktemp("cache"))
+def parser(annotator: Annotator, tmp_path_factory: pytest.TempPathFactory) -> QueryParser:
+    return QueryParser(annotator, DefaultEncoder(), tmp_path_factory.mktemp("cache"))
 
 
 @pytest.fixture(scope="session")
-def parser(annotator: Annotator, term_vectors: TermVectors) -> QueryParser:
-    from clinsearch.models.encoder import load_encoder
-
-    return QueryParser(annotator, lambda: (term_vectors, load_encoder()))
+def term_vectors(parser: QueryParser) -> TermVectors:
+    return parser.vectors

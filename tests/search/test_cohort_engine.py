@@ -55,7 +55,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine.from_arrow(*corpus.arrow(), resolve=resolve)
+    return CohortEngine.from_arrow(*corpus.arrow(), resolver_for=lambda _query: resolve)
 
 
 class Brute:

@@ -40,6 +40,9 @@ class PolarityOptions:
         return (query_polarity,)
 
 
+DEFAULT_POLARITY = PolarityOptions()
+
+
 @dataclass(frozen=True, slots=True)
 class PartMatch:
     """The best finding of a sentence for one query pattern."""
@@ -69,7 +72,7 @@ class ConceptRanker:
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
 
-    def rank(self, query: ParsedQuery, options: PolarityOptions = PolarityOptions()
+    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY
              ) -> list[SentenceScore]:
         """Sentences with at least one candidate finding, best first (ties by sentence id)."""
         best: dict[int, tuple[float, tuple[PartMatch, ...]]] = {}

@@ -10,9 +10,9 @@ query is annotated again, and every mapping is reported for ``clinsearch explain
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.context_rules import context_rules
@@ -51,16 +51,18 @@ class ParsedQuery:
 
 
 class QueryParser:
-    """Parses queries with an annotator; loads term vectors only when a word is unknown."""
+    """Parses queries with an annotator; term vectors are loaded on first need."""
 
-    def __init__(self, annotator: Annotator,
-                 term_vectors: Callable[[], tuple[TermVectors, Encoder]]) -> None:
+    def __init__(self, annotator: Annotator, encoder: Encoder,
+                 cache_dir: Path | None = None) -> None:
         self.annotator = annotator
-        self._term_vectors = term_vectors
+        self.encoder = encoder
+        self._cache_dir = cache_dir
 
     @cached_property
-    def _vectors(self) -> tuple[TermVectors, Encoder]:
-        return self._term_vectors()
+    def vectors(self) -> TermVectors:
+        """The lexicon's term vectors under the parser's encoder (cached on disk)."""
+        return TermVectors.for_lexicon(self.annotator.lexicon, self.encoder, self._cache_dir)
 
     @cached_property
     def known_words(self) -> frozenset[str]:
@@ -71,32 +73,36 @@ class QueryParser:
         terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}
         return frozenset({*STOP_WORDS, *cues, *terms})
 
-    def parse(self, text: str) -> ParsedQuery:
-        """The query's pattern groups and the mappings of its unknown words."""
+    def parse(self, text: str, *, map_unknown: bool = True) -> ParsedQuery:
+        """The query's pattern groups and the mappings of its unknown words.
+
+        With ``map_unknown=False`` unknown words are reported with their nearest terms but
+        never replaced (cohort queries stay exactly as written).
+        """
         groups: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
         offset = 0
         for part in _OR.split(text):
             start = text.index(part, offset) if part else offset
             offset = start + len(part)
-            findings, mapped = self._parse_part(part, start)
+            findings, mapped = self._parse_part(part, start, map_unknown)
             mappings += mapped
             if findings:
                 groups.append(tuple(findings))
         return ParsedQuery(text, tuple(groups), tuple(mappings))
 
-    def _parse_part(self, part: str, base: int) -> tuple[list[Finding], list[TermMapping]]:
+    def _parse_part(self, part: str, base: int, map_unknown: bool
+                    ) -> tuple[list[Finding], list[TermMapping]]:
         findings = self.annotator.annotate(part)
         runs = self._unknown_runs(part, findings)
         if not runs:
             return findings, []
-        vectors, encoder = self._vectors
-        embedded = encoder.encode_queries([part[s:e] for s, e in runs])
+        embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
         mappings: list[TermMapping] = []
         rewritten = part
         for (s, e), vec in sorted(zip(runs, embedded, strict=True), key=lambda r: -r[0][0]):
-            nearest = tuple(vectors.nearest(vec, NEAREST))
-            used = nearest[0][1] >= MAP_THRESHOLD
+            nearest = tuple(self.vectors.nearest(vec, NEAREST))
+            used = map_unknown and nearest[0][1] >= MAP_THRESHOLD
             if used:
                 rewritten = rewritten[:s] + nearest[0][0].text + rewritten[e:]
             mappings.append(TermMapping(part[s:e], base + s, base + e, nearest, used))

@@ -30,6 +30,26 @@ class Encoder(Protocol):
         ...
 
 
+class DefaultEncoder:
+    """A sentence encoder folder (default MiniLM) whose model is loaded on first encode only.
+
+    Its fingerprint is computed from the folder's files, so cached term vectors can be found
+    without loading the model.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
+
+        self.path = check_model_folder(path or default_encoder_path(), "encoder model")
+        self.fingerprint = fingerprint(self.path)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``queries`` (loads the model once per process)."""
+        from clinsearch.models.encoder import load_encoder
+
+        return load_encoder(self.path).encode_queries(queries)
+
+
 @dataclass(frozen=True, slots=True)
 class LexTerm:
     """A surface form of the lexicon and what it stands for."""

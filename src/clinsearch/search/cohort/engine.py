@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,8 @@ import duckdb
 
 from clinsearch.search.cohort.sql import Compiler, Evidence, Query, Resolver
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
+
+ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
 COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
 
@@ -59,42 +62,43 @@ class Member:
 class CohortEngine:
     """Parses, compiles and runs cohort queries against one loaded index generation."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, resolve: Resolver) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, resolver_for: ResolverFor) -> None:
         self._con = con
-        self._resolve = resolve
+        self._resolver_for = resolver_for
 
     @classmethod
     def from_parquet(
-        cls, reports: Path, sentences: Path, findings: Path, resolve: Resolver
+        cls, reports: Path, sentences: Path, findings: Path, resolver_for: ResolverFor
     ) -> CohortEngine:
         """Load the three Parquet tables of an index generation."""
         con = duckdb.connect()
         for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
             con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet(?)", [str(path)])
-        return cls._loaded(con, resolve)
+        return cls._loaded(con, resolver_for)
 
     @classmethod
-    def from_arrow(cls, reports: object, sentences: object, findings: object, resolve: Resolver):
+    def from_arrow(cls, reports: object, sentences: object, findings: object,
+                   resolver_for: ResolverFor) -> CohortEngine:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
         con = duckdb.connect()
         for name, table in (("reports", reports), ("sentences", sentences), ("findings", findings)):
             con.register(name, table)
-        return cls._loaded(con, resolve)
+        return cls._loaded(con, resolver_for)
 
     @classmethod
-    def _loaded(cls, con: duckdb.DuckDBPyConnection, resolve: Resolver) -> CohortEngine:
+    def _loaded(cls, con: duckdb.DuckDBPyConnection, resolver_for: ResolverFor) -> CohortEngine:
         con.execute(_LOAD_UNITS)
         con.execute(_LOAD_FINDINGS)
-        return cls(con, resolve)
+        return cls(con, resolver_for)
 
-    def _compiled(self, query: str | Node, level: Unit) -> tuple[Compiler, Node, Query]:
+    def _compiled(self, query: str, level: Unit) -> tuple[Compiler, Node, Query]:
         if level not in UNITS:
             raise ValueError(f"level must be one of {UNITS}, not {level!r}")
-        tree = parse(query) if isinstance(query, str) else query
-        compiler = Compiler(self._resolve)
+        tree = parse(query)
+        compiler = Compiler(self._resolver_for(query))
         return compiler, tree, compiler.ids(tree, level)
 
-    def ids(self, query: str | Node, level: Unit) -> list[tuple[str, ...]]:
+    def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
         _, _, (sql, params) = self._compiled(query, level)
         cols = ", ".join(f"k.{c}" for c in ID_COLUMNS[level])
@@ -105,17 +109,16 @@ class CohortEngine:
         ).fetchall()
         return [tuple(r) for r in rows]
 
-    def count(self, query: str | Node, level: Unit) -> int:
+    def count(self, query: str, level: Unit) -> int:
         """How many ``level`` units match ``query``, exactly."""
         _, _, (sql, params) = self._compiled(query, level)
         return self._con.execute(f"SELECT count(*) FROM ({sql})", list(params)).fetchone()[0]
 
-    def counts(self, query: str | Node) -> dict[Unit, int]:
+    def counts(self, query: str) -> dict[Unit, int]:
         """Exact counts of matching patients, visits and reports (the query evaluated at each)."""
-        tree = parse(query) if isinstance(query, str) else query
-        return {level: self.count(tree, level) for level in COUNT_LEVELS}
+        return {level: self.count(query, level) for level in COUNT_LEVELS}
 
-    def members(self, query: str | Node, level: Unit) -> list[Member]:
+    def members(self, query: str, level: Unit) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by id."""
         compiler, tree, (sql, params) = self._compiled(query, level)
         sources = compiler.evidence(tree, level)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,12 +11,26 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.progress import track
 
+
+class _ClinsearchGroup(TyperGroup):
+    """Turns user errors from any command into one clear line on stderr and exit status 2."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClinsearchError as exc:
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+
+
 app = typer.Typer(
     name="clinsearch",
+    cls=_ClinsearchGroup,
     help="Negation-aware search over clinical reports.",
     no_args_is_help=True,
     add_completion=False,
@@ -33,24 +46,8 @@ def _root() -> None:
 
 
 def main() -> None:
-    """Entry point: run the app; user errors print one clear line and exit 2, never a traceback."""
-    try:
-        app(standalone_mode=False)
-    except ClinsearchError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-        sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        err_console.print("aborted")
-        sys.exit(130)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    """Console-script entry point."""
+    app()
 
 
 # --- index and search ---------------------------------------------------------------------------

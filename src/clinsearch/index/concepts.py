@@ -9,7 +9,9 @@ offsets, so a lookup is one dict access and an array slice, never a scan of the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +33,23 @@ FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concep
 
 
 class ConceptComponent:
-    """Index component writing the concept postings of a generation from its findings table."""
+    """Index component writing the concept postings of a generation from its findings table.
+
+    Option ``lexicon``: the lexicon file whose hierarchy is used (default: the shipped one);
+    give the same one as the ``findings`` component.
+    """
 
     name = NAME
 
-    def __init__(self, hierarchy: Hierarchy) -> None:
-        self.hierarchy = hierarchy
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.lexicon_path: str | None = (options or {}).get("lexicon")
+
+    @cached_property
+    def hierarchy(self) -> Hierarchy:
+        """The concept hierarchy of the configured lexicon."""
+        from clinsearch.annotate.lexicon import Lexicon
+
+        return Hierarchy.from_lexicon(Lexicon.load(self.lexicon_path))
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Post every finding of the generation under its concept and the concept's ancestors."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
+from clinsearch.index.concepts import ConceptComponent
 from clinsearch.index.dense import DenseComponent
 from clinsearch.index.lexical import LexicalComponent
 
@@ -19,6 +20,7 @@ ComponentFactory = Callable[[Mapping[str, Any]], Component]
 
 COMPONENTS: dict[str, ComponentFactory] = {
     "lexical": LexicalComponent,
+    "concepts": ConceptComponent,
     "dense": DenseComponent,
 }
 DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical",)

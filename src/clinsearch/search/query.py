@@ -13,11 +13,13 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from clinsearch.annotate.annotator import Annotator
-from clinsearch.annotate.context_rules import context_rules
 from clinsearch.annotate.finding import Finding
 from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
 
 MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
 NEAREST = 3
@@ -68,6 +70,8 @@ class QueryParser:
     def known_words(self) -> frozenset[str]:
         """Words never treated as unknown: function words, ConText cues, one-word lexicon terms."""
         from spacy.lang.en.stop_words import STOP_WORDS
+
+        from clinsearch.annotate.context_rules import context_rules
 
         cues = {w for rule in context_rules() for w in _TOKEN.findall(rule.literal.lower())}
         terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}

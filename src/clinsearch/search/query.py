@@ -21,6 +21,7 @@ from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
 
+ANATOMY = "anatomy"
 MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
 NEAREST = 3
 _OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
@@ -100,7 +101,7 @@ class QueryParser:
         findings = self.annotator.annotate(part)
         runs = self._unknown_runs(part, findings)
         if not runs:
-            return findings, []
+            return _without_locating_anatomy(findings), []
         embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
         mappings: list[TermMapping] = []
         rewritten = part
@@ -113,7 +114,7 @@ class QueryParser:
         mappings.reverse()
         if rewritten != part:
             findings = self.annotator.annotate(rewritten)
-        return findings, mappings
+        return _without_locating_anatomy(findings), mappings
 
     def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
         """Character spans of consecutive content words covered by no finding or modifier."""
@@ -133,3 +134,11 @@ class QueryParser:
                 runs.append((m.start(), m.end()))
             last_end = m.end()
         return runs
+
+
+def _without_locating_anatomy(findings: list[Finding]) -> list[Finding]:
+    """Drop anatomy mentions beside other findings: they only locate them ("right lower lobe
+    pneumonia" is about pneumonia)."""
+    if any(f.type != ANATOMY for f in findings):
+        return [f for f in findings if f.type != ANATOMY]
+    return findings

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
-from clinsearch.search.cohort.sql import FindingSpec
+from clinsearch.search.cohort.evaluate import FindingSpec
 from clinsearch.search.cohort.syntax import (
     UNITS,
     And,
@@ -55,7 +56,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine.from_arrow(*corpus.arrow(), resolver_for=lambda _query: resolve)
+    return CohortEngine(CohortCorpus.from_arrow(*corpus.arrow()), lambda _query: resolve)
 
 
 class Brute:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
     COUNT_LEVELS,
     ID_COLUMNS,
@@ -37,8 +38,8 @@ class Cohort:
                                   " with the findings component")
         self.tools = concept_tools(index_lexicon_path(index))
         tools = self.tools
-        self.engine = CohortEngine.from_parquet(
-            gen.reports_path, gen.sentences_path, findings,
+        self.engine = CohortEngine(
+            CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 

@@ -1,9 +1,4 @@
-"""Evaluate cohort queries with DuckDB over an index's reports, sentences and findings tables.
-
-The tables are loaded once into an in-memory DuckDB database as ``u`` (one row per sentence,
-plus one per report without sentences) and ``f`` (one row per finding, with its report's type
-and date), so each query is a handful of set operations over ids.
-"""
+"""Run cohort queries over a loaded corpus: exact counts, member ids, evidence, CSV export."""
 
 from __future__ import annotations
 
@@ -14,30 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
+import numpy as np
 
-from clinsearch.search.cohort.sql import Compiler, Evidence, Query, Resolver
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.evaluate import Evaluator, Resolver
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
 COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
-
-_LOAD_UNITS = """
-CREATE OR REPLACE TABLE u AS
-SELECT s.id AS sentence_uid, r.id AS report_uid, r.patient_id || chr(31) || r.visit_id AS visit_uid,
-       r.patient_id AS patient_uid, s.id AS sentence_id, r.id AS report_id, r.visit_id,
-       r.patient_id, coalesce(s.section, '') AS section, coalesce(r.type, '') AS rtype,
-       coalesce(r.date, '') AS rdate, s."index" AS sidx, s.text AS text, lower(s.text) AS ltext
-FROM reports r LEFT JOIN sentences s ON s.report_id = r.id
-"""
-_LOAD_FINDINGS = """
-CREATE OR REPLACE TABLE f AS
-SELECT u.sentence_uid, u.report_uid, u.visit_uid, u.patient_uid, u.sentence_id, u.report_id,
-       u.section, u.rtype, u.rdate, u.sidx, x.concept, x.polarity,
-       string_split(x.pattern, '|')[4:] AS mods
-FROM findings x JOIN u ON u.sentence_uid = x.sentence_id
-"""
 # The id columns shown for a unit of each level: its own id and those of the units above it.
 ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
     "patient": ("patient_id",),
@@ -60,111 +40,84 @@ class Member:
 
 
 class CohortEngine:
-    """Parses, compiles and runs cohort queries against one loaded index generation."""
+    """Parses and evaluates cohort queries against one loaded corpus."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, resolver_for: ResolverFor) -> None:
-        self._con = con
+    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor) -> None:
+        self.corpus = corpus
         self._resolver_for = resolver_for
 
-    @classmethod
-    def from_parquet(
-        cls, reports: Path, sentences: Path, findings: Path, resolver_for: ResolverFor
-    ) -> CohortEngine:
-        """Load the three Parquet tables of an index generation."""
-        con = duckdb.connect()
-        for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet(?)", [str(path)])
-        return cls._loaded(con, resolver_for)
-
-    @classmethod
-    def from_arrow(cls, reports: object, sentences: object, findings: object,
-                   resolver_for: ResolverFor) -> CohortEngine:
-        """Load from in-memory Arrow tables with the index's column names (used by tests)."""
-        con = duckdb.connect()
-        for name, table in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            con.register(name, table)
-        return cls._loaded(con, resolver_for)
-
-    @classmethod
-    def _loaded(cls, con: duckdb.DuckDBPyConnection, resolver_for: ResolverFor) -> CohortEngine:
-        con.execute(_LOAD_UNITS)
-        con.execute(_LOAD_FINDINGS)
-        return cls(con, resolver_for)
-
-    def _compiled(self, query: str, level: Unit) -> tuple[Compiler, Node, Query]:
+    def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:
             raise ValueError(f"level must be one of {UNITS}, not {level!r}")
         tree = parse(query)
-        compiler = Compiler(self._resolver_for(query))
-        return compiler, tree, compiler.ids(tree, level)
-
-    def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
-        """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
-        _, _, (sql, params) = self._compiled(query, level)
-        cols = ", ".join(f"k.{c}" for c in ID_COLUMNS[level])
-        rows = self._con.execute(
-            f"SELECT {cols} FROM ({sql}) res JOIN ({_keys(level)}) k ON k.uid = res.id"
-            f" ORDER BY {cols}",
-            list(params),
-        ).fetchall()
-        return [tuple(r) for r in rows]
+        evaluator = Evaluator(self.corpus, self._resolver_for(query))
+        return evaluator, tree, evaluator.units(tree, level)
 
     def count(self, query: str, level: Unit) -> int:
         """How many ``level`` units match ``query``, exactly."""
-        _, _, (sql, params) = self._compiled(query, level)
-        return self._con.execute(f"SELECT count(*) FROM ({sql})", list(params)).fetchone()[0]
+        return int(self._evaluate(query, level)[2].sum())
 
     def counts(self, query: str) -> dict[Unit, int]:
-        """Exact counts of matching patients, visits and reports (the query evaluated at each)."""
-        return {level: self.count(query, level) for level in COUNT_LEVELS}
+        """Exact counts of matching patients, visits and reports (the query evaluated at each);
+        one evaluator serves the three, so each term is looked up once."""
+        evaluator, tree, _ = self._evaluate(query, "sentence")
+        return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
+
+    def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
+        """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
+        mask = self._evaluate(query, level)[2]
+        return sorted(self._shown(level, int(k)) for k in np.flatnonzero(mask))
 
     def members(self, query: str, level: Unit) -> list[Member]:
-        """Matching ``level`` units, each with its earliest evidence sentence, sorted by id."""
-        compiler, tree, (sql, params) = self._compiled(query, level)
-        sources = compiler.evidence(tree, level)
-        ev_sql, ev_params = _evidence_rows(sources, level)
-        cols = ", ".join(f"k.{c}" for c in ID_COLUMNS[level])
-        full = (
-            f"WITH res AS ({sql}), ev AS ({ev_sql}), best AS ("
-            " SELECT * FROM ev WHERE id IN (SELECT id FROM res)"
-            " QUALIFY row_number() OVER"
-            " (PARTITION BY id ORDER BY rdate, report_id, sidx, term) = 1)"
-            f" SELECT [{cols}], coalesce(best.report_id, ''), coalesce(best.sentence_id, ''),"
-            " coalesce(best.term, ''), coalesce(u.section, ''), coalesce(u.text, '')"
-            f" FROM res JOIN ({_keys(level)}) k ON k.uid = res.id"
-            " LEFT JOIN best ON best.id = res.id"
-            f" LEFT JOIN u ON u.sentence_uid = best.sentence_id ORDER BY {cols}"
-        )
-        rows = self._con.execute(full, [*params, *ev_params]).fetchall()
-        return [Member(tuple(row[0]), *row[1:]) for row in rows]
+        """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
+        evaluator, tree, mask = self._evaluate(query, level)
+        best = self._best_evidence(evaluator, tree, level, mask)
+        c = self.corpus
+        out = []
+        for k in np.flatnonzero(mask):
+            s, label = best.get(int(k), (-1, ""))
+            if s < 0:
+                out.append(Member(self._shown(level, int(k)), "", "", "", "", ""))
+                continue
+            out.append(Member(self._shown(level, int(k)), str(c.reports.ids[c.sentence_report[s]]),
+                              str(c.sentence_ids[s]), label, str(c.sentence_sections[s]),
+                              str(c.sentence_texts[s])))
+        out.sort(key=lambda m: m.ids)
+        return out
 
+    def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Unit,
+                       mask: np.ndarray) -> dict[int, tuple[int, str]]:
+        """Per matching unit: its earliest evidence sentence and the term it matched."""
+        c = self.corpus
+        sources_list = evaluator.evidence(tree, level)
+        parts = []
+        for source_no, ev in enumerate(sources_list):
+            s = ev.sentences
+            for scope, scope_mask in ev.within:
+                s = s[scope_mask[c.sentence_unit[scope][s]]]
+            s = s[mask[c.sentence_unit[level][s]]]
+            parts.append(np.stack([s, np.full(len(s), source_no)]))
+        if not parts:
+            return {}
+        sentences, sources = np.concatenate(parts, axis=1)
+        units = c.sentence_unit[level][sentences]
+        order = np.lexsort((sources, c.sentence_rank[sentences], units))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = units[order][1:] != units[order][:-1]
+        return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])].label)
+                for i in order[first]}
 
-def _keys(level: Unit) -> str:
-    """SQL mapping each ``level`` unit id to its ID_COLUMNS."""
-    return f"SELECT DISTINCT {level}_uid AS uid, {', '.join(ID_COLUMNS[level])} FROM u" \
-        f" WHERE {level}_uid IS NOT NULL"
-
-
-def _evidence_rows(sources: list[Evidence], level: Unit) -> Query:
-    """One SELECT of candidate evidence rows (id, sentence, report, term, order keys)."""
-    parts: list[str] = []
-    params: list[object] = []
-    for src in sources:
-        sql = (
-            f"SELECT {level}_uid AS id, sentence_id, report_id, ? AS term, rdate, sidx"
-            f" FROM {src.table} WHERE sentence_id IS NOT NULL AND {src.where[0]}"
-        )
-        params += [src.label, *src.where[1]]
-        for unit, (wsql, wparams) in src.within:
-            sql += f" AND {unit}_uid IN ({wsql})"
-            params += wparams
-        parts.append(sql)
-    if not parts:
-        parts.append(
-            "SELECT NULL::VARCHAR AS id, NULL::VARCHAR AS sentence_id, NULL::VARCHAR AS report_id,"
-            " NULL::VARCHAR AS term, NULL::VARCHAR AS rdate, NULL::BIGINT AS sidx WHERE false"
-        )
-    return " UNION ALL ".join(parts), tuple(params)
+    def _shown(self, level: Unit, uid: int) -> tuple[str, ...]:
+        """The ID_COLUMNS values of unit ``uid`` of ``level``."""
+        c = self.corpus
+        if level == "sentence":
+            report = int(c.sentence_report[uid])
+        else:
+            report = int(c.first_report[level][uid])
+        ids = {"patient_id": c.reports.patient_ids[report], "visit_id": c.reports.visit_ids[report],
+               "report_id": c.reports.ids[report],
+               "sentence_id": c.sentence_ids[uid] if level == "sentence" else ""}
+        return tuple(str(ids[col]) for col in ID_COLUMNS[level])
 
 
 def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:

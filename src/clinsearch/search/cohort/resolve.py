@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clinsearch.annotate.finding import modifier_values
-from clinsearch.search.cohort.sql import FindingSpec, Resolver
+from clinsearch.search.cohort.evaluate import FindingSpec, Resolver
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Term
 from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.search.patterns import Hierarchy

@@ -188,7 +188,7 @@ def compare_sections(texts: list[str], subset: int) -> None:
         seconds = time.perf_counter() - start
         top = ", ".join(f"{name} {n}" for name, n in names.most_common(3))
         projected = seconds * len(texts) / len(sample)
-        print(f"| {method} | {len(sample)} | {seconds:.2f} | {projected:.1f} | {top} |")
+        print(f"| {method} | {len(sample)} | {seconds:.2f} | {projected:.2f} | {top} |")
 
 
 if __name__ == "__main__":

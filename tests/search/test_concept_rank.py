@@ -48,7 +48,8 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
 
 
 def ranked(ranker: ConceptRanker, parser: QueryParser, query: str, **options: object) -> list[str]:
-    return [r.sentence_id for r in ranker.rank(parser.parse(query), PolarityOptions(**options))]
+    ranking = ranker.rank(parser.parse(query), PolarityOptions(**options))  # type: ignore[arg-type]
+    return [ranker.index.sentence_ids[s] for s in ranking.sentences]
 
 
 def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: QueryParser) -> None:
@@ -80,17 +81,20 @@ def test_synonym_query_finds_the_concept(ranker: ConceptRanker, parser: QueryPar
 
 
 def test_ties_are_broken_by_pattern_similarity(ranker: ConceptRanker, parser: QueryParser) -> None:
-    result = ranker.rank(parser.parse("pneumonia"))
-    top = {r.sentence_id: r for r in result}
+    ranking = ranker.rank(parser.parse("pneumonia"))
+    code = {ranker.index.sentence_ids[s]: s for s in ranking.sentences}
+    score = dict(zip(ranking.sentences.tolist(), ranking.scores.tolist(), strict=True))
     # both fully match "pneumonia"; the plain pattern is closer to the plain query
-    assert top["c#0"].parts[0].match.score == top["a#0"].parts[0].match.score == 1.0
-    assert top["c#0"].score > top["a#0"].score
-    assert result[0].sentence_id == "c#0"
+    assert ranking.parts(code["c#0"])[0].match.score == 1.0
+    assert ranking.parts(code["a#0"])[0].match.score == 1.0
+    assert score[code["c#0"]] > score[code["a#0"]]
+    assert ranking.sentences[0] == code["c#0"]
 
 
 def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: QueryParser) -> None:
-    result = ranker.rank(parser.parse("cardiomegaly with pleural effusion"))
-    assert result[0].sentence_id == "i#0"
-    assert [p.query.concept for p in result[0].parts] == ["cardiomegaly", "pleural_effusion"]
-    assert result[1].sentence_id == "h#0"
-    assert result[1].score == pytest.approx(0.5, abs=0.01)
+    ranking = ranker.rank(parser.parse("cardiomegaly with pleural effusion"))
+    ids = [ranker.index.sentence_ids[s] for s in ranking.sentences]
+    assert ids[:2] == ["i#0", "h#0"]
+    parts = ranking.parts(int(ranking.sentences[0]))
+    assert [p.query.concept for p in parts] == ["cardiomegaly", "pleural_effusion"]
+    assert ranking.scores[1] == pytest.approx(0.5, abs=0.01)

@@ -19,8 +19,8 @@ from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.concept_rank import (
     POLARITY_MODES,
     ConceptRanker,
+    PartMatch,
     PolarityOptions,
-    SentenceScore,
 )
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
 from clinsearch.search.hit import Hit, Level
@@ -45,51 +45,53 @@ class ConceptRetriever:
         concepts: ConceptIndex = index.component("concepts")
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors)
         self.options = PolarityOptions(include_uncertain, polarity)
-        self._sentence_row = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
+        row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
+        # Store row of each sentence code of the concept index.
+        self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
+        self._code_of_row = {int(row): code for code, row in enumerate(self._store_row.tolist())}
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
         parsed = self.parser.parse(query)
-        ranked = self.ranker.rank(parsed, self.options)
-        rows = np.array([self._sentence_row[r.sentence_id] for r in ranked], dtype=np.int64)
-        scores = np.array([r.score for r in ranked], dtype=np.float64)
+        ranking = self.ranker.rank(parsed, self.options)
+        rows = self._store_row[ranking.sentences]
         best = top_groups(
-            lambda n: Scored(scores[:n], rows[:n], n >= len(ranked)),
+            lambda n: Scored(ranking.scores[:n], rows[:n], n >= len(ranking)),
             partial(self.store.groups, level, "sentence"),
             top,
         )
-        by_row = {int(row): r for row, r in zip(rows.tolist(), ranked, strict=True)}
-        picked = [by_row[int(row)] for row in best.rows.tolist()]
-        marks = [self._marks(r) for r in picked]
+        parts = [ranking.parts(self._code_of_row[int(row)]) for row in best.rows.tolist()]
+        marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
             self.store, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
-            [self._explain(parsed, r, m) for r, m in zip(picked, marks, strict=True)],
+            [self._explain(parsed, int(row), p, m)
+             for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
         )
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn."""
         return [self.search(query, level, top) for query in queries]
 
-    def _marks(self, scored: SentenceScore) -> list[tuple[int, int, str]]:
+    def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
         """Character spans in the sentence of the matched findings: (start, end, query part)."""
         findings = self.ranker.index.findings
-        text = self.store.sentence_texts[self._sentence_row[scored.sentence_id]]
+        text = self.store.sentence_texts[row]
         out = []
-        for part in scored.parts:
+        for part in parts:
             start = findings.column("start")[part.row].as_py()
             end = findings.column("end")[part.row].as_py()
             if 0 <= start < end <= len(text):
                 out.append((start, end, part.query.name))
         return sorted(set(out))
 
-    def _explain(self, parsed: ParsedQuery, scored: SentenceScore,
+    def _explain(self, parsed: ParsedQuery, row: int, parts: tuple[PartMatch, ...],
                  marks: list[tuple[int, int, str]]) -> dict[str, Any]:
         """Which query parts the sentence matched, and the sentence with them marked."""
         idx = self.ranker.index
-        text = self.store.sentence_texts[self._sentence_row[scored.sentence_id]]
+        text = self.store.sentence_texts[row]
         matched = []
-        for part in scored.parts:
+        for part in parts:
             code = int(idx.pattern_code[part.row])
             matched.append({
                 "query_pattern": part.query.pattern,
@@ -115,7 +117,8 @@ def _summary(m: dict[str, Any]) -> str:
     """One line per matched part, e.g. ``pneumonia exact, present, right ✓, lower lobe ✗``."""
     parts = [f"{m['pattern'].split('|')[2]} {m['concept']}",
              "polarity ✓" if m["polarity"] else "polarity ✗"]
-    parts += [f"{v} {'✓' if s == 1 else '½' if s > 0 else '✗'}" for v, s in m["modifiers"].items()]
+    scored = {**m["modifiers"], **m.get("anatomy", {})}
+    parts += [f"{v} {'✓' if s == 1 else '½' if s > 0 else '✗'}" for v, s in scored.items()]
     return ", ".join(parts)
 
 

@@ -8,12 +8,12 @@ candidate pattern's mean term vectors (paper 001, 3.5-3.6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from clinsearch.annotate.finding import POLARITIES, Finding
+from clinsearch.annotate.finding import POLARITIES, Finding, modifier_values
 from clinsearch.index.concepts import ConceptIndex
 from clinsearch.search.patterns import Hierarchy, PatternMatch, match
 from clinsearch.search.query import ParsedQuery
@@ -22,6 +22,7 @@ from clinsearch.search.vocabulary import TermVectors
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
 POLARITY_MODES = ("query", "any")
+MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +54,21 @@ class PartMatch:
     similarity: float
 
 
-@dataclass(frozen=True, slots=True)
-class SentenceScore:
-    """A ranked sentence: completeness (plus tie-break) and the parts of its best group."""
+class Ranking:
+    """Candidate sentences best first, and the parts each one matched (built on demand)."""
 
-    sentence_id: str
-    score: float
-    parts: tuple[PartMatch, ...]
+    def __init__(self, sentences: np.ndarray, scores: np.ndarray,
+                 parts: Callable[[int], tuple[PartMatch, ...]]) -> None:
+        self.sentences = sentences  # sentence codes of the concept index, best first
+        self.scores = scores
+        self._parts = parts
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def parts(self, sentence: int) -> tuple[PartMatch, ...]:
+        """The best finding for each query pattern of the winning group, in that sentence."""
+        return self._parts(sentence)
 
 
 class ConceptRanker:
@@ -71,23 +80,52 @@ class ConceptRanker:
         self.hierarchy = hierarchy
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
+        self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
+        pol = {p: i for i, p in enumerate(POLARITIES)}
+        self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
-    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY
-             ) -> list[SentenceScore]:
-        """Sentences with at least one candidate finding, best first (ties by sentence id)."""
-        best: dict[int, tuple[float, tuple[PartMatch, ...]]] = {}
-        for group in query.groups:
-            per_pattern = [self._best_per_sentence(q, options) for q in group]
-            sentences = set().union(*per_pattern)
-            for s in sentences:
-                parts = tuple(p[s] for p in per_pattern if s in p)
-                score = sum(_value(p) for p in parts) / len(group)
-                if s not in best or score > best[s][0]:
-                    best[s] = (score, parts)
-        ids = self.index.sentence_ids
-        ranked = [SentenceScore(ids[s], score, parts) for s, (score, parts) in best.items()]
-        ranked.sort(key=lambda r: (-r.score, r.sentence_id))
-        return ranked
+    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY) -> Ranking:
+        """Sentences with at least one candidate finding, best first (ties in corpus order).
+
+        A sentence scores, for its best group, the mean over the group's patterns of its best
+        finding's completeness (plus the similarity tie-break).
+        """
+        n = len(self.index.sentence_ids)
+        best = np.full(n, -np.inf)
+        winner = np.full(n, -1)
+        rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
+        sites = query.sites or tuple(() for _ in query.groups)
+        for g, (group, anatomy) in enumerate(zip(query.groups, sites, strict=True)):
+            masks = [self._site_mask(a.concept) for a in anatomy]
+            total = np.zeros(n)
+            seen = np.zeros(n, dtype=bool)
+            rows.append([])
+            for q in group:
+                sentences, found, values = self._best_per_sentence(q, options, masks)
+                total[sentences] += values
+                seen[sentences] = True
+                best_row = np.full(n, -1)
+                best_row[sentences] = found
+                rows[-1].append(best_row)
+            total /= len(group)
+            better = seen & (total > best)
+            best[better] = total[better]
+            winner[better] = g
+        candidates = np.flatnonzero(winner >= 0)
+        order = np.lexsort((candidates, -best[candidates]))
+        ranked = candidates[order]
+
+        def parts(sentence: int) -> tuple[PartMatch, ...]:
+            g = int(winner[sentence])
+            anatomy = sites[g]
+            out = []
+            for q, best_row in zip(query.groups[g], rows[g], strict=True):
+                row = int(best_row[sentence])
+                if row >= 0:
+                    out.append(self._explained(q, row, anatomy))
+            return tuple(out)
+
+        return Ranking(ranked, best[ranked], parts)
 
     def candidates(self, concept: str) -> np.ndarray:
         """Finding rows of the concept, its descendants and its ancestors up to BROADER_DEPTH."""
@@ -97,37 +135,56 @@ class ConceptRanker:
                 rows.append(self.index.lookup(ancestor, exact=True).rows)
         return np.concatenate(rows)
 
-    def _best_per_sentence(self, q: Finding, options: PolarityOptions) -> dict[int, PartMatch]:
-        """For each candidate sentence, the best-scoring finding for query pattern ``q``."""
+    def _site_mask(self, concept: str) -> np.ndarray:
+        """Sentences (by code) that mention ``concept`` or a narrower one."""
+        mask = np.zeros(len(self.index.sentence_ids), dtype=bool)
+        mask[self.index.sentence_code[self.index.lookup(concept).rows]] = True
+        return mask
+
+    def _best_per_sentence(self, q: Finding, options: PolarityOptions, sites: list[np.ndarray]
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each candidate sentence of pattern ``q``: its best finding row and that value."""
         rows = self.candidates(q.concept)
         codes = self.index.pattern_code[rows]
-        keep = np.isin(self.index.pattern_polarity[codes], options.allowed(q.polarity))
+        allowed = [POLARITIES.index(p) for p in options.allowed(q.polarity)]
+        keep = np.isin(self._polarity[codes], allowed)
         rows, codes = rows[keep], codes[keep]
-        if not len(rows):
-            return {}
-        unique, inverse = np.unique(codes, return_inverse=True)
-        qvec = self._query_vector(q)
-        scored = [self._score(q, int(code), qvec) for code in unique]
-        values = np.array([_value(p) for p in scored])[inverse]
         sentences = self.index.sentence_code[rows]
+        unique, inverse = np.unique(codes, return_inverse=True)
+        scored = [self._score(q, int(code)) for code in unique]
+        total = np.array([p.match.total for p in scored])[inverse]
+        parts = np.array([p.match.parts for p in scored])[inverse] + len(sites)
+        for mask in sites:
+            total = total + mask[sentences]
+        values = total / np.maximum(parts, 1)
+        values = values + TIE_WEIGHT * np.array([p.similarity for p in scored])[inverse]
         order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
         first = np.ones(len(order), dtype=bool)
         first[1:] = sentences[order][1:] != sentences[order][:-1]
-        out: dict[int, PartMatch] = {}
-        for i in order[first]:
-            proto = scored[inverse[i]]
-            out[int(sentences[i])] = PartMatch(q, int(rows[i]), proto.match, proto.similarity)
-        return out
+        pick = order[first]
+        return sentences[pick], rows[pick], values[pick]
 
-    def _score(self, q: Finding, code: int, qvec: np.ndarray | None) -> PartMatch:
-        idx = self.index
-        m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
-                  idx.pattern_modifiers[code], self.hierarchy)
-        sim = 0.0 if qvec is None else float(qvec @ self._pattern_vector(code))
-        return PartMatch(q, -1, m, sim)
+    def _score(self, q: Finding, code: int) -> PartMatch:
+        """The match of pattern ``code`` with ``q`` (memoised across queries)."""
+        key = (q.concept, q.polarity, tuple(modifier_values(q.modifiers)), code)
+        if key not in self._scored:
+            idx = self.index
+            m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
+                      idx.pattern_modifiers[code], self.hierarchy)
+            sim = 0.0
+            if self.vectors is not None:
+                sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))
+            if len(self._scored) > MEMO_LIMIT:
+                self._scored.clear()
+            self._scored[key] = PartMatch(q, -1, m, sim)
+        return self._scored[key]
 
-    def _query_vector(self, q: Finding) -> np.ndarray | None:
-        return None if self.vectors is None else self.vectors.mean(_parts(q.pattern))
+    def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
+        """The match of finding ``row`` with ``q``, anatomy parts included."""
+        proto = self._score(q, int(self.index.pattern_code[row]))
+        sentence = int(self.index.sentence_code[row])
+        sites = tuple((a.name, float(self._site_mask(a.concept)[sentence])) for a in anatomy)
+        return PartMatch(q, row, replace(proto.match, sites=sites), proto.similarity)
 
     def _pattern_vector(self, code: int) -> np.ndarray:
         if code not in self._pattern_vectors:
@@ -138,7 +195,3 @@ class ConceptRanker:
 
 def _parts(pattern: str) -> Sequence[str]:
     return pattern.split("|")
-
-
-def _value(part: PartMatch) -> float:
-    return part.match.score + TIE_WEIGHT * part.similarity

@@ -77,21 +77,35 @@ class PatternMatch:
     concept: float
     polarity: float
     modifiers: tuple[tuple[str, float], ...]  # (query modifier value, score)
+    sites: tuple[tuple[str, float], ...] = ()  # (query anatomy, 1 if in the same sentence)
+
+    @property
+    def parts(self) -> int:
+        """How many query parts there are."""
+        return 2 + len(self.modifiers) + len(self.sites)
+
+    @property
+    def total(self) -> float:
+        """The summed part scores."""
+        return (self.concept + self.polarity + sum(s for _, s in self.modifiers)
+                + sum(s for _, s in self.sites))
 
     @property
     def score(self) -> float:
         """Mean over the query parts: 1.0 when every part matches exactly."""
-        total = self.concept + self.polarity + sum(s for _, s in self.modifiers)
-        return total / (2 + len(self.modifiers))
+        return self.total / self.parts
 
     def explain(self) -> dict[str, object]:
         """The matched parts as a JSON-ready dict."""
-        return {
+        out: dict[str, object] = {
             "concept": self.relation,
             "polarity": self.polarity == 1.0,
             "modifiers": {value: s for value, s in self.modifiers},
-            "completeness": round(self.score, 4),
         }
+        if self.sites:
+            out["anatomy"] = {name: s for name, s in self.sites}
+        out["completeness"] = round(self.score, 4)
+        return out
 
 
 def concept_score(query: str, candidate: str, hierarchy: Hierarchy) -> tuple[str, float]:

@@ -41,11 +41,16 @@ class TermMapping:
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
-    """Finding-pattern groups of a query: a candidate must match one group (OR) as a whole."""
+    """Finding-pattern groups of a query: a candidate must match one group (OR) as a whole.
+
+    ``sites`` holds, per group, the anatomy the query names beside its findings ("spine
+    osteopenia"): a candidate matches such a part when its sentence mentions that anatomy.
+    """
 
     text: str
     groups: tuple[tuple[Finding, ...], ...]
     mappings: tuple[TermMapping, ...]
+    sites: tuple[tuple[Finding, ...], ...] = ()
 
     @property
     def patterns(self) -> list[str]:
@@ -85,6 +90,7 @@ class QueryParser:
         never replaced (cohort queries stay exactly as written).
         """
         groups: list[tuple[Finding, ...]] = []
+        sites: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
         offset = 0
         for part in _OR.split(text):
@@ -92,16 +98,18 @@ class QueryParser:
             offset = start + len(part)
             findings, mapped = self._parse_part(part, start, map_unknown)
             mappings += mapped
-            if findings:
-                groups.append(tuple(findings))
-        return ParsedQuery(text, tuple(groups), tuple(mappings))
+            main = [f for f in findings if f.type != ANATOMY] or findings
+            if main:
+                groups.append(tuple(main))
+                sites.append(_sites(findings, main))
+        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites))
 
     def _parse_part(self, part: str, base: int, map_unknown: bool
                     ) -> tuple[list[Finding], list[TermMapping]]:
         findings = self.annotator.annotate(part)
         runs = self._unknown_runs(part, findings)
         if not runs:
-            return _without_locating_anatomy(findings), []
+            return findings, []
         embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
         mappings: list[TermMapping] = []
         rewritten = part
@@ -114,7 +122,7 @@ class QueryParser:
         mappings.reverse()
         if rewritten != part:
             findings = self.annotator.annotate(rewritten)
-        return _without_locating_anatomy(findings), mappings
+        return findings, mappings
 
     def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
         """Character spans of consecutive content words covered by no finding or modifier."""
@@ -136,9 +144,10 @@ class QueryParser:
         return runs
 
 
-def _without_locating_anatomy(findings: list[Finding]) -> list[Finding]:
-    """Drop anatomy mentions beside other findings: they only locate them ("right lower lobe
-    pneumonia" is about pneumonia)."""
-    if any(f.type != ANATOMY for f in findings):
-        return [f for f in findings if f.type != ANATOMY]
-    return findings
+def _sites(findings: list[Finding], main: list[Finding]) -> tuple[Finding, ...]:
+    """Anatomy findings beside the main ones, except those inside a modifier ("lower lobe")."""
+    spans = [(m.start, m.end) for f in main for m in f.modifiers]
+    return tuple(
+        f for f in findings
+        if f not in main and not any(s < f.end and f.start < e for s, e in spans)
+    )

@@ -30,6 +30,8 @@ from clinsearch.search.query import ParsedQuery
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
+WORDING_DEPTH = 2000  # BM25 sentences fetched for the wording tie-break
+
 
 class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
@@ -49,11 +51,14 @@ class ConceptRetriever:
         # Store row of each sentence code of the concept index.
         self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
         self._code_of_row = {int(row): code for code, row in enumerate(self._store_row.tolist())}
+        self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
+        self._code_by_row[self._store_row] = np.arange(len(self._store_row))
+        self.lexical = index.component("lexical")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
         parsed = self.parser.parse(query)
-        ranking = self.ranker.rank(parsed, self.options)
+        ranking = self.ranker.rank(parsed, self.options, self._wording(query))
         rows = self._store_row[ranking.sentences]
         best = top_groups(
             lambda n: Scored(ranking.scores[:n], rows[:n], n >= len(ranking)),
@@ -68,6 +73,18 @@ class ConceptRetriever:
             [self._explain(parsed, int(row), p, m)
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
         )
+
+    def _wording(self, query: str) -> np.ndarray:
+        """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
+        sentences with the same finding pattern the one worded most like the query comes first."""
+        out = np.zeros(len(self._store_row))
+        ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
+        if len(ranked.scores):
+            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            codes = self._code_by_row[rows]
+            found = codes >= 0
+            out[codes[found]] = ranked.scores[found] / float(ranked.scores.max())
+        return out
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn."""

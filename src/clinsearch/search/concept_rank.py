@@ -20,6 +20,7 @@ from clinsearch.search.query import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
 
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
+WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
 POLARITY_MODES = ("query", "any")
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
@@ -84,11 +85,13 @@ class ConceptRanker:
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
-    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY) -> Ranking:
+    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY,
+             wording: np.ndarray | None = None) -> Ranking:
         """Sentences with at least one candidate finding, best first (ties in corpus order).
 
         A sentence scores, for its best group, the mean over the group's patterns of its best
-        finding's completeness (plus the similarity tie-break).
+        finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (a
+        0..1 score per sentence code, e.g. normalised BM25 of the query) as the last tie-break.
         """
         n = len(self.index.sentence_ids)
         best = np.full(n, -np.inf)
@@ -96,7 +99,7 @@ class ConceptRanker:
         rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
         sites = query.sites or tuple(() for _ in query.groups)
         for g, (group, anatomy) in enumerate(zip(query.groups, sites, strict=True)):
-            masks = [self._site_mask(a.concept) for a in anatomy]
+            masks = [(self._site_mask(a.concept), _site_words(a)) for a in anatomy]
             total = np.zeros(n)
             seen = np.zeros(n, dtype=bool)
             rows.append([])
@@ -112,6 +115,8 @@ class ConceptRanker:
             best[better] = total[better]
             winner[better] = g
         candidates = np.flatnonzero(winner >= 0)
+        if wording is not None:
+            best[candidates] += WORDING_WEIGHT * wording[candidates]
         order = np.lexsort((candidates, -best[candidates]))
         ranked = candidates[order]
 
@@ -141,7 +146,8 @@ class ConceptRanker:
         mask[self.index.sentence_code[self.index.lookup(concept).rows]] = True
         return mask
 
-    def _best_per_sentence(self, q: Finding, options: PolarityOptions, sites: list[np.ndarray]
+    def _best_per_sentence(self, q: Finding, options: PolarityOptions,
+                           sites: list[tuple[np.ndarray, set[str]]]
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each candidate sentence of pattern ``q``: its best finding row and that value."""
         rows = self.candidates(q.concept)
@@ -154,8 +160,10 @@ class ConceptRanker:
         scored = [self._score(q, int(code)) for code in unique]
         total = np.array([p.match.total for p in scored])[inverse]
         parts = np.array([p.match.parts for p in scored])[inverse] + len(sites)
-        for mask in sites:
-            total = total + mask[sentences]
+        for mask, words in sites:
+            as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
+                                    for c in unique])[inverse]
+            total = total + (mask[sentences] | as_modifier)
         values = total / np.maximum(parts, 1)
         values = values + TIE_WEIGHT * np.array([p.similarity for p in scored])[inverse]
         order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
@@ -181,9 +189,12 @@ class ConceptRanker:
 
     def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
         """The match of finding ``row`` with ``q``, anatomy parts included."""
-        proto = self._score(q, int(self.index.pattern_code[row]))
+        code = int(self.index.pattern_code[row])
+        proto = self._score(q, code)
         sentence = int(self.index.sentence_code[row])
-        sites = tuple((a.name, float(self._site_mask(a.concept)[sentence])) for a in anatomy)
+        mods = set(self.index.pattern_modifiers[code])
+        sites = tuple((a.name, float(self._site_mask(a.concept)[sentence]
+                                     or bool(_site_words(a) & mods))) for a in anatomy)
         return PartMatch(q, row, replace(proto.match, sites=sites), proto.similarity)
 
     def _pattern_vector(self, code: int) -> np.ndarray:
@@ -191,6 +202,11 @@ class ConceptRanker:
             assert self.vectors is not None
             self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
         return self._pattern_vectors[code]
+
+
+def _site_words(site: Finding) -> set[str]:
+    """How a query's anatomy may appear as a candidate's location modifier."""
+    return {site.name.lower(), site.text.lower()}
 
 
 def _parts(pattern: str) -> Sequence[str]:

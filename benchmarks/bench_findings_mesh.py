@@ -55,8 +55,12 @@ def laterality_pairs(findings: list[Finding], lexicon: Lexicon, targets: frozens
 def main() -> int:
     """Annotate every IU X-ray report, score against the mapped MeSH gold, print tables."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--examples", type=int, default=0,
-                    help="print up to N false-positive / false-negative report ids per concept")
+    ap.add_argument(
+        "--examples",
+        type=int,
+        default=0,
+        help="print up to N false-positive / false-negative report ids per concept",
+    )
     ap.add_argument("--limit", type=int, default=0, help="only the first N reports (0: all)")
     args = ap.parse_args()
     path = shared_data(IU_XRAY)
@@ -78,8 +82,14 @@ def main() -> int:
     annotator = Annotator(lexicon)
     t_build = time.perf_counter() - t0
     t0 = time.perf_counter()
-    findings = list(tqdm(annotator.annotate_many(r.text for r in reports), total=len(reports),
-                         desc="annotating", unit="report"))
+    findings = list(
+        tqdm(
+            annotator.annotate_many(r.text for r in reports),
+            total=len(reports),
+            desc="annotating",
+            unit="report",
+        )
+    )
     t_annotate = time.perf_counter() - t0
 
     scores = [SetScores() for _ in VARIANTS]
@@ -89,7 +99,9 @@ def main() -> int:
         gold_labels = mesh.gold(report.metadata.get("MeSH", ""))
         gold = set(gold_labels.concepts)
         for (_, uncertain, hierarchical), score in zip(VARIANTS, scores, strict=True):
-            predicted = lift(lexicon.concepts, present_concepts(found, uncertain=uncertain), targets)
+            predicted = lift(
+                lexicon.concepts, present_concepts(found, uncertain=uncertain), targets
+            )
             if hierarchical:
                 predicted = credit_to_gold(lexicon.concepts, predicted, gold)
             score.add(predicted, gold)
@@ -101,7 +113,11 @@ def main() -> int:
                 both = predicted & gold
                 lat.add(
                     {p for p in laterality_pairs(found, lexicon, targets) if p[0] in both},
-                    {(c, v) for c, cat, v in gold_labels.pairs if cat == "laterality" and c in both},
+                    {
+                        (c, v)
+                        for c, cat, v in gold_labels.pairs
+                        if cat == "laterality" and c in both
+                    },
                 )
 
     title = f"IU X-ray MeSH finding extraction ({len(reports)} reports with text"
@@ -110,12 +126,30 @@ def main() -> int:
         table.add_column(col, justify="left" if col == "variant" else "right")
     for (label, _, _), score in zip(VARIANTS, scores, strict=True):
         m = score.micro
-        macro = score.macro_f1(sorted({c for c in targets if score.concept(c).tp + score.concept(c).fn}))
-        table.add_row(label, f"{m.precision:.3f}", f"{m.recall:.3f}", f"{m.f1:.3f}", f"{macro:.3f}",
-                      str(m.tp), str(m.fp), str(m.fn))
+        macro = score.macro_f1(
+            sorted({c for c in targets if score.concept(c).tp + score.concept(c).fn})
+        )
+        table.add_row(
+            label,
+            f"{m.precision:.3f}",
+            f"{m.recall:.3f}",
+            f"{m.f1:.3f}",
+            f"{macro:.3f}",
+            str(m.tp),
+            str(m.fp),
+            str(m.fn),
+        )
     lm = lat.micro
-    table.add_row("laterality of matched concepts", f"{lm.precision:.3f}", f"{lm.recall:.3f}",
-                  f"{lm.f1:.3f}", "", str(lm.tp), str(lm.fp), str(lm.fn))
+    table.add_row(
+        "laterality of matched concepts",
+        f"{lm.precision:.3f}",
+        f"{lm.recall:.3f}",
+        f"{lm.f1:.3f}",
+        "",
+        str(lm.tp),
+        str(lm.fp),
+        str(lm.fn),
+    )
     console.print(table)
 
     per = Table(title=f"Per concept ({VARIANTS[PRIMARY][0]})")
@@ -124,12 +158,22 @@ def main() -> int:
     primary = scores[PRIMARY]
     for c in primary.concepts():
         s = primary.concept(c)
-        per.add_row(c, str(s.tp + s.fn), str(s.tp), str(s.fp), str(s.fn),
-                    f"{s.precision:.2f}", f"{s.recall:.2f}", f"{s.f1:.2f}")
+        per.add_row(
+            c,
+            str(s.tp + s.fn),
+            str(s.tp),
+            str(s.fp),
+            str(s.fn),
+            f"{s.precision:.2f}",
+            f"{s.recall:.2f}",
+            f"{s.f1:.2f}",
+        )
     console.print(per)
     n_sent = sum(r.text.count(". ") + 1 for r in reports)
-    console.print(f"annotator build {t_build:.1f} s; annotation {t_annotate:.1f} s "
-                  f"({len(reports) / t_annotate:.0f} reports/s, ~{n_sent / t_annotate:.0f} sentences/s)")
+    console.print(
+        f"annotator build {t_build:.1f} s; annotation {t_annotate:.1f} s "
+        f"({len(reports) / t_annotate:.0f} reports/s, ~{n_sent / t_annotate:.0f} sentences/s)"
+    )
     if args.examples:
         for c in primary.concepts():
             e = errors[c]

@@ -62,7 +62,7 @@ def clinsearch_method(radiology_rules: bool) -> Callable[[Row], str]:
     return predict
 
 
-def _target_span(nlp, doc, condition: str):  # noqa: ANN001, ANN202
+def _target_span(nlp, doc, condition: str):
     """The condition's first case-insensitive occurrence in ``doc`` (baselines), or None."""
     from spacy.matcher import PhraseMatcher
 

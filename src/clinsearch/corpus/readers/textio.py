@@ -1,0 +1,113 @@
+"""Line-numbered, decoding-checked access to text files, shared by the file-based readers."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from clinsearch.corpus.readers.records import UNDECODABLE, RecordError
+from clinsearch.errors import InputError
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+csv.field_size_limit(2**31 - 1)  # long notes exceed the 128 KiB default
+
+
+def open_input(path: Path) -> BinaryIO:
+    """Open ``path`` for binary reading, turning a missing or unreadable file into an InputError."""
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        raise InputError("no such file", file=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot open: {exc.strerror}", file=path) from None
+
+
+def decode_lines(raw: BinaryIO, bad_lines: list[int]) -> Iterator[str]:
+    """Decode UTF-8 lines lazily (no BOM); bad bytes become surrogates noted in ``bad_lines``."""
+    for number, data in enumerate(raw, start=1):
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError:
+            line = data.decode("utf-8", errors="surrogateescape")
+            bad_lines.append(number)
+        if number == 1:
+            line = line.removeprefix("\ufeff")
+        yield line
+
+
+def has_undecodable(value: str) -> bool:
+    """Whether ``value`` holds bytes that were not valid UTF-8 (decoded as surrogates)."""
+    return _SURROGATE.search(value) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class CsvRow:
+    """One CSV record: the line it starts on and its values by column name."""
+
+    line: int
+    values: dict[str, str]
+
+
+def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | RecordError]:
+    """Stream rows of a headed CSV file; bad rows come as RecordError values, to raise or skip.
+
+    Raises InputError for a missing file, an empty file or missing columns (at the header line).
+    """
+    with open_input(path) as raw:
+        bad_lines: list[int] = []
+        reader = csv.reader(decode_lines(raw, bad_lines))
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError("empty file, expected a header line", file=path, line=1) from None
+        except csv.Error as exc:
+            raise InputError(f"malformed CSV header: {exc}", file=path, line=1) from None
+        _check_header(path, header, required, bad_lines)
+        previous_end = reader.line_num
+        while True:
+            start = previous_end + 1
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(f"malformed CSV: {exc}", file=path, line=reader.line_num) from None
+            previous_end = reader.line_num
+            if not cells:
+                continue
+            values = {name: cells[i] if i < len(cells) else "" for i, name in enumerate(header)}
+            if bad_lines and bad_lines[0] <= previous_end:
+                yield _undecodable(path, values, bad_lines, previous_end)
+                continue
+            yield CsvRow(start, values)
+
+
+def _check_header(path: Path, header: list[str], required: Sequence[str], bad: list[int]) -> None:
+    """Raise an InputError at line 1 when the header is undecodable or lacks a required column."""
+    if bad:
+        raise InputError("undecodable bytes (not UTF-8) in the header", file=path, line=1)
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise InputError(
+            f"missing column(s) {', '.join(map(repr, missing))}; found: {', '.join(header)}",
+            file=path,
+            line=1,
+            field=missing[0],
+        )
+
+
+def _undecodable(path: Path, values: dict[str, str], bad_lines: list[int], end: int) -> RecordError:
+    """The error for a row holding undecodable bytes, naming its first bad line and field."""
+    line = bad_lines[0]
+    while bad_lines and bad_lines[0] <= end:
+        bad_lines.pop(0)
+    column = next((name for name, value in values.items() if has_undecodable(value)), None)
+    return RecordError(
+        UNDECODABLE, "undecodable bytes (not UTF-8)", file=path, line=line, field=column
+    )

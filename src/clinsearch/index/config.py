@@ -1,0 +1,57 @@
+"""Index configuration and the registry of index components.
+
+A new component (e.g. ``findings``, ``dense``) registers its factory in ``COMPONENTS`` and, if
+it should be built by default, its name in ``DEFAULT_COMPONENTS``; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import Component
+from clinsearch.index.dense import DenseComponent
+from clinsearch.index.lexical import LexicalComponent
+
+ComponentFactory = Callable[[Mapping[str, Any]], Component]
+
+COMPONENTS: dict[str, ComponentFactory] = {
+    "lexical": LexicalComponent,
+    "dense": DenseComponent,
+}
+DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical",)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    """Which components an index holds and each one's options (kept in the manifest)."""
+
+    components: tuple[str, ...] = DEFAULT_COMPONENTS
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in (*self.components, *self.options) if name not in COMPONENTS]
+        if unknown:
+            raise ClinsearchError(
+                f"unknown index component {unknown[0]!r}; known: {', '.join(COMPONENTS)}"
+            )
+        if "lexical" not in self.components:
+            raise ClinsearchError("the 'lexical' component is required")
+
+    def make(self) -> list[Component]:
+        """Instantiate the configured components, in order."""
+        return [COMPONENTS[name](self.options.get(name, {})) for name in self.components]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form for the manifest."""
+        return {
+            "components": list(self.components),
+            "options": {k: dict(v) for k, v in self.options.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> IndexConfig:
+        """Read back what ``to_dict`` wrote."""
+        return cls(components=tuple(data["components"]), options=dict(data.get("options", {})))

@@ -1,0 +1,274 @@
+"""The ``Index`` API: build, open, add to, delete from and search an index directory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cached_property
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from clinsearch.corpus.model import Report, SegmentedReport
+from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.index.component import Change, Generation
+from clinsearch.index.config import IndexConfig
+from clinsearch.index.generations import PendingGeneration, current_generation, new_generation
+from clinsearch.index.manifest import Manifest
+from clinsearch.index.store import Store
+from clinsearch.index.tables import TableWriter, count
+from clinsearch.progress import track
+from clinsearch.search.hit import LEVELS, Hit, Level
+
+_BATCH = 512
+
+
+class Index:
+    """A clinsearch index directory, opened at its live generation.
+
+    An open Index keeps reading the generation it opened; ``add`` and ``delete`` move it to the
+    new generation they write. Reopen to see changes made by other processes.
+    """
+
+    def __init__(self, path: Path, generation: Generation, manifest: Manifest) -> None:
+        self.path = path
+        self.generation = generation
+        self.manifest = manifest
+        self._components: dict[str, Any] = {}
+        self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
+
+    def __repr__(self) -> str:
+        counts = self.manifest.counts
+        return (
+            f"Index({str(self.path)!r}, generation={self.manifest.generation},"
+            f" reports={counts.reports}, sentences={counts.sentences})"
+        )
+
+    @classmethod
+    def build(
+        cls,
+        reports: Iterable[Report | SegmentedReport],
+        path: str | Path,
+        config: IndexConfig | None = None,
+        progress: bool = True,
+    ) -> Index:
+        """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace)."""
+        config = config or IndexConfig()
+        root = Path(path)
+        with new_generation(root) as pending:
+            gen = Generation(pending.path, progress)
+            added = _write_tables(gen, None, _segmented(reports, progress), set(), 0)
+            if not added:
+                raise ClinsearchError("no reports to index")
+            components = {c.name: c.build(gen) for c in config.make()}
+            _finish(pending, gen, config, components, next_key=len(added))
+        return cls.open(root)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Index:
+        """Open the live generation of the index at ``path``."""
+        root = Path(path)
+        gen_path = current_generation(root)
+        return cls(root, Generation(gen_path), Manifest.read(gen_path))
+
+    @property
+    def config(self) -> IndexConfig:
+        """The configuration the index was built with."""
+        return self.manifest.config
+
+    @cached_property
+    def store(self) -> Store:
+        """Ids, groups and sentence texts of the live generation, loaded on first use."""
+        with self._replaced_as_error():
+            return Store(self.generation)
+
+    def component(self, name: str) -> Any:
+        """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
+        if name not in self._components:
+            if name not in self.config.components:
+                raise ClinsearchError(
+                    f"{self.path}: this index has no {name!r} component"
+                    f" (it has: {', '.join(self.config.components)})"
+                )
+            made = {c.name: c for c in self.config.make()}
+            with self._replaced_as_error():
+                self._components[name] = made[name].open(self.generation)
+        return self._components[name]
+
+    def add(self, reports: Iterable[Report | SegmentedReport], progress: bool = True) -> int:
+        """Add new reports (ids must not be in the index yet); returns how many were added."""
+        self._ensure_live()
+        prev, first_key = self.generation, self.manifest.next_report_key
+        with new_generation(self.path, expect_live=prev.path) as pending:
+            gen = Generation(pending.path, progress)
+            known = set(self.store.report_ids)
+            added = _write_tables(gen, prev, _segmented(reports, progress), known, first_key)
+            if not added:
+                raise ClinsearchError("no reports to add")
+            change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
+            components = {c.name: c.add(prev, gen, change) for c in self.config.make()}
+            _finish(pending, gen, self.config, components, first_key + len(added))
+        self._reopen()
+        return len(added)
+
+    def delete(self, report_ids: Iterable[str]) -> int:
+        """Delete reports by id; every id must be in the index. Returns how many were deleted."""
+        self._ensure_live()
+        ids = list(dict.fromkeys(report_ids))
+        if not ids:
+            raise ClinsearchError("no report ids to delete")
+        rows = self.store.row_by_report_id
+        unknown = [i for i in ids if i not in rows]
+        if unknown:
+            shown = ", ".join(repr(i) for i in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+            raise InputError(f"{len(unknown)} id(s) not in the index: {shown}", field="ids")
+        keys = tuple(int(self.store.report_keys[rows[i]]) for i in ids)
+        change = Change(tuple(ids), keys)
+        prev = self.generation
+        with new_generation(self.path, expect_live=prev.path) as pending:
+            gen = Generation(pending.path)
+            writer = TableWriter(gen.path)
+            try:
+                writer.copy(prev, drop_keys=keys)
+            finally:
+                writer.close()
+            components = {c.name: c.delete(prev, gen, change) for c in self.config.make()}
+            _finish(pending, gen, self.config, components, self.manifest.next_report_key)
+        self._reopen()
+        return len(ids)
+
+    def search(
+        self,
+        query: str,
+        level: Level = "report",
+        top: int = 10,
+        method: str = "bm25",
+        **options: Any,
+    ) -> list[Hit]:
+        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
+        return self.search_many([query], level, top, method, **options)[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        level: Level = "report",
+        top: int = 10,
+        method: str = "bm25",
+        **options: Any,
+    ) -> list[list[Hit]]:
+        """``search`` for each query, in order."""
+        if level not in LEVELS:
+            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+        if top < 1:
+            raise ClinsearchError(f"top must be at least 1 (got {top})")
+        for query in queries:
+            if not query.strip():
+                raise InputError("empty query", field="query")
+        return self._retriever(method, options).search_many(list(queries), level, top)
+
+    def _retriever(self, method: str, options: dict[str, Any]) -> Any:
+        """The retriever for ``method`` and ``options``, made once per open generation."""
+        from clinsearch.search.registry import make_retriever
+
+        key = (method, tuple(sorted(options.items())))
+        if key not in self._retrievers:
+            self._retrievers[key] = make_retriever(self, method, **options)
+        return self._retrievers[key]
+
+    @contextmanager
+    def _replaced_as_error(self) -> Iterator[None]:
+        """Report a generation removed under us (another process changed the index) clearly."""
+        try:
+            yield
+        except (FileNotFoundError, ValueError):
+            if self.generation.path.exists():
+                raise
+            raise ClinsearchError(
+                f"{self.path}: {self.generation.path.name} was replaced by a newer generation"
+                " since the index was opened; reopen it"
+            ) from None
+
+    def _ensure_live(self) -> None:
+        """Refuse to change the index from a generation that is no longer the live one."""
+        if current_generation(self.path) != self.generation.path:
+            raise ClinsearchError(f"{self.path}: the index changed since it was opened; reopen it")
+
+    def _reopen(self) -> None:
+        """Move to the live generation, dropping cached readers."""
+        fresh = Index.open(self.path)
+        self.generation, self.manifest = fresh.generation, fresh.manifest
+        self._components.clear()
+        self._retrievers.clear()
+        self.__dict__.pop("store", None)
+
+
+def _segmented(
+    items: Iterable[Report | SegmentedReport], progress: bool
+) -> Iterator[SegmentedReport]:
+    """Segment the reports among ``items`` (in batches); segmented ones pass through as given."""
+    segmenter = None
+    stream = iter(track(items, "reading and segmenting reports", enabled=progress))
+    while batch := list(islice(stream, _BATCH)):
+        raw = [item for item in batch if isinstance(item, Report)]
+        if raw:
+            if segmenter is None:
+                from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
+
+                segmenter = Segmenter()
+            done = iter(segmenter.segment_many(raw))
+            yield from (next(done) if isinstance(item, Report) else item for item in batch)
+        else:
+            yield from batch
+
+
+def _write_tables(
+    gen: Generation,
+    prev: Generation | None,
+    reports: Iterable[SegmentedReport],
+    known: set[str],
+    first_key: int,
+) -> list[tuple[str, int]]:
+    """Write the core tables (``prev``'s rows, then ``reports``); returns the new (id, key)s.
+
+    Raises InputError, naming where the report was read, for an id already indexed or seen.
+    """
+    added: list[tuple[str, int]] = []
+    writer = TableWriter(gen.path)
+    try:
+        if prev is not None:
+            writer.copy(prev)
+        stream = iter(reports)
+        while batch := list(islice(stream, _BATCH)):
+            keyed = []
+            for seg in batch:
+                _check_new(seg.report, known)
+                known.add(seg.report.id)
+                keyed.append((first_key + len(added), seg))
+                added.append((seg.report.id, first_key + len(added)))
+            writer.write(keyed)
+    finally:
+        writer.close()
+    return added
+
+
+def _check_new(report: Report, known: set[str]) -> None:
+    """Reject a report whose id is already in the index (or earlier in the same input)."""
+    if report.id in known:
+        file, _, line = report.source.rpartition(":")
+        raise InputError(
+            f"duplicate report id {report.id!r} (already in the index or earlier in the input)",
+            file=file or None,
+            line=int(line) if line.isdigit() else None,
+            field="id",
+        )
+
+
+def _finish(
+    pending: PendingGeneration,
+    gen: Generation,
+    config: IndexConfig,
+    components: dict[str, dict[str, Any]],
+    next_key: int,
+) -> None:
+    """Write the manifest, last, so that only a complete generation has one."""
+    Manifest(pending.number, count(gen), config, components, next_key).write(gen.path)

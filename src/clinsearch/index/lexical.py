@@ -1,0 +1,253 @@
+"""The ``lexical`` component: tantivy BM25 indexes over sentences and over whole reports.
+
+Text is split into words, lower-cased, stripped of stopwords and stemmed (Snowball English).
+The default stopword list is Lucene's English list without the negation cues "no" and "not",
+which carry meaning in clinical text ("no effusion"). Each tantivy document stores the integer
+report key (and, for sentences, the sentence index) as fast fields for aggregation, so a hit is
+mapped to its sentence, report, visit and patient without reading stored documents.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tantivy
+from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
+
+from clinsearch.index.component import Change, Generation
+from clinsearch.progress import track
+
+NAME = "lexical"
+TOKENIZER = "clinsearch_text"
+LUCENE_ENGLISH_STOPWORDS = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+)  # fmt: skip
+NEGATION_CUES = frozenset({"no", "not"})
+DEFAULT_STOPWORDS = tuple(w for w in LUCENE_ENGLISH_STOPWORDS if w not in NEGATION_CUES)
+GRANULARITIES = ("sentences", "reports")
+_WRITER_HEAP = 128_000_000
+_MAX_TOKEN_CHARS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Analyzer:
+    """The text analysis shared by indexing, querying and highlighting."""
+
+    stemmer: str | None = "english"
+    stopwords: tuple[str, ...] = DEFAULT_STOPWORDS
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, Any]) -> Analyzer:
+        """Build from options: ``stemmer`` (a Snowball language or None), ``stopwords``."""
+        return cls(
+            stemmer=options.get("stemmer", "english"),
+            stopwords=tuple(options.get("stopwords", DEFAULT_STOPWORDS)),
+        )
+
+    def to_options(self) -> dict[str, Any]:
+        """The options that rebuild this analyzer (recorded in the manifest)."""
+        return {"stemmer": self.stemmer, "stopwords": list(self.stopwords)}
+
+    def tantivy(self) -> TextAnalyzer:
+        """The tantivy analyzer: words, long-token removal, lower case, stopwords, stemming."""
+        builder = (
+            TextAnalyzerBuilder(Tokenizer.simple())
+            .filter(Filter.remove_long(_MAX_TOKEN_CHARS))
+            .filter(Filter.lowercase())
+            .filter(Filter.custom_stopword(list(self.stopwords)))
+        )
+        if self.stemmer:
+            builder = builder.filter(Filter.stemmer(self.stemmer))
+        return builder.build()
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """Top hits of one tantivy search, best first, with the keys needed to place them."""
+
+    scores: np.ndarray  # float32
+    report_keys: np.ndarray  # int64
+    sentence_indexes: np.ndarray | None  # int64, sentence granularity only
+    total: int  # how many documents matched in all
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether every matching document is in these hits."""
+        return len(self.scores) >= self.total
+
+
+class LexicalComponent:
+    """Builds and updates a generation's two tantivy indexes, ``lexical/{sentences,reports}``."""
+
+    name = NAME
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.analyzer = Analyzer.from_options(options)
+
+    def build(self, gen: Generation) -> dict[str, Any]:
+        """Index every sentence and every report of the generation."""
+        for granularity in GRANULARITIES:
+            index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
+            self._write(index, gen, granularity, keys=None, removed=())
+        return self._info(gen)
+
+    def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Copy the previous indexes and add the new reports' documents."""
+        shutil.copytree(prev.path / NAME, gen.path / NAME)
+        for granularity in GRANULARITIES:
+            index = _open(gen.path / NAME / granularity, self.analyzer)
+            self._write(index, gen, granularity, keys=change.report_keys, removed=())
+        return self._info(gen)
+
+    def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Copy the previous indexes and delete the documents of the removed reports."""
+        shutil.copytree(prev.path / NAME, gen.path / NAME)
+        for granularity in GRANULARITIES:
+            index = _open(gen.path / NAME / granularity, self.analyzer)
+            self._write(index, gen, granularity, keys=(), removed=change.report_keys)
+        return self._info(gen)
+
+    def open(self, gen: Generation) -> LexicalSearcher:
+        """A searcher over the generation's indexes."""
+        return LexicalSearcher(gen.path / NAME, self.analyzer)
+
+    def _write(
+        self,
+        index: tantivy.Index,
+        gen: Generation,
+        granularity: str,
+        keys: Sequence[int] | None,
+        removed: Sequence[int],
+    ) -> None:
+        """Delete the ``removed`` reports' documents and add those of the reports in ``keys``."""
+        writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+        if removed:
+            writer.delete_documents_by_query(
+                tantivy.Query.term_set_query(index.schema, "report_key", list(removed))
+            )
+        if keys is None or keys:
+            batches = (
+                gen.sentence_batches(keys, ["report_key", "index", "text"])
+                if granularity == "sentences"
+                else gen.report_batches(keys, ["key", "text"])
+            )
+            label = f"indexing {granularity} (BM25)"
+            for doc in track(_documents(batches, granularity), label, enabled=gen.progress):
+                writer.add_document(doc)
+        writer.commit()
+        writer.wait_merging_threads()
+
+    def _info(self, gen: Generation) -> dict[str, Any]:
+        """The manifest entry: document counts and the analyzer settings."""
+        searcher = self.open(gen)
+        return {
+            "documents": {g: searcher.num_docs(g) for g in GRANULARITIES},
+            "analyzer": self.analyzer.to_options(),
+        }
+
+
+class LexicalSearcher:
+    """BM25 search over the sentence and report indexes of one generation."""
+
+    def __init__(self, folder: Path, analyzer: Analyzer) -> None:
+        self.analyzer = analyzer
+        self._text_analyzer = analyzer.tantivy()
+        self._indexes = {g: _open(folder / g, analyzer) for g in GRANULARITIES}
+        self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
+
+    def num_docs(self, granularity: str) -> int:
+        """How many live documents an index holds."""
+        return self._searchers[granularity].num_docs
+
+    def terms(self, query: str) -> list[str]:
+        """The query's terms after analysis (repeats kept: they weigh more, as in Lucene)."""
+        return self._text_analyzer.analyze(query)
+
+    def search(
+        self,
+        granularity: str,
+        terms: Sequence[str],
+        limit: int,
+        within_reports: Iterable[int] | None = None,
+    ) -> Ranked:
+        """The ``limit`` best documents for the OR of ``terms``, optionally within some reports."""
+        if not terms:
+            empty = np.empty(0, np.int64)
+            return Ranked(np.empty(0, np.float32), empty, empty, 0)
+        index = self._indexes[granularity]
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(index.schema, "text", t))
+                for t in terms
+            ]
+        )
+        if within_reports is not None:
+            restrict = tantivy.Query.term_set_query(
+                index.schema, "report_key", list(within_reports)
+            )
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, query), (tantivy.Occur.Must, restrict)]
+            )
+        searcher = self._searchers[granularity]
+        result = searcher.search(query, limit=max(limit, 1), count=True)
+        addresses = [address for _, address in result.hits]
+        scores = np.fromiter((score for score, _ in result.hits), np.float32, len(addresses))
+        report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        indexes = None
+        if granularity == "sentences":
+            indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
+        return Ranked(scores, report_keys, indexes, result.count)
+
+    def matches(self, text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
+        """(start, end, term) of each word in ``text`` whose analysed form is one of ``terms``."""
+        wanted = set(terms)
+        tokens = self._text_analyzer.pre_tokenize(text).tokens
+        return [(t.char_offset_from, t.char_offset_to, t.text) for t in tokens if t.text in wanted]
+
+
+def _schema(granularity: str) -> tantivy.Schema:
+    """Text plus integer keys: ``report_key`` (indexed, for deletes) and the sentence index."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("text", stored=False, tokenizer_name=TOKENIZER)
+    builder.add_unsigned_field("report_key", indexed=True, fast=True)
+    if granularity == "sentences":
+        builder.add_unsigned_field("index", fast=True)
+    return builder.build()
+
+
+def _create(folder: Path, granularity: str, analyzer: Analyzer) -> tantivy.Index:
+    """A new, empty tantivy index in ``folder``."""
+    folder.mkdir(parents=True)
+    index = tantivy.Index(_schema(granularity), path=str(folder))
+    index.register_tokenizer(TOKENIZER, analyzer.tantivy())
+    return index
+
+
+def _open(folder: Path, analyzer: Analyzer) -> tantivy.Index:
+    """An existing tantivy index, with our analyzer registered."""
+    index = tantivy.Index.open(str(folder))
+    index.register_tokenizer(TOKENIZER, analyzer.tantivy())
+    return index
+
+
+def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Document]:
+    """tantivy documents from Parquet batches of sentences or reports."""
+    key_column = "report_key" if granularity == "sentences" else "key"
+    for batch in batches:
+        texts = batch.column("text").to_pylist()
+        keys = batch.column(key_column).to_pylist()
+        indexes = batch.column("index").to_pylist() if granularity == "sentences" else None
+        for row, (text, key) in enumerate(zip(texts, keys, strict=True)):
+            doc = tantivy.Document()
+            doc.add_text("text", text)
+            doc.add_unsigned("report_key", key)
+            if indexes is not None:
+                doc.add_unsigned("index", indexes[row])
+            yield doc

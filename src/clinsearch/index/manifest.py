@@ -1,0 +1,77 @@
+"""The manifest of a generation: format version, counts, configuration, components, time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from clinsearch import __version__
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.config import IndexConfig
+from clinsearch.index.tables import Counts
+
+MANIFEST_FILE = "manifest.json"
+FORMAT = "clinsearch-index"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a generation holds; written last, so a generation with a manifest is complete."""
+
+    generation: int
+    counts: Counts
+    config: IndexConfig
+    components: dict[str, dict[str, Any]]
+    next_report_key: int
+    created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    format: str = FORMAT
+    format_version: int = FORMAT_VERSION
+    clinsearch_version: str = __version__
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {
+            "format": self.format,
+            "format_version": self.format_version,
+            "clinsearch_version": self.clinsearch_version,
+            "generation": self.generation,
+            "created": self.created,
+            "counts": asdict(self.counts),
+            "config": self.config.to_dict(),
+            "components": self.components,
+            "next_report_key": self.next_report_key,
+        }
+
+    def write(self, gen_path: Path) -> None:
+        """Write ``manifest.json`` into a generation folder."""
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+        (gen_path / MANIFEST_FILE).write_text(text, encoding="utf-8")
+
+    @classmethod
+    def read(cls, gen_path: Path) -> Manifest:
+        """Read and check a generation's manifest."""
+        path = gen_path / MANIFEST_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ClinsearchError(f"{path}: cannot read the index manifest ({exc})") from None
+        if data.get("format") != FORMAT:
+            raise ClinsearchError(f"{path}: not a clinsearch index manifest")
+        if data.get("format_version") != FORMAT_VERSION:
+            raise ClinsearchError(
+                f"{path}: index format version {data.get('format_version')} is not supported"
+                f" (this clinsearch reads version {FORMAT_VERSION}); rebuild the index"
+            )
+        return cls(
+            generation=data["generation"],
+            counts=Counts(**data["counts"]),
+            config=IndexConfig.from_dict(data["config"]),
+            components=data["components"],
+            next_report_key=data["next_report_key"],
+            created=data["created"],
+            clinsearch_version=data["clinsearch_version"],
+        )

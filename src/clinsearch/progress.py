@@ -1,0 +1,40 @@
+"""Progress bars on stderr for long work (indexing, batch search), silent when disabled."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+T = TypeVar("T")
+
+_console = Console(stderr=True)
+
+
+def track(
+    items: Iterable[T], description: str, *, total: int | None = None, enabled: bool = True
+) -> Iterator[T]:
+    """Yield ``items`` while drawing a progress bar (a counter when ``total`` is unknown)."""
+    if not enabled:
+        yield from items
+        return
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    if total is not None:
+        columns += [BarColumn(), MofNCompleteColumn()]
+    else:
+        columns += [TextColumn("{task.completed}")]
+    columns.append(TimeElapsedColumn())
+    with Progress(*columns, console=_console, transient=False) as bar:
+        task = bar.add_task(description, total=total)
+        for item in items:
+            yield item
+            bar.advance(task)

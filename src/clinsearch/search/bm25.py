@@ -1,0 +1,94 @@
+"""BM25 retrieval: sentences are scored and lifted to report, visit and patient (best sentence).
+
+With ``whole_report=True`` whole reports are scored instead (visit and patient still take their
+best report); the sentence shown is the report's best BM25 sentence for the query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from clinsearch.index.lexical import LexicalSearcher
+from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.hit import Hit, Level
+from clinsearch.search.hits import make_hits
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+_MIN_FIRST_FETCH = 64
+
+
+class BM25Retriever:
+    """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's lexical component."""
+
+    def __init__(self, index: Index, *, whole_report: bool = False) -> None:
+        self.store = index.store
+        self.lexical: LexicalSearcher = index.component("lexical")
+        self.whole_report = whole_report
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` for ``query``."""
+        terms = self.lexical.terms(query)
+        unit = "report" if self.whole_report and level != "sentence" else "sentence"
+        first = top if level == unit else max(4 * top, _MIN_FIRST_FETCH)
+        best = top_groups(
+            partial(self._fetch, unit, terms),
+            partial(self.store.groups, level, unit),
+            top,
+            first,
+        )
+        sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
+        matches = [
+            self.lexical.matches(self.store.sentence_texts[row], terms) for row in sentence_rows
+        ]
+        explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
+        return make_hits(
+            self.store,
+            level,
+            best.scores,
+            sentence_rows,
+            [tuple((start, end) for start, end, _ in found) for found in matches],
+            [explanation | {"matched_terms": _matched_terms(terms, found)} for found in matches],
+        )
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """``search`` for each query in turn."""
+        return [self.search(query, level, top) for query in queries]
+
+    def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
+        """The ``limit`` best sentences or reports, as store rows."""
+        if unit == "sentence":
+            ranked = self.lexical.search("sentences", terms, limit)
+            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        else:
+            ranked = self.lexical.search("reports", terms, limit)
+            rows = self.store.report_rows(ranked.report_keys)
+        return Scored(ranked.scores, rows, ranked.exhausted)
+
+    def _best_sentences(self, terms: list[str], report_rows: np.ndarray) -> np.ndarray:
+        """Each report's best BM25 sentence for ``terms`` (its first sentence if none matches)."""
+        best = self.store.first_sentence_row[report_rows].copy()
+        if len(report_rows) == 0:
+            return best
+        keys = self.store.report_keys[report_rows]
+        limit = int(np.sum(self.store.sentence_counts(report_rows)))
+        ranked = self.lexical.search("sentences", terms, limit, within_reports=keys.tolist())
+        seen: set[int] = set()
+        position = {int(key): i for i, key in enumerate(keys.tolist())}
+        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        for key, row in zip(ranked.report_keys.tolist(), rows.tolist(), strict=True):
+            if key not in seen:
+                seen.add(key)
+                best[position[key]] = row
+        return best
+
+
+def _matched_terms(terms: list[str], found: list[tuple[int, int, str]]) -> list[str]:
+    """The distinct query terms found in a sentence, in query order."""
+    present = {term for _, _, term in found}
+    return [t for t in dict.fromkeys(terms) if t in present]

@@ -1,0 +1,69 @@
+"""Search output: a Rich table with highlighted sentences, JSON, or TREC run lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from clinsearch.search.hit import Hit, Level
+
+OUTPUT_FORMATS = ("table", "json", "trec")
+HIGHLIGHT_STYLE = "bold yellow"
+_ID_COLUMNS: dict[str, tuple[str, ...]] = {
+    "sentence": ("sentence_id", "report_id", "patient_id"),
+    "report": ("report_id", "visit_id", "patient_id"),
+    "visit": ("visit_id", "patient_id", "report_id"),
+    "patient": ("patient_id", "report_id"),
+}
+
+
+def highlighted(hit: Hit) -> Text:
+    """The hit's sentence with its matched words styled."""
+    text = Text(hit.sentence)
+    for start, end in hit.highlights:
+        text.stylize(HIGHLIGHT_STYLE, start, end)
+    return text
+
+
+def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None) -> Table:
+    """A table of rank, ids, score and the best sentence with matched terms highlighted."""
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("rank", justify="right")
+    columns = _ID_COLUMNS[level]
+    for name in columns:
+        table.add_column(name.removesuffix("_id") if name != columns[0] else level)
+    table.add_column("score", justify="right")
+    table.add_column("best sentence", ratio=1)
+    for hit in hits:
+        ids = [getattr(hit, name) for name in columns]
+        table.add_row(str(hit.rank), *ids, f"{hit.score:.3f}", highlighted(hit))
+    if not hits:
+        table.caption = "no matches"
+    return table
+
+
+def json_record(
+    qid: str, query: str, level: Level, method: str, hits: Sequence[Hit]
+) -> dict[str, Any]:
+    """One query's results as a JSON-ready dict."""
+    return {
+        "qid": qid,
+        "query": query,
+        "level": level,
+        "method": method,
+        "hits": [hit.to_dict() for hit in hits],
+    }
+
+
+def json_text(record: dict[str, Any], *, lines: bool) -> str:
+    """A JSON document (indented) or a JSON line (for batches)."""
+    return json.dumps(record, ensure_ascii=False, indent=None if lines else 2)
+
+
+def trec_lines(qid: str, hits: Sequence[Hit], tag: str) -> list[str]:
+    """TREC run lines ``qid Q0 docid rank score tag`` (docid: the id at the hit's level)."""
+    return [f"{qid} Q0 {hit.id} {hit.rank} {hit.score:.6f} {tag}" for hit in hits]

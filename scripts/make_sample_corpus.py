@@ -250,16 +250,16 @@ def scenario_pneumothorax(rng: random.Random, visits: int) -> list[Study]:
 def scenario_nodule(rng: random.Random, visits: int) -> list[Study]:
     """Incidental pulmonary nodule, recommended for CT, stable at follow-up."""
     lobe = rng.choice(RIGHT_LOBES + LEFT_LOBES)
-    size = rng.choice(("8 mm", "1.2 cm", "1.5 cm", "approx. 1 cm"))
+    size = rng.choice(("8 mm", "1.2 cm", "1.5 cm", "1 cm"))
     first = Study("Chronic cough.")
     first.findings = [
         normal_heart(rng),
-        f"A {size} nodular opacity projects over the {lobe}.",
+        f"Nodular opacity measuring approx. {size} projects over the {lobe}.",
         "Malignancy cannot be excluded.",
         normal_lungs(rng, exclude=("focal consolidation",)),
     ]
     first.impression = [
-        f"{size} {lobe} nodule.",
+        f"{lobe.capitalize()} nodule measuring {size}.",
         "Recommend CT of the chest for further evaluation.",
     ]
     first.numbered = rng.random() < 0.5

@@ -52,6 +52,119 @@ def _root() -> None:
     """Index clinical reports, find findings with negation, search and build cohorts."""
 
 
+# --- finding extraction (annotate, explain, lexicon) -------------------------------------------
+
+lexicon_app = typer.Typer(
+    help="Inspect, query and extend the finding lexicon.", no_args_is_help=True
+)
+app.add_typer(lexicon_app, name="lexicon")
+
+LexiconOpt = Annotated[
+    Path | None,
+    typer.Option("--lexicon", help="Lexicon YAML (clinsearch-lexicon/1); default: chest X-ray."),
+]
+
+
+@app.command("annotate")
+def annotate_cmd(
+    input: Annotated[Path, typer.Option("--input", help='JSONL: {"id", "text", "targets"?}.')],
+    output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
+    lexicon: LexiconOpt = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+) -> None:
+    """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
+    from rich.progress import Progress
+
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.jsonl import annotate_jsonl
+
+    annotator = annotator_for(str(lexicon) if lexicon else None)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("annotating", total=None)
+        count = annotate_jsonl(
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+        )
+    err_console.print(f"annotated {count} texts -> {escape(str(output))}")
+
+
+@app.command("explain")
+def explain_cmd(
+    sentence: Annotated[str, typer.Argument(help="The sentence to annotate.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show the findings of one sentence: spans marked in the text and a table of patterns."""
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.explain import explain
+
+    findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
+    Console().print(explain(sentence, findings))
+
+
+@lexicon_app.command("stats")
+def lexicon_stats_cmd(lexicon: LexiconOpt = None) -> None:
+    """Count concepts by type, surface forms and modifier values."""
+    from rich.table import Table
+
+    from clinsearch.annotate.lexicon import Lexicon
+
+    lex = Lexicon.load(lexicon)
+    stats = lex.stats()
+    table = Table(title=f"{lex.name} {lex.version}".strip())
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("concepts", str(stats.concepts))
+    for ctype, n in stats.by_type.items():
+        table.add_row(f"  {ctype}", str(n))
+    table.add_row("surface forms (names, terms, abbreviations)", str(stats.surface_forms))
+    for category, n in stats.modifier_values.items():
+        table.add_row(f"modifier values: {category}", str(n))
+    table.add_row("modifier surface forms (incl. compounds)", str(stats.modifier_forms))
+    Console().print(table)
+
+
+@lexicon_app.command("lookup")
+def lexicon_lookup_cmd(
+    term: Annotated[str, typer.Argument(help="A term as it might appear in a report.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show which concept(s) and modifier values a term resolves to (exit 1 if none)."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lookup import lookup
+
+    result = lookup(Lexicon.load(lexicon), term)
+    console = Console()
+    if not result.concepts and not result.modifiers:
+        console.print(f"'{escape(term)}': no concept or modifier")
+        raise typer.Exit(1)
+    for c in result.concepts:
+        parents = f" parents={','.join(c.parents)}" if c.parents else ""
+        console.print(f"concept {c.id}: {escape(c.name)} type={c.type} region={c.region}{parents}")
+    for category, value in result.modifiers:
+        console.print(f"modifier {category}={escape(value)}")
+
+
+@lexicon_app.command("import")
+def lexicon_import_cmd(
+    source: Annotated[Path, typer.Argument(help="CSV (concept, term[, type]) or OBO file.")],
+    format: Annotated[str, typer.Option("--format", help="csv or obo.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the merged lexicon YAML.")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the base concepts.")] = False,
+    lexicon: LexiconOpt = None,
+    default_type: Annotated[
+        str, typer.Option("--type", help="Type of concepts that name none.")
+    ] = "finding",
+) -> None:
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lexicon_import import import_lexicon
+
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type)
+    stats = merged.stats()
+    err_console.print(
+        f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
@@ -59,8 +172,13 @@ def main() -> None:
 
 # --- index and search ---------------------------------------------------------------------------
 
-Corpus = Annotated[Path, typer.Argument(help="Corpus file or folder to read.", show_default=False)]
-IndexDir = Annotated[Path, typer.Argument(help="Index directory.", show_default=False)]
+Corpus = Annotated[
+    Path,
+    typer.Argument(help="Corpus file or folder to read.", metavar="CORPUS", show_default=False),
+]
+IndexDir = Annotated[
+    Path, typer.Argument(help="Index directory.", metavar="DIR", show_default=False)
+]
 CorpusFormat = Annotated[
     str,
     typer.Option(
@@ -80,14 +198,17 @@ SkipBad = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),
 ]
+EncoderModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="Sentence-transformers or Hugging Face model folder for dense retrieval"
+        " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
+    ),
+]
 _BATCH_QUERIES = 64
 _DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("pleural effusion", "report", "reports, each scored by its best sentence"),
-    (
-        "no pneumothorax",
-        "sentence",
-        "a negated query: 'no' is kept, so negated sentences rank first",
-    ),
+    ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
+    ("no pneumothorax", "sentence", "a negated query: 'no' is kept as a term, not a stopword"),
     ("right lower lobe pneumonia", "patient", "patients, each scored by their best report"),
     ("cardiomegaly", "visit", "visits, each scored by their best report"),
 )
@@ -108,16 +229,29 @@ def index_command(
     date_column: DateColumn = None,
     suffix: Suffix = None,
     skip_bad: SkipBad = False,
+    dense: Annotated[
+        bool,
+        typer.Option(
+            "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
+        ),
+    ] = False,
+    model: EncoderModel = None,
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet) and BM25 indexes (tantivy)."""
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
+    from clinsearch.index import Index, IndexConfig
 
     mapping = _mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
+    if model is not None and not dense:
+        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
+    config = IndexConfig()
+    if dense:
+        options = {"dense": {"model": str(model)}} if model else {}
+        config = IndexConfig(components=(*config.components, "dense"), options=options)
     stats = ReadStats()
-    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out)
+    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -179,21 +313,61 @@ def delete_command(
 def search_command(
     index_dir: IndexDir,
     query: Annotated[
-        str | None, typer.Argument(help="Query text (or use --queries).", show_default=False)
+        str | None,
+        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
     ] = None,
     queries: Annotated[
         Path | None,
         typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
     ] = None,
     level: Annotated[
-        str, typer.Option(help="Rank sentences, reports, visits or patients.")
+        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
     ] = "report",
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
-    method: Annotated[str, typer.Option(help="Retrieval method (bm25).")] = "bm25",
+    method: Annotated[
+        str,
+        typer.Option(help="Retrieval method: bm25, dense (index built with --dense) or hybrid."),
+    ] = "bm25",
     whole_report: Annotated[
         bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
     ] = False,
+    model: EncoderModel = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
+        ),
+    ] = None,
+    fusion: Annotated[
+        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
+    ] = None,
+    polarity_filter: Annotated[
+        str | None,
+        typer.Option(
+            "--polarity-filter",
+            help="Any method: keep only results whose query concepts are present, absent,"
+            " any (mentioned at all) or query (as the query states); needs the findings table.",
+        ),
+    ] = None,
+    rerank: Annotated[
+        Path | None,
+        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
+    ] = None,
+    rerank_depth: Annotated[
+        int | None,
+        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
+    ] = None,
+    rerank_input: Annotated[
+        str | None,
+        typer.Option(
+            help="What the cross-encoder reads: report (text, default), sentence (best"
+            " sentence) or summary (report concepts without negated findings)."
+        ),
+    ] = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
@@ -213,7 +387,17 @@ def search_command(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = {"whole_report": True} if whole_report else {}
+    options = _search_options(
+        whole_report=whole_report or None,
+        model=model,
+        methods=methods,
+        fusion=fusion,
+        weights=weights,
+        polarity_filter=polarity_filter,
+        rerank=rerank,
+        rerank_depth=rerank_depth,
+        rerank_input=rerank_input,
+    )
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -266,6 +450,11 @@ def demo_command(
         console.print(f"[dim]{note}[/]")
         console.print(hits_table(index.search(query, level=level, top=5), level))  # type: ignore[arg-type]
     console.print(f'Try your own: clinsearch search {escape(str(out))} "QUERY" --level patient')
+
+
+def _search_options(**given: Any) -> dict[str, Any]:
+    """The search options the user set (paths as strings), to pass to the method."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
 
 
 def _mapping(*values: str | None) -> dict[str, str | None]:

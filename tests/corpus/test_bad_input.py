@@ -132,3 +132,12 @@ def test_skip_bad_still_stops_on_file_level_errors(write) -> None:
     path = write("r.csv", "rid,text\n1,a\n")
     with pytest.raises(InputError, match="missing column"):
         list(read_reports(path, "csv", skip_bad=True))
+
+
+def test_skip_bad_csv_continues_after_undecodable_and_duplicate_rows(write) -> None:
+    path = write("r.csv", b"id,text\n1,\xff bad\n2,Good.\n2,Again.\n3,Also good.\n")
+    stats = ReadStats()
+    reports = list(read_reports(path, "csv", skip_bad=True, stats=stats))
+    assert [r.id for r in reports] == ["2", "3"]
+    assert [r.source for r in reports] == [f"{path}:3", f"{path}:5"]
+    assert stats.skipped == {"undecodable bytes": 1, "duplicate id": 1}

@@ -57,7 +57,8 @@ def test_csv_maps_columns_and_keeps_the_rest_as_metadata(write) -> None:
 
 
 def test_csv_joins_several_text_columns_under_headings(write) -> None:
-    path = write("r.csv", "id,findings,impression\n1,Heart normal.,No acute disease.\n2,,Stable.\n")
+    content = "id, findings ,impression\n1,Heart normal.,No acute disease.\n2,,Stable.\n"
+    path = write("r.csv", content)  # header names are trimmed
     reports = list(read_reports(path, "csv", text_columns=["findings", "impression"]))
     assert reports[0].text == "FINDINGS: Heart normal.\nIMPRESSION: No acute disease."
     assert reports[1].text == "IMPRESSION: Stable."

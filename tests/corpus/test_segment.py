@@ -193,3 +193,43 @@ def test_segment_many_streams(segmenter: Segmenter) -> None:
     stream = segmenter.segment_many(reports)
     assert inspect.isgenerator(stream)
     assert [len(s.sentences) for s in stream] == [2, 2, 2]
+
+
+def test_missing_space_after_period(segmenter: Segmenter) -> None:
+    text = (
+        "Clear right lung XXXX.In the left lobe a 1.9 x 1.8 cm density."
+        "Seen by Dr.Smith at the U.S.Army base."
+    )
+    assert _texts(segmenter, text) == [
+        "Clear right lung XXXX.",
+        "In the left lobe a 1.9 x 1.8 cm density.",
+        "Seen by Dr.Smith at the U.S.Army base.",
+    ]
+
+
+def test_hard_wrapped_note_with_line_start_headings(segmenter: Segmenter) -> None:
+    text = (
+        " CHEST (PA & LAT)\n Reason: eval for infiltrate\n ____________________\n"
+        " UNDERLYING MEDICAL CONDITION:\n  65 year old man with fever\n"
+        " PORTABLE VIEW: single frontal image\n"
+        " FINDINGS:  The heart is mildly enlarged.  New opacity in the right\n"
+        " lower lobe, concerning for pneumonia.\n\n IMPRESSION:\n 1.  Right lower lobe pneumonia.\n"
+    )
+    segmented = _segment(segmenter, text)
+    assert [s.name for s in segmented.sections] == [
+        "",
+        "indication",
+        "indication",
+        "portable view",
+        "findings",
+        "impression",
+    ]
+    assert [s.text for s in segmented.sentences] == [
+        "CHEST (PA & LAT)",
+        "eval for infiltrate",
+        "65 year old man with fever",
+        "single frontal image",
+        "The heart is mildly enlarged.",
+        "New opacity in the right\n lower lobe, concerning for pneumonia.",
+        "1.  Right lower lobe pneumonia.",
+    ]

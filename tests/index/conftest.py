@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clinsearch.corpus.model import Report, SegmentedReport, Section, Sentence, sentence_id
+from clinsearch.corpus.model import Report, Section, SegmentedReport, Sentence, sentence_id
 from clinsearch.index import Index
 
 # (report id, patient, visit, sentences)
@@ -30,11 +30,18 @@ def segmented(
     text = " ".join(sentences)
     records, start = [], 0
     for i, sentence in enumerate(sentences):
+        end = start + len(sentence)
         records.append(
-            Sentence(sentence_id(report_id, i), report_id, i, "findings", start, start + len(sentence), sentence)
+            Sentence(sentence_id(report_id, i), report_id, i, "findings", start, end, sentence)
         )
         start += len(sentence) + 1
-    report = Report(id=report_id, text=text, patient_id=patient, visit_id=visit, source=f"test.csv:{report_id[1:]}")
+    report = Report(
+        id=report_id,
+        text=text,
+        patient_id=patient,
+        visit_id=visit,
+        source=f"test.csv:{report_id[1:]}",
+    )
     return SegmentedReport(report, (Section("findings", 0, len(text)),), tuple(records))
 
 
@@ -52,5 +59,5 @@ def built(tmp_path: Path, corpus: list[SegmentedReport]) -> Index:
 
 @pytest.fixture
 def make_reports() -> Callable[..., SegmentedReport]:
-    """Build one extra pre-segmented report."""
+    """Build one extra pre-segmented report: ``make_reports(id, sentences, patient, visit)``."""
     return segmented

@@ -7,8 +7,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import repeat
 
-from medspacy.common.util import prune_overlapping_matches
-from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc, Span
 
 from clinsearch.annotate.context_rules import context_of, polarity_of
@@ -16,7 +14,8 @@ from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
 from clinsearch.annotate.pipeline import build_pipeline
-from clinsearch.annotate.surface import squeeze_spaces, term_tokens, term_variants
+from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
+from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 TARGET_TYPE = "target"
@@ -27,9 +26,10 @@ class Annotator:
 
     def __init__(self, lexicon: Lexicon | None = None, *, radiology_rules: bool = True) -> None:
         self.lexicon = lexicon if lexicon is not None else Lexicon.load()
-        self.nlp = build_pipeline(self.lexicon, radiology_rules=radiology_rules)
-        self._modifiers = ModifierMatcher(self.lexicon, self.nlp.vocab)
-        self._target_matcher = lru_cache(maxsize=256)(self._build_target_matcher)
+        self.nlp = build_pipeline(radiology_rules=radiology_rules)
+        self._concepts = concept_index(self.lexicon)
+        self._modifiers = ModifierMatcher(self.lexicon)
+        self._target_index = lru_cache(maxsize=256)(_target_index)
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
         """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
@@ -42,7 +42,8 @@ class Annotator:
         batch_size: int = 256,
     ) -> Iterator[list[Finding]]:
         """Findings for each text, in order, processed in batches by ``nlp.pipe``."""
-        squeezed: deque[tuple[str, list[int]]] = deque()
+        squeezed: deque[tuple[str, Sequence[int]]] = deque()
+        prepared_keys: deque[TextKeys] = deque()
 
         def prepared() -> Iterator[Doc]:
             for text, extra in zip(
@@ -51,39 +52,53 @@ class Annotator:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
                 doc = self.nlp.make_doc(clean)
-                if extra:
-                    doc.ents = self._target_spans(doc, tuple(extra))
+                keys = text_keys(doc)
+                doc.ents = self._spans(doc, keys, tuple(extra))
+                prepared_keys.append(keys)
                 yield doc
 
         for doc in self.nlp.pipe(prepared(), batch_size=batch_size):
             text, offsets = squeezed.popleft()
-            yield self._findings(doc, text, offsets)
+            yield self._findings(doc, prepared_keys.popleft(), text, offsets)
 
-    def _build_target_matcher(self, targets: tuple[str, ...]) -> PhraseMatcher:
-        """A phrase matcher for caller-supplied targets, keyed by the target's normalised text."""
-        matcher = PhraseMatcher(self.nlp.vocab, attr="LOWER")
-        for phrase in targets:
-            key = " ".join(term_tokens(phrase))
-            if key:
-                matcher.add(
-                    TARGET_LABEL + key,
-                    [Doc(self.nlp.vocab, words=list(v)) for v in term_variants(phrase)],
-                )
-        return matcher
+    def _spans(self, doc: Doc, keys: TextKeys, targets: tuple[str, ...]) -> list[Span]:
+        """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""
+        spans: list[Span] = []
+        taken: set[int] = set()
+        indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
+        for index in indexes:
+            for label, start, end in index.find(doc, keys):
+                if taken.isdisjoint(range(start, end)):
+                    spans.append(Span(doc, start, end, label=label))
+                    taken.update(range(start, end))
+        return sorted(spans, key=lambda s: s.start)
 
-    def _target_spans(self, doc: Doc, targets: tuple[str, ...]) -> list[Span]:
-        """Spans of the targets in ``doc``, longest match winning."""
-        matches = prune_overlapping_matches(self._target_matcher(targets)(doc))
-        return [Span(doc, start, end, label=match_id) for match_id, start, end in matches]
+    def _findings(
+        self, doc: Doc, keys: TextKeys, text: str, offsets: Sequence[int]
+    ) -> list[Finding]:
+        """Findings of an annotated ``doc``, offsets mapped back to the original ``text``.
 
-    def _findings(self, doc: Doc, text: str, offsets: list[int]) -> list[Finding]:
-        """Findings of an annotated ``doc``, offsets mapped back to the original ``text``."""
-        ents = sorted(doc.ents, key=lambda s: s.start)
+        A concept whose words are all part of a ConText cue ("excluded" in "cannot be excluded")
+        or of a longer modifier ("lobe" in "right lower lobe") is not a finding; a cue that
+        overlaps a finding's own words does not modify it.
+        """
+        mentions = self._modifiers(doc, keys)
+        covers = [m.modifier_span for m in doc._.context_graph.modifiers]
+        covers += [(m.start, m.end) for m in mentions]
+        ents = [
+            e
+            for e in sorted(doc.ents, key=lambda s: s.start)
+            if e.label_.startswith(TARGET_LABEL) or not _covered((e.start, e.end), covers)
+        ]
         anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
-        attached = attach(doc, self._modifiers(doc), anchors)
+        attached = attach(doc, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
-            categories = [m.category for m in ent._.modifiers]
+            categories = [
+                m.category
+                for m in ent._.modifiers
+                if not _overlaps(m.modifier_span, (ent.start, ent.end))
+            ]
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
             findings.append(
@@ -114,8 +129,38 @@ class Annotator:
         return TARGET_TYPE if label.startswith(TARGET_LABEL) else self.lexicon.concepts[label].type
 
     @staticmethod
-    def _modifier(doc: Doc, mention: ModifierMention, text: str, offsets: list[int]) -> Modifier:
+    def _modifier(
+        doc: Doc, mention: ModifierMention, text: str, offsets: Sequence[int]
+    ) -> Modifier:
         """A Modifier record with character offsets into the original text."""
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two token spans share a token."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _covered(span: tuple[int, int], covers: list[tuple[int, int]]) -> bool:
+    """Whether a longer span in ``covers`` contains ``span``."""
+    return any(
+        c[0] <= span[0] and span[1] <= c[1] and c[1] - c[0] > span[1] - span[0] for c in covers
+    )
+
+
+def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
+    """A surface index of caller-supplied target phrases, labelled by their normalised text."""
+    index = SurfaceIndex()
+    for phrase in targets:
+        key = " ".join(key_of(phrase))
+        if key:
+            index.add_term(phrase, TARGET_LABEL + key)
+    return index
+
+
+@lru_cache(maxsize=4)
+def annotator_for(lexicon_path: str | None = None) -> Annotator:
+    """A shared Annotator for a lexicon file (None: the shipped one), built once per process."""
+    return Annotator(Lexicon.load(lexicon_path))

@@ -1,6 +1,9 @@
 """ConText rules: medspaCy's defaults plus the radiology rules in data/context_radiology.yaml.
 
-Also maps ConText categories onto a finding's polarity and context flags.
+Token-pattern rules are expanded into the literal phrases they match, so ConText matches them
+with spaCy's PhraseMatcher: with the patterns in spaCy's token Matcher, ConText took 58% of the
+annotation time (391 sentences/s over IU X-ray sentences). Also maps ConText categories onto a
+finding's polarity and context flags.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from importlib import resources
+from itertools import product
 from pathlib import Path
 
 import yaml
@@ -16,6 +20,8 @@ from medspacy.context import ConTextRule
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 INDICATION = "INDICATION"
+MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
+MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 CONTEXT_FLAGS = {
     "HISTORICAL": "historical",
     "HYPOTHETICAL": "hypothetical",
@@ -39,13 +45,57 @@ def _radiology_spec() -> dict:
 
 def context_rules(radiology: bool = True) -> list[ConTextRule]:
     """medspaCy's default rules plus the radiology rules (minus the defaults those replace)."""
-    defaults = json.loads(default_rules_path().read_text(encoding="utf-8"))["context_rules"]
-    if not radiology:
-        return [ConTextRule.from_dict(d) for d in defaults]
-    spec = _radiology_spec()
-    replaced = {lit.lower() for lit in spec["replace_defaults"]}
-    kept = [d for d in defaults if d["literal"].lower() not in replaced]
-    return [ConTextRule.from_dict(d) for d in kept] + [ConTextRule(**r) for r in spec["rules"]]
+    rules = json.loads(default_rules_path().read_text(encoding="utf-8"))["context_rules"]
+    if radiology:
+        spec = _radiology_spec()
+        replaced = {lit.lower() for lit in spec["replace_defaults"]}
+        rules = [d for d in rules if d["literal"].lower() not in replaced] + spec["rules"]
+    return [rule for spec in rules for rule in _as_literal_rules(spec)]
+
+
+def _as_literal_rules(spec: dict) -> list[ConTextRule]:
+    """One rule per literal phrase a token-pattern rule matches (or the rule itself if too many)."""
+    pattern = spec.get("pattern")
+    phrases = expand_pattern(pattern) if pattern else None
+    if phrases is None:
+        return [ConTextRule(**spec)]
+    base = {k: v for k, v in spec.items() if k not in ("pattern", "literal")}
+    return [ConTextRule(literal=phrase, **base) for phrase in phrases]
+
+
+def expand_pattern(pattern: list[dict]) -> list[str] | None:
+    """The phrases a token pattern of LOWER/ORTH words and lists with ``?``/``*`` matches.
+
+    None when it uses other attributes or operators, or matches more than ``MAX_EXPANSION``.
+    """
+    slots: list[list[tuple[str, ...]]] = []
+    for token in pattern:
+        keys = set(token) - {"OP"}
+        if len(keys) != 1 or keys - {"LOWER", "ORTH"}:
+            return None
+        value = token[next(iter(keys))]
+        if isinstance(value, str):
+            words = [value]
+        elif isinstance(value, dict) and set(value) == {"IN"}:
+            words = [str(w) for w in value["IN"]]
+        else:
+            return None
+        op = token.get("OP")
+        if op is None:
+            slots.append([(w,) for w in words])
+        elif op == "?":
+            slots.append([(), *((w,) for w in words)])
+        elif op == "*":
+            slots.append([rep for n in range(MAX_REPEAT + 1) for rep in product(words, repeat=n)])
+        else:
+            return None
+    total = 1
+    for slot in slots:
+        total *= len(slot)
+    if total > MAX_EXPANSION:
+        return None
+    phrases = {" ".join(w for part in combo for w in part).lower() for combo in product(*slots)}
+    return sorted(p for p in phrases if p)
 
 
 def polarity_of(categories: Iterable[str]) -> str:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from medspacy.common.util import prune_overlapping_matches
-from spacy.matcher import PhraseMatcher
 from spacy.tokens import Doc
-from spacy.vocab import Vocab
 
 from clinsearch.annotate.finding import MODIFIER_ORDER
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.surface import term_variants
+from clinsearch.annotate.surface import TextKeys
+from clinsearch.annotate.surface_index import SurfaceIndex
 
 CLAUSE_BREAKS = frozenset(
     {";", ":", "but", "however", "although", "though", "whereas", "while", "which", "otherwise"}
@@ -48,33 +46,33 @@ class Anchor:
 class ModifierMatcher:
     """Finds modifier values of the pattern categories (``MODIFIER_ORDER``) in a Doc."""
 
-    def __init__(self, lexicon: Lexicon, vocab: Vocab) -> None:
-        self._matcher = PhraseMatcher(vocab, attr="LOWER")
-        self._meanings: dict[str, tuple[tuple[str, str], ...]] = {}
-        forms: dict[tuple[str, ...], set[tuple[str, str]]] = {}
+    def __init__(self, lexicon: Lexicon) -> None:
+        meanings: dict[str, set[tuple[str, str]]] = {}
         for category in MODIFIER_ORDER:
             for value, surface in lexicon.modifiers.get(category, {}).items():
                 for form in surface:
-                    for variant in term_variants(form):
-                        forms.setdefault(variant, set()).add((category, value))
+                    meanings.setdefault(form.lower(), set()).add((category, value))
         for form, parts in lexicon.compounds.items():
             meaning = {(c, v) for c, v in parts.items() if c in MODIFIER_ORDER}
-            for variant in term_variants(form):
-                forms.setdefault(variant, set()).update(meaning)
-        for i, (variant, meaning) in enumerate(forms.items()):
-            key = f"mod{i}"
-            self._meanings[key] = tuple(sorted(meaning))
-            self._matcher.add(key, [Doc(vocab, words=list(variant))])
+            meanings.setdefault(form.lower(), set()).update(meaning)
+        self._index = SurfaceIndex()
+        self._meanings: dict[str, tuple[tuple[str, str], ...]] = {}
+        for form, meaning in meanings.items():
+            label = "|".join(f"{c}={v}" for c, v in sorted(meaning))
+            self._meanings[label] = tuple(sorted(meaning))
+            self._index.add_term(form, label)
 
-    def __call__(self, doc: Doc) -> list[ModifierMention]:
+    def lookup(self, term: str) -> tuple[tuple[str, str], ...]:
+        """The ``(category, value)`` pairs ``term`` stands for as a whole."""
+        return tuple(pair for label in self._index.lookup(term) for pair in self._meanings[label])
+
+    def __call__(self, doc: Doc, keys: TextKeys | None = None) -> list[ModifierMention]:
         """Modifier mentions in ``doc``, longest match winning among overlaps."""
-        strings = doc.vocab.strings
-        out: list[ModifierMention] = []
-        for match_id, start, end in prune_overlapping_matches(self._matcher(doc)):
-            text = doc[start:end].text
-            for category, value in self._meanings[strings[match_id]]:
-                out.append(ModifierMention(category, value, start, end, text))
-        return out
+        return [
+            ModifierMention(category, value, start, end, doc[start:end].text)
+            for label, start, end in self._index.find(doc, keys)
+            for category, value in self._meanings[label]
+        ]
 
 
 def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:

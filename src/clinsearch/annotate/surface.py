@@ -1,22 +1,27 @@
 """Surface-form variants of lexicon terms: plurals, hyphen/space/joined spellings, XXXX gaps.
 
-Matching stays a fast exact phrase lookup (spaCy PhraseMatcher on lowercase tokens) because the
+Matching stays a fast exact lookup of token sequences (surface_index.SurfaceIndex) because the
 tolerance is moved to the lexicon side: each term expands to the token sequences it may be
-written as. Over-generated variants are harmless (they never occur in text).
+written as. Hyphens are dropped on both sides. Over-generated variants are harmless (they never
+occur in text).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
 from spacy.language import Language
 from spacy.tokenizer import Tokenizer
+from spacy.tokens import Doc
 
 DEID = "xxxx"  # IU X-ray de-identification token
+HYPHENS = frozenset({"-", "–", "—"})
 MAX_SPELLING_GAPS = 3  # spelling variants are generated per gap only for terms up to this many gaps
-_SPACE_RUN = re.compile(r"\s+")
+_SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
 
 
 @lru_cache(maxsize=1)
@@ -40,8 +45,18 @@ def term_tokens(term: str) -> tuple[str, ...]:
     return tuple(t.lower_ for t in tokenizer()(squeeze_spaces(term)[0]) if not t.is_space)
 
 
-def squeeze_spaces(text: str) -> tuple[str, list[int]]:
+def key_of(text: str, exact: bool = False) -> tuple[str, ...]:
+    """The lookup key of a phrase: its tokens without hyphens, lowercase unless ``exact``."""
+    toks = tokenizer()(squeeze_spaces(text)[0])
+    return tuple(
+        (t.text if exact else t.lower_) for t in toks if not t.is_space and t.text not in HYPHENS
+    )
+
+
+def squeeze_spaces(text: str) -> tuple[str, Sequence[int]]:
     """``text`` with whitespace runs collapsed to one space, and each new char's original offset."""
+    if not _SPACE_RUN.search(text):
+        return text, range(len(text) + 1)
     out: list[str] = []
     offsets: list[int] = []
     pos = 0
@@ -88,30 +103,29 @@ def plural_forms(word: str) -> set[str]:
 
 
 def _spellings(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
-    """Hyphen, space and joined spellings: each gap (or hyphen) may be any of the three."""
+    """Hyphen-free spellings (text keys drop hyphens too); hyphenated words may also be joined."""
     words: list[str] = []
-    gaps: list[bool] = []  # gaps[i] lies between words[i] and words[i + 1]; True where hyphenated
+    joinable: list[bool] = []  # joinable[i]: words[i] and words[i + 1] were hyphenated
     hyphen = False
     for tok in tokens:
-        if tok == "-" and words:
-            hyphen = True
+        if tok in HYPHENS:
+            hyphen = bool(words)
             continue
         if words:
-            gaps.append(hyphen)
+            joinable.append(hyphen)
         words.append(tok)
         hyphen = False
+    gaps = [i for i, j in enumerate(joinable) if j]
     if not gaps or len(gaps) > MAX_SPELLING_GAPS:
-        return {tokens}
-    options = [(" ", "-", "") if hyph else (" ", "-") for hyph in gaps]
-    out: set[tuple[str, ...]] = {tokens}
-    for choice in product(*options):
-        seq: list[str] = [words[0]]
-        for sep, word in zip(choice, words[1:], strict=True):
-            if sep == "":
-                seq[-1] = seq[-1] + word
+        return {tuple(words)} if words else set()
+    out: set[tuple[str, ...]] = set()
+    for choice in product((False, True), repeat=len(gaps)):
+        join = {g for g, c in zip(gaps, choice, strict=True) if c}
+        seq = [words[0]]
+        for i, word in enumerate(words[1:]):
+            if i in join:
+                seq[-1] += word
             else:
-                if sep == "-":
-                    seq.append("-")
                 seq.append(word)
         out.add(tuple(seq))
     return out
@@ -149,6 +163,24 @@ def term_variants(term: str) -> set[tuple[str, ...]]:
     return out
 
 
-def abbreviation_variants(abbreviation: str) -> set[str]:
-    """Case-sensitive spellings of an abbreviation: as written, and with a plural 's'."""
-    return {abbreviation, abbreviation + "s"}
+def abbreviation_variants(abbreviation: str) -> set[tuple[str, ...]]:
+    """Case-sensitive token sequences of an abbreviation: as written, and with a plural 's'."""
+    words = key_of(abbreviation, exact=True)
+    if not words:
+        return set()
+    return {words, (*words[:-1], words[-1] + "s")}
+
+
+@dataclass(frozen=True, slots=True)
+class TextKeys:
+    """Tokens of a Doc that take part in matching (no spaces or hyphens): positions and forms."""
+
+    positions: list[int]
+    lower: list[str]
+    exact: list[str]
+
+
+def text_keys(doc: Doc) -> TextKeys:
+    """The matching keys of a Doc's tokens."""
+    kept = [(t.i, t.lower_, t.text) for t in doc if not t.is_space and t.text not in HYPHENS]
+    return TextKeys([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 # heading as written (upper case) -> canonical section name
@@ -27,6 +27,9 @@ HEADINGS: Mapping[str, str] = {
     "REASON FOR EXAM": "indication",
     "REASON FOR EXAMINATION": "indication",
     "REASON FOR STUDY": "indication",
+    "REASON FOR THIS EXAMINATION": "indication",
+    "REASON": "indication",
+    "UNDERLYING MEDICAL CONDITION": "indication",
     "COMPARISON": "comparison",
     "COMPARISONS": "comparison",
     "TECHNIQUE": "technique",
@@ -37,6 +40,7 @@ HEADINGS: Mapping[str, str] = {
     "RECOMMENDATIONS": "recommendation",
     "ADDENDUM": "addendum",
 }
+_LONGEST = 48  # characters a heading (with leading spaces) may take before its colon
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +58,20 @@ class HeadingFinder:
 
     def __init__(self, headings: Mapping[str, str] = HEADINGS) -> None:
         self._names = {k.upper(): v for k, v in headings.items()}
-        alternatives = "|".join(re.escape(k) for k in sorted(self._names, key=len, reverse=True))
+        # upper, Capitalised and Title Case spellings, matched case-sensitively (fast)
+        spellings = {form for k in self._names for form in (k, k.capitalize(), k.title())}
+        alternatives = "|".join(re.escape(k) for k in sorted(spellings, key=len, reverse=True))
         self._pattern = re.compile(
-            rf"(?:(?<=\s)|^)(?P<known>(?i:{alternatives}))[ \t]*:"
+            rf"(?:(?<=\s)|^)(?P<known>{alternatives})[ \t]*:"
             r"|(?m:^[ \t]*(?P<caps>[A-Z][A-Z &/]{1,38}[A-Z])[ \t]*:)"
         )
 
     def find(self, text: str) -> list[Heading]:
         """The headings in ``text``, in order."""
         headings = []
-        for match in self._pattern.finditer(text):
+        for match in self._matches(text):
             known = match.group("known")
             if known is not None:
-                if not known[0].isupper():
-                    continue
                 name = self._names[known.upper()]
                 start = match.start("known")
             else:
@@ -78,3 +82,15 @@ class HeadingFinder:
                 start = match.start("caps")
             headings.append(Heading(name, start, match.end()))
         return headings
+
+    def _matches(self, text: str) -> Iterator[re.Match[str]]:
+        """Heading matches, tried only just before each colon (much faster than a full scan)."""
+        window_start = 0
+        colon = text.find(":")
+        while colon != -1:
+            start = max(window_start, colon - _LONGEST)
+            match = self._pattern.search(text, start, colon + 1)
+            if match is not None:
+                yield match
+            window_start = colon + 1
+            colon = text.find(":", window_start)

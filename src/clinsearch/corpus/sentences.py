@@ -11,34 +11,16 @@ import re
 from collections.abc import Iterator
 
 # tokens that end in "." without ending a sentence (lower case, without the final ".")
-ABBREVIATIONS = frozenset(
-    {
-        "dr",
-        "mr",
-        "mrs",
-        "ms",
-        "prof",
-        "st",
-        "approx",
-        "vs",
-        "v",
-        "e.g",
-        "i.e",
-        "cf",
-        "fig",
-        "ca",
-        "incl",
-        "resp",
-        "sr",
-        "jr",
-        "a.m",
-        "p.m",
-        "u.s",
-    }
-)
+# fmt: off
+ABBREVIATIONS = frozenset({
+    "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "approx", "vs", "v", "e.g", "i.e", "cf",
+    "fig", "ca", "incl", "resp", "a.m", "p.m", "u.s",
+})
+# fmt: on
 
 _LINE = re.compile(r"[^\n]*(?:\n|$)")
-_END_PUNCT = re.compile(r"[.!?]+[)\]\"']*[ \t]+(?=\S)")
+# sentence-final punctuation, then spaces or (typed without a space) a capitalised word
+_END_PUNCT = re.compile(r"[.!?]+[)\]\"']*(?:[ \t]+(?=\S)|(?=[A-Z][a-z]))")
 _ITEM = re.compile(r"(?:(?<=\s)|^)(\d{1,2})[.)][ \t]+(?=\S)")
 _ITEM_AT = re.compile(r"(\d{1,2})[.)][ \t]+\S")
 _BULLET = re.compile(r"[ \t]*(?:[-*•·]|\d{1,2}[.)])[ \t]")
@@ -63,13 +45,11 @@ class _ItemCounter:
     def __init__(self) -> None:
         self.last = 0
 
-    def starts(self, text: str, pos: int) -> bool:
-        """Note an item marker at ``pos`` (a sentence start), if there is one; return whether so."""
+    def starts(self, text: str, pos: int) -> None:
+        """Note the item marker at ``pos`` (a sentence start), if there is one."""
         match = _ITEM_AT.match(text, pos)
-        if match is None:
-            return False
-        self.last = int(match.group(1))
-        return True
+        if match is not None:
+            self.last = int(match.group(1))
 
     def is_next(self, text: str, pos: int) -> bool:
         """Whether an item marker numbered one more than the last starts at ``pos``."""
@@ -124,7 +104,7 @@ def _cuts(text: str, start: int, end: int, items: _ItemCounter) -> Iterator[int]
         if pos <= sentence_start:
             continue
         if after_punct:
-            if not _ends_sentence(text, sentence_start, pos, items):
+            if not _ends_sentence(text, sentence_start, pos):
                 continue
         elif not items.is_next(text, pos):
             continue
@@ -133,7 +113,7 @@ def _cuts(text: str, start: int, end: int, items: _ItemCounter) -> Iterator[int]
         yield pos
 
 
-def _ends_sentence(text: str, sentence_start: int, pos: int, items: _ItemCounter) -> bool:
+def _ends_sentence(text: str, sentence_start: int, pos: int) -> bool:
     """Whether the punctuation just before ``pos`` (the next non-space) ends a sentence."""
     following = text[pos]
     if following.islower():
@@ -141,6 +121,9 @@ def _ends_sentence(text: str, sentence_start: int, pos: int, items: _ItemCounter
     body = text[sentence_start:pos].rstrip()
     stem = body.rstrip(".!?)]\"'")
     token = stem.rsplit(None, 1)[-1] if stem.strip() else ""
+    glued = not text[pos - 1].isspace()
+    if glued and not (len(token) > 1 and token.isalpha()):
+        return False  # "U.S.Army", "1.5.Then": only words glue to the next sentence
     if token.isdigit() and len(token) <= 2 and stem.strip() == token:
         return False  # the "1." of a numbered item
     if token.lstrip("([\"'").lower() in ABBREVIATIONS and body.endswith("."):

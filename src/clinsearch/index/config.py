@@ -12,12 +12,14 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
+from clinsearch.index.dense import DenseComponent
 from clinsearch.index.lexical import LexicalComponent
 
 ComponentFactory = Callable[[Mapping[str, Any]], Component]
 
 COMPONENTS: dict[str, ComponentFactory] = {
     "lexical": LexicalComponent,
+    "dense": DenseComponent,
 }
 DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical",)
 

@@ -77,7 +77,7 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
         with _locked(root):
             live = _live_name(root)
             if expect_live is not None and expect_live != root / str(live):
-                raise ClinsearchError(f"{root}: the index changed since it was opened; reopen it")
+                raise ClinsearchError(f"{root}: the index changed while this change was prepared")
             _sweep(root, keep=live)
             pending = PendingGeneration(
                 root / f"{TMP_PREFIX}{uuid.uuid4().hex}", _next_number(root)

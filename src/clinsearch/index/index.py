@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -78,7 +79,8 @@ class Index:
     @cached_property
     def store(self) -> Store:
         """Ids, groups and sentence texts of the live generation, loaded on first use."""
-        return Store(self.generation)
+        with self._replaced_as_error():
+            return Store(self.generation)
 
     def component(self, name: str) -> Any:
         """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
@@ -89,11 +91,13 @@ class Index:
                     f" (it has: {', '.join(self.config.components)})"
                 )
             made = {c.name: c for c in self.config.make()}
-            self._components[name] = made[name].open(self.generation)
+            with self._replaced_as_error():
+                self._components[name] = made[name].open(self.generation)
         return self._components[name]
 
     def add(self, reports: Iterable[Report | SegmentedReport], progress: bool = True) -> int:
         """Add new reports (ids must not be in the index yet); returns how many were added."""
+        self._ensure_live()
         prev, first_key = self.generation, self.manifest.next_report_key
         with new_generation(self.path, expect_live=prev.path) as pending:
             gen = Generation(pending.path, progress)
@@ -109,6 +113,7 @@ class Index:
 
     def delete(self, report_ids: Iterable[str]) -> int:
         """Delete reports by id; every id must be in the index. Returns how many were deleted."""
+        self._ensure_live()
         ids = list(dict.fromkeys(report_ids))
         if not ids:
             raise ClinsearchError("no report ids to delete")
@@ -170,6 +175,24 @@ class Index:
             self._retrievers[key] = make_retriever(self, method, **options)
         return self._retrievers[key]
 
+    @contextmanager
+    def _replaced_as_error(self) -> Iterator[None]:
+        """Report a generation removed under us (another process changed the index) clearly."""
+        try:
+            yield
+        except (FileNotFoundError, ValueError):
+            if self.generation.path.exists():
+                raise
+            raise ClinsearchError(
+                f"{self.path}: {self.generation.path.name} was replaced by a newer generation"
+                " since the index was opened; reopen it"
+            ) from None
+
+    def _ensure_live(self) -> None:
+        """Refuse to change the index from a generation that is no longer the live one."""
+        if current_generation(self.path) != self.generation.path:
+            raise ClinsearchError(f"{self.path}: the index changed since it was opened; reopen it")
+
     def _reopen(self) -> None:
         """Move to the live generation, dropping cached readers."""
         fresh = Index.open(self.path)
@@ -189,7 +212,7 @@ def _segmented(
         raw = [item for item in batch if isinstance(item, Report)]
         if raw:
             if segmenter is None:
-                from clinsearch.corpus.segment import Segmenter  # loads medspaCy: only when needed
+                from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
 
                 segmenter = Segmenter()
             done = iter(segmenter.segment_many(raw))

@@ -63,7 +63,7 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
         bad_lines: list[int] = []
         reader = csv.reader(decode_lines(raw, bad_lines))
         try:
-            header = next(reader)
+            header = [name.strip() for name in next(reader)]
         except StopIteration:
             raise InputError("empty file, expected a header line", file=path, line=1) from None
         except csv.Error as exc:

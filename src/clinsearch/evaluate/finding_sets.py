@@ -1,0 +1,127 @@
+"""Report-level comparison of predicted and gold concept sets, aware of the lexicon's hierarchy.
+
+Predicted findings are reduced to the report's present concepts, lifted onto the concepts the gold
+can contain (a concept outside that set counts as its nearest ancestors inside it), optionally
+credited to a gold ancestor (a child counts for its parent), then scored per concept and overall.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.lexicon import Concept
+
+EXCLUDED_CONTEXT = frozenset({"hypothetical", "family"})
+
+
+def present_concepts(findings: Iterable[Finding], *, uncertain: bool = False) -> set[str]:
+    """Concepts asserted present (or also hedged, with ``uncertain``), not hypothetical."""
+    wanted = {"present", "uncertain"} if uncertain else {"present"}
+    return {
+        f.concept
+        for f in findings
+        if f.polarity in wanted and not EXCLUDED_CONTEXT.intersection(f.context)
+    }
+
+
+def ancestors(concepts: Mapping[str, Concept], concept: str) -> list[set[str]]:
+    """The ancestors of ``concept`` by distance: ``[parents, grandparents, ...]`` (no repeats)."""
+    levels: list[set[str]] = []
+    seen = {concept}
+    frontier = {concept}
+    while frontier:
+        frontier = {
+            p for c in frontier if c in concepts for p in concepts[c].parents if p not in seen
+        }
+        if frontier:
+            levels.append(frontier)
+            seen |= frontier
+    return levels
+
+
+def lift(concepts: Mapping[str, Concept], found: Iterable[str], targets: frozenset[str]) -> set[str]:
+    """Each found concept if it is a target, else its nearest ancestors among the targets."""
+    out: set[str] = set()
+    for c in found:
+        if c in targets:
+            out.add(c)
+            continue
+        for level in ancestors(concepts, c):
+            if hits := level & targets:
+                out |= hits
+                break
+    return out
+
+
+def credit_to_gold(concepts: Mapping[str, Concept], predicted: set[str], gold: set[str]) -> set[str]:
+    """Predicted concepts, each missing from ``gold`` replaced by its gold ancestors if it has any."""
+    out: set[str] = set()
+    for c in predicted:
+        if c in gold:
+            out.add(c)
+            continue
+        hits = {a for level in ancestors(concepts, c) for a in level} & gold
+        out |= hits or {c}
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PRF:
+    """Counts and precision / recall / F1 of one concept or of the whole set."""
+
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        """tp / (tp + fp); 0 when nothing was predicted."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        """tp / (tp + fn); 0 when there is no gold."""
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        """Harmonic mean of precision and recall."""
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass
+class SetScores:
+    """Per-concept true/false positives and false negatives accumulated over reports."""
+
+    tp: Counter[str] = field(default_factory=Counter)
+    fp: Counter[str] = field(default_factory=Counter)
+    fn: Counter[str] = field(default_factory=Counter)
+
+    def add(self, predicted: set[str], gold: set[str]) -> None:
+        """Score one report's predicted set against its gold set."""
+        self.tp.update(predicted & gold)
+        self.fp.update(predicted - gold)
+        self.fn.update(gold - predicted)
+
+    def concept(self, concept: str) -> PRF:
+        """Scores of one concept."""
+        return PRF(self.tp[concept], self.fp[concept], self.fn[concept])
+
+    @property
+    def micro(self) -> PRF:
+        """Scores pooled over all concepts."""
+        return PRF(sum(self.tp.values()), sum(self.fp.values()), sum(self.fn.values()))
+
+    def macro_f1(self, concepts: Sequence[str]) -> float:
+        """Mean F1 over ``concepts``."""
+        return sum(self.concept(c).f1 for c in concepts) / len(concepts) if concepts else 0.0
+
+    def concepts(self) -> list[str]:
+        """Every concept seen in gold or predictions, most gold first."""
+        support = self.tp + self.fn
+        names = set(self.tp) | set(self.fp) | set(self.fn)
+        return sorted(names, key=lambda c: (-support[c], -self.fp[c], c))

@@ -1,0 +1,103 @@
+"""Cross-encoder loaded from a local folder: scores (query, passage) pairs in batches.
+
+A passage too long for the model's window beside the query is split into overlapping windows
+and scores as its best window (papers 002 and 004 re-rank with full query-passage attention).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.models.folder import check_model_folder, fingerprint
+from clinsearch.models.threads import torch_threads
+from clinsearch.models.windows import split_windows
+
+DEFAULT_BATCH_SIZE = 32
+MIN_PASSAGE_TOKENS = 16
+
+
+class CrossEncoderScorer:
+    """A sequence-classification model scoring relevance of a passage to a query."""
+
+    def __init__(self, path: str | Path, *, device: str = "cpu") -> None:
+        """Load the cross-encoder at ``path``; hub access is off."""
+        from sentence_transformers import CrossEncoder
+
+        self.path = check_model_folder(path, "cross-encoder model")
+        try:
+            self.model = CrossEncoder(str(self.path), device=device, local_files_only=True)
+        except Exception as exc:  # any loader failure is a bad folder, reported with its path
+            raise ClinsearchError(
+                f"cross-encoder model folder {self.path} could not be loaded: {exc}"
+            ) from exc
+        if not getattr(self.model.tokenizer, "is_fast", False):
+            raise ClinsearchError(
+                f"cross-encoder model folder {self.path}: a fast tokenizer (tokenizer.json) is "
+                "needed to split long passages into windows"
+            )
+        self.fingerprint = fingerprint(self.path)
+        self.max_length = int(self.model.max_seq_length)
+
+    def score(
+        self,
+        query: str,
+        passages: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> np.ndarray:
+        """Relevance of each passage to ``query`` (higher is better), float64, one per passage."""
+        if not passages:
+            return np.zeros(0, dtype=np.float64)
+        tokenizer = self.model.tokenizer
+        query_tokens = len(tokenizer(query, add_special_tokens=False, verbose=False)["input_ids"])
+        budget = self.max_length - query_tokens - tokenizer.num_special_tokens_to_add(pair=True)
+        if budget < MIN_PASSAGE_TOKENS:
+            raise ClinsearchError(
+                f"query too long for the cross-encoder: {query_tokens} tokens leave {budget} of "
+                f"its {self.max_length} for the passage (at least {MIN_PASSAGE_TOKENS} needed)"
+            )
+        windows = split_windows(tokenizer, passages, budget, budget // 4)
+        pairs = [(query, passages[w.owner][w.start : w.end]) for w in windows]
+        import torch
+
+        with torch_threads(1 if len(pairs) <= 2 else None):
+            raw = self.model.predict(
+                pairs,
+                batch_size=batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                activation_fn=torch.nn.Identity(),  # raw logits: a sigmoid would tie in float32
+            )
+        window_scores = _relevance(np.asarray(raw, dtype=np.float64))
+        best = np.full(len(passages), -np.inf)
+        np.maximum.at(best, np.fromiter((w.owner for w in windows), dtype=np.int64), window_scores)
+        return best
+
+
+def _relevance(raw: np.ndarray) -> np.ndarray:
+    """One relevance score per pair: the logit itself, or for a multi-class head the log-odds
+    of the last class (relevant), monotone in its probability but without float saturation."""
+    from scipy.special import logsumexp
+
+    if raw.ndim == 1:
+        return raw
+    if raw.shape[1] == 1:
+        return raw[:, 0]
+    return raw[:, -1] - logsumexp(raw[:, :-1], axis=1)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(path: Path) -> CrossEncoderScorer:
+    """One loaded cross-encoder per resolved folder for the life of the process."""
+    return CrossEncoderScorer(path)
+
+
+def load_cross_encoder(path: str | Path) -> CrossEncoderScorer:
+    """The cross-encoder at ``path``, loaded once per process and then reused."""
+    return _load_cached(check_model_folder(path, "cross-encoder model"))

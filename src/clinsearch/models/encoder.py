@@ -1,0 +1,133 @@
+"""Sentence encoder loaded from a local folder: mean-pooled, L2-normalised, batched, windowed.
+
+Any sentence-transformers folder (its own pooling is kept) or plain Hugging Face model folder
+(mean pooling is added) works. Passages longer than the encoder's window are split into
+overlapping windows, one vector each; a passage then scores as its best window.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
+from clinsearch.models.threads import torch_threads
+from clinsearch.models.windows import split_windows
+
+DEFAULT_BATCH_SIZE = 64
+SMALL_INPUT = 8  # this many texts or fewer are encoded on one thread (see models.threads)
+
+
+@dataclass(frozen=True, slots=True)
+class PassageVectors:
+    """Window vectors of a list of passages: ``vectors[i]`` belongs to passage ``owner[i]``."""
+
+    vectors: np.ndarray  # float32, shape (windows, dim), unit length
+    owner: np.ndarray  # int64, shape (windows,), index into the encoded passages
+
+
+class SentenceEncoder:
+    """A sentence-transformers model from a local path with its identity (path and fingerprint)."""
+
+    def __init__(self, path: str | Path | None = None, *, device: str = "cpu") -> None:
+        """Load the model at ``path`` (default: packaged all-MiniLM-L6-v2); hub access is off."""
+        from sentence_transformers import SentenceTransformer
+
+        self.path = check_model_folder(path or default_encoder_path(), "encoder model")
+        try:
+            self.model = SentenceTransformer(str(self.path), device=device, local_files_only=True)
+        except Exception as exc:  # any loader failure is a bad folder, reported with its path
+            raise ClinsearchError(
+                f"encoder model folder {self.path} could not be loaded: {exc}"
+            ) from exc
+        if not getattr(self.model.tokenizer, "is_fast", False):
+            raise ClinsearchError(
+                f"encoder model folder {self.path}: a fast tokenizer (tokenizer.json) is needed "
+                "to split long passages into windows"
+            )
+        self.fingerprint = fingerprint(self.path)
+        self.dim = int(self.model.get_embedding_dimension() or 0)
+        special = self.model.tokenizer.num_special_tokens_to_add(pair=False)
+        self.max_tokens = int(self.model.max_seq_length) - special
+        self.overlap = self.max_tokens // 4
+
+    def encode_queries(
+        self,
+        queries: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> np.ndarray:
+        """One unit vector per query; a query longer than the window is the mean of its windows."""
+        with torch_threads(1 if len(queries) <= SMALL_INPUT else None):
+            passages = self.encode_passages(queries, batch_size=batch_size, progress=progress)
+        summed = np.zeros((len(queries), self.dim), dtype=np.float32)
+        np.add.at(summed, passages.owner, passages.vectors)
+        return _normalise(summed)
+
+    def encode_passages(
+        self,
+        passages: Sequence[str],
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: bool = False,
+    ) -> PassageVectors:
+        """Window vectors for each passage; identical passages are encoded once."""
+        unique = list(dict.fromkeys(passages))
+        position = {text: i for i, text in enumerate(unique)}
+        windows = split_windows(self.model.tokenizer, unique, self.max_tokens, self.overlap)
+        texts = [unique[w.owner][w.start : w.end] for w in windows]
+        vectors = self._encode(texts, batch_size, progress)
+        window_owner = np.fromiter((w.owner for w in windows), dtype=np.int64, count=len(windows))
+        # Fan the unique passages' windows back out to every input position.
+        by_unique: list[list[int]] = [[] for _ in unique]
+        for row, owner in enumerate(window_owner):
+            by_unique[owner].append(row)
+        rows = [r for text in passages for r in by_unique[position[text]]]
+        owner = [i for i, text in enumerate(passages) for _ in by_unique[position[text]]]
+        return PassageVectors(vectors[rows], np.asarray(owner, dtype=np.int64))
+
+    def _encode(self, texts: list[str], batch_size: int, progress: bool) -> np.ndarray:
+        """Encode texts that fit the window: float32 unit vectors, shape (len(texts), dim).
+
+        Batches are formed over texts sorted by length so padding stays small.
+        """
+        import torch
+        from tqdm.auto import tqdm
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        starts = range(0, len(order), batch_size)
+        with torch.inference_mode():
+            for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
+                rows = order[start : start + batch_size]
+                features = self.model.preprocess([texts[i] for i in rows])
+                features = {
+                    k: v.to(self.model.device) if isinstance(v, torch.Tensor) else v
+                    for k, v in features.items()
+                }
+                embedded = self.model(features)["sentence_embedding"]
+                out[rows] = torch.nn.functional.normalize(embedded, dim=1).float().cpu().numpy()
+        return out
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(path: Path) -> SentenceEncoder:
+    """One loaded encoder per resolved folder for the life of the process."""
+    return SentenceEncoder(path)
+
+
+def load_encoder(path: str | Path | None = None) -> SentenceEncoder:
+    """The encoder at ``path`` (default MiniLM), loaded once per process and then reused."""
+    return _load_cached(check_model_folder(path or default_encoder_path(), "encoder model"))

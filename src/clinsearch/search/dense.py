@@ -1,0 +1,70 @@
+"""Dense retrieval: the query is encoded with the index's model and matched to sentence vectors.
+
+Sentences are scored by cosine similarity (best window for long sentences) and lifted to
+report, visit and patient by their best sentence, exactly as BM25 does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
+from clinsearch.models.encoder import SentenceEncoder, load_encoder
+from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.hit import Hit, Level
+from clinsearch.search.hits import make_hits
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+_MIN_FIRST_FETCH = 64
+
+
+class DenseRetriever:
+    """Cosine similarity between the query and every sentence embedding of the index."""
+
+    def __init__(self, index: Index, *, model: str | Path | None = None) -> None:
+        """``model`` must be the model the index was embedded with (default: that one)."""
+        self.store = index.store
+        self.dense: DenseSearcher = index.component("dense")
+        self.encoder: SentenceEncoder = load_encoder(model or self.dense.meta.model_path)
+        check_same_model(self.dense.meta, self.encoder)
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` for ``query``."""
+        return self.search_many([query], level, top)[0]
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """Encode the queries in one batch, then rank for each."""
+        vectors = self.encoder.encode_queries(list(queries))
+        return [self.search_vector(vector, level, top) for vector in vectors]
+
+    def search_vector(self, vector: np.ndarray, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` for an encoded query."""
+        first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
+        best = top_groups(
+            partial(self._fetch, self.dense.scorer(vector)),
+            partial(self.store.groups, level, "sentence"),
+            top,
+            first,
+        )
+        explanation = {"method": "dense", "scored": "sentence", "model": str(self.encoder.path)}
+        return make_hits(
+            self.store,
+            level,
+            best.scores,
+            best.rows,
+            [()] * len(best.rows),
+            [explanation] * len(best.rows),
+        )
+
+    def _fetch(self, scorer: object, limit: int) -> Scored:
+        """The ``limit`` best sentences, as store rows."""
+        ranked: SentenceScores = scorer(limit)  # type: ignore[operator]
+        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        return Scored(ranked.scores, rows, ranked.exhausted)

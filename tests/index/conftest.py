@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -55,3 +55,9 @@ def corpus() -> list[SegmentedReport]:
 def built(tmp_path: Path, corpus: list[SegmentedReport]) -> Index:
     """A fresh index of the test corpus (one per test: tests may change it)."""
     return Index.build(corpus, tmp_path / "idx", progress=False)
+
+
+@pytest.fixture
+def make_reports() -> Callable[..., SegmentedReport]:
+    """Build one extra pre-segmented report: ``make_reports(id, sentences, patient, visit)``."""
+    return segmented

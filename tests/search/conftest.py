@@ -74,3 +74,29 @@ def parser(annotator: Annotator, tmp_path_factory: pytest.TempPathFactory) -> Qu
 @pytest.fixture(scope="session")
 def term_vectors(parser: QueryParser) -> TermVectors:
     return parser.vectors
+
+# A report that says "cardiomegaly" without the word: only dense retrieval can find it.
+PARAPHRASE = Report(
+    id="h1",
+    text="FINDINGS: Stable enlargement of the cardiac silhouette.",
+    patient_id="P8",
+    visit_id="V10",
+)
+
+
+@pytest.fixture(scope="session")
+def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The corpus plus PARAPHRASE, with BM25 and MiniLM embeddings (read-only for the tests)."""
+    from clinsearch.index import IndexConfig
+
+    config = IndexConfig(components=("lexical", "dense"))
+    path = tmp_path_factory.mktemp("dense") / "idx"
+    return Index.build([*reports, PARAPHRASE], path, config, progress=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random one-logit cross-encoder folder, built offline."""
+    from clinsearch.models.tiny import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("tiny-cross"), cross_encoder=True)

@@ -6,6 +6,7 @@ and scores as its best window (papers 002 and 004 re-rank with full query-passag
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -63,9 +64,15 @@ class CrossEncoderScorer:
             )
         windows = split_windows(tokenizer, passages, budget, budget // 4)
         pairs = [(query, passages[w.owner][w.start : w.end]) for w in windows]
+        import torch
+
         with torch_threads(1 if len(pairs) <= 2 else None):
             raw = self.model.predict(
-                pairs, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True
+                pairs,
+                batch_size=batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                activation_fn=torch.nn.Identity(),  # raw logits: a sigmoid would tie in float32
             )
         window_scores = _relevance(np.asarray(raw, dtype=np.float64))
         best = np.full(len(passages), -np.inf)
@@ -74,10 +81,23 @@ class CrossEncoderScorer:
 
 
 def _relevance(raw: np.ndarray) -> np.ndarray:
-    """One relevance score per pair: the score itself, or P(relevant) for a 2-class head."""
+    """One relevance score per pair: the logit itself, or for a multi-class head the log-odds
+    of the last class (relevant), monotone in its probability but without float saturation."""
+    from scipy.special import logsumexp
+
     if raw.ndim == 1:
         return raw
     if raw.shape[1] == 1:
         return raw[:, 0]
-    shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return shifted[:, -1] / shifted.sum(axis=1)
+    return raw[:, -1] - logsumexp(raw[:, :-1], axis=1)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(path: Path) -> CrossEncoderScorer:
+    """One loaded cross-encoder per resolved folder for the life of the process."""
+    return CrossEncoderScorer(path)
+
+
+def load_cross_encoder(path: str | Path) -> CrossEncoderScorer:
+    """The cross-encoder at ``path``, loaded once per process and then reused."""
+    return _load_cached(check_model_folder(path, "cross-encoder model"))

@@ -67,18 +67,20 @@ def build_tiny_bert(
 
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
-    vocab = folder / "vocab.txt"
-    vocab.write_text("\n".join([*SPECIAL_TOKENS, *dict.fromkeys(words)]) + "\n", encoding="utf-8")
+    tokens = [*SPECIAL_TOKENS, *dict.fromkeys(words)]
     tokenizer = BertTokenizerFast(
-        vocab_file=str(vocab), do_lower_case=True, model_max_length=max_length
+        vocab={token: i for i, token in enumerate(tokens)},
+        do_lower_case=True,
+        model_max_length=max_length,
     )
     config = BertConfig(
-        vocab_size=len(SPECIAL_TOKENS) + len(dict.fromkeys(words)),
+        vocab_size=len(tokens),
         hidden_size=32,
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,
         max_position_embeddings=max_length,
+        initializer_range=0.2,  # wider than BERT's 0.02 so random scores are well apart
         num_labels=1,
     )
     torch.manual_seed(seed)

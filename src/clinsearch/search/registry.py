@@ -15,6 +15,7 @@ from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.concept import ConceptRetriever
 from clinsearch.search.dense import DenseRetriever
 from clinsearch.search.hit import Hit, Level
+from clinsearch.search.hybrid import HybridRetriever
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -38,11 +39,25 @@ METHODS: dict[str, RetrieverFactory] = {
     "bm25": BM25Retriever,
     "concept": ConceptRetriever,
     "dense": DenseRetriever,
+    "hybrid": HybridRetriever,
 }
 
 
-def make_retriever(index: Index, method: str, **options: Any) -> Retriever:
-    """The retriever ``method`` over ``index``; unknown methods or options are user errors."""
+def make_retriever(
+    index: Index,
+    method: str,
+    *,
+    polarity_filter: str | None = None,
+    rerank: str | None = None,
+    rerank_depth: int | None = None,
+    rerank_input: str | None = None,
+    **options: Any,
+) -> Retriever:
+    """The retriever ``method`` over ``index``; unknown methods or options are user errors.
+
+    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
+    folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
+    """
     try:
         factory = METHODS[method]
     except KeyError:
@@ -53,4 +68,21 @@ def make_retriever(index: Index, method: str, **options: Any) -> Retriever:
         inspect.signature(factory).bind(index, **options)
     except TypeError as exc:
         raise ClinsearchError(f"method {method!r} does not take these options: {exc}") from None
-    return factory(index, **options)
+    retriever: Retriever = factory(index, **options)
+    if polarity_filter is not None:
+        from clinsearch.search.polarity import PolarityFilter
+
+        retriever = PolarityFilter(index, retriever, polarity_filter)
+    if rerank is not None:
+        from clinsearch.search.rerank import DEFAULT_DEPTH, Reranker
+
+        retriever = Reranker(
+            index,
+            retriever,
+            rerank,
+            depth=rerank_depth or DEFAULT_DEPTH,
+            passage=rerank_input or "report",
+        )
+    elif rerank_depth is not None or rerank_input is not None:
+        raise ClinsearchError("--rerank-depth and --rerank-input need --rerank MODEL")
+    return retriever

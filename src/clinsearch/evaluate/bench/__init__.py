@@ -1,0 +1,1 @@
+"""Benchmark builders: queries (qid, query, kind) and TREC qrels from labels, deterministically."""

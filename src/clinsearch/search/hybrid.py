@@ -1,0 +1,143 @@
+"""Hybrid retrieval: run several methods at the requested level and fuse their rankings.
+
+Each method ranks its ``depth`` best units (sentences, reports, visits or patients); the lists
+are fused by reciprocal rank fusion or by weighted normalised scores (``search.fusion``). The
+defaults were chosen on the development half of the IU X-ray MeSH queries (see
+benchmarks/RESULTS.md, "Dense and hybrid retrieval"), never on the evaluation half.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.search.fusion import (
+    RRF_K,
+    Normalisation,
+    reciprocal_rank_fusion,
+    weighted_score_fusion,
+)
+from clinsearch.search.hit import Hit, Level
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+FUSIONS = ("rrf", "weighted")
+# Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
+DEFAULT_FUSION = "weighted"
+DEFAULT_NORMALISATION: Normalisation = "zscore"
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.5}
+DEFAULT_DEPTH = 100
+# component each optional method needs in the index, beyond the lexical one
+_NEEDS = {"dense": "dense", "concept": "concepts"}
+
+
+class HybridRetriever:
+    """Fuses the rankings of ``methods`` (default: bm25, dense and concept where available)."""
+
+    def __init__(
+        self,
+        index: Index,
+        *,
+        methods: str | None = None,
+        fusion: str = DEFAULT_FUSION,
+        weights: str | None = None,
+        normalisation: Normalisation = DEFAULT_NORMALISATION,
+        rrf_k: int = RRF_K,
+        depth: int = DEFAULT_DEPTH,
+        model: str | Path | None = None,
+    ) -> None:
+        """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2"."""
+        from clinsearch.search.registry import make_retriever
+
+        names = _split(methods) if methods else default_methods(index)
+        if "hybrid" in names or len(names) < 2:
+            raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
+        if fusion not in FUSIONS:
+            raise ClinsearchError(f"unknown fusion {fusion!r}; choose one of {', '.join(FUSIONS)}")
+        self.names = names
+        self.fusion = fusion
+        self.weights = parse_weights(weights, names)
+        self.normalisation = normalisation
+        self.rrf_k = rrf_k
+        self.depth = depth
+        self.retrievers = [
+            make_retriever(index, name, **({"model": model} if name == "dense" and model else {}))
+            for name in names
+        ]
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best fused hits at ``level`` for ``query``."""
+        return self.search_many([query], level, top)[0]
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """Each method ranks all queries (batched), then each query's lists are fused."""
+        depth = max(top, self.depth)
+        per_method = [r.search_many(list(queries), level, depth) for r in self.retrievers]
+        return [self._fuse([runs[q] for runs in per_method], top) for q in range(len(queries))]
+
+    def _fuse(self, runs: list[list[Hit]], top: int) -> list[Hit]:
+        """Fuse one query's hit lists; each fused hit keeps the sentence of its best-ranked run."""
+        rankings = [[(hit.id, hit.score) for hit in run] for run in runs]
+        if self.fusion == "rrf":
+            fused = reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)
+        else:
+            fused = weighted_score_fusion(
+                rankings, weights=self.weights, normalisation=self.normalisation
+            )
+        shown: dict[str, Hit] = {}
+        ranks: dict[str, dict[str, int]] = {}
+        for name, run in zip(self.names, runs, strict=True):
+            for hit in run:
+                ranks.setdefault(hit.id, {})[name] = hit.rank
+                if hit.id not in shown or hit.rank < shown[hit.id].rank:
+                    shown[hit.id] = hit
+        hits = []
+        for rank, (unit, score) in enumerate(fused[:top], start=1):
+            explanation = {
+                "method": "hybrid",
+                "fusion": self.fusion,
+                "ranks": ranks[unit],
+                "shown_from": shown[unit].explanation.get("method"),
+            }
+            hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
+        return hits
+
+
+def default_methods(index: Index) -> list[str]:
+    """bm25, then dense and concept when registered and the index has what they need."""
+    from clinsearch.search.registry import METHODS
+
+    components = set(index.config.components)
+    return ["bm25"] + [
+        name for name, needs in _NEEDS.items() if name in METHODS and needs in components
+    ]
+
+
+def parse_weights(text: str | None, names: Sequence[str]) -> list[float]:
+    """Weights in method order from "name=w,..." (unnamed methods weigh 1).
+
+    Without ``text`` the tuned ``DEFAULT_WEIGHTS`` apply to the methods they name.
+    """
+    weights = dict.fromkeys(names, 1.0)
+    if not text:
+        return [DEFAULT_WEIGHTS.get(name, 1.0) for name in names]
+    for part in _split(text):
+        name, sep, value = part.partition("=")
+        if not sep or name not in weights:
+            raise ClinsearchError(
+                f"bad weight {part!r}: write METHOD=NUMBER for one of {', '.join(names)}"
+            )
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise ClinsearchError(f"bad weight {part!r}: {value!r} is not a number") from None
+    return [weights[name] for name in names]
+
+
+def _split(text: str) -> list[str]:
+    """Comma-separated items, stripped, empties dropped."""
+    return [item.strip() for item in text.split(",") if item.strip()]

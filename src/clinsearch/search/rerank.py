@@ -1,0 +1,105 @@
+"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever (papers 002 and 004).
+
+The cross-encoder reads the query beside a passage for each hit: the hit's best sentence, its
+report's text (long reports are windowed, best window counts) or its report's concept summary
+without negated findings (paper 002 section 3). Re-ranked hits come first, in cross-encoder
+order; hits below ``depth`` follow in their first-stage order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.models.cross_encoder import load_cross_encoder
+from clinsearch.search.hit import Hit, Level
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+RERANK_INPUTS = ("report", "sentence", "summary")
+DEFAULT_DEPTH = 50
+
+
+class Reranker:
+    """Wraps a retriever: its top ``depth`` hits are re-scored by a cross-encoder."""
+
+    def __init__(
+        self,
+        index: Index,
+        base: Any,
+        model: str | Path,
+        *,
+        depth: int = DEFAULT_DEPTH,
+        passage: str = "report",
+    ) -> None:
+        if passage not in RERANK_INPUTS:
+            raise ClinsearchError(
+                f"unknown re-rank input {passage!r}; choose one of {', '.join(RERANK_INPUTS)}"
+            )
+        if depth < 1:
+            raise ClinsearchError(f"re-rank depth must be at least 1 (got {depth})")
+        self.index = index
+        self.base = base
+        self.scorer = load_cross_encoder(model)
+        self.depth = depth
+        self.passage = passage
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` after re-ranking."""
+        return self.search_many([query], level, top)[0]
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """First-stage hits for all queries, then each query's top ``depth`` re-scored."""
+        first = self.base.search_many(list(queries), level, max(top, self.depth))
+        return [self._rerank(q, hits, top) for q, hits in zip(queries, first, strict=True)]
+
+    def _rerank(self, query: str, hits: list[Hit], top: int) -> list[Hit]:
+        """Re-score the first ``depth`` hits and put them first, best first."""
+        head, tail = hits[: self.depth], hits[self.depth :]
+        scores = self.scorer.score(query, self._passages(head))
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], head[i].rank))
+        reranked = [
+            replace(
+                head[i],
+                score=float(scores[i]),
+                explanation=head[i].explanation
+                | {
+                    "reranked": True,
+                    "first_stage_rank": head[i].rank,
+                    "first_stage_score": head[i].score,
+                    "rerank_input": self.passage,
+                },
+            )
+            for i in order
+        ]
+        return [replace(hit, rank=rank) for rank, hit in enumerate([*reranked, *tail], 1)][:top]
+
+    def _passages(self, hits: list[Hit]) -> list[str]:
+        """What the cross-encoder reads beside the query for each hit."""
+        if self.passage == "sentence":
+            return [hit.sentence for hit in hits]
+        report_ids = [hit.report_id for hit in hits]
+        if self.passage == "report":
+            return report_texts(self.index, report_ids)
+        from clinsearch.search.summary import concept_summaries
+
+        return concept_summaries(self.index, report_ids)
+
+
+def report_texts(index: Index, report_ids: Sequence[str]) -> list[str]:
+    """The text of each report, in the order of ``report_ids``."""
+    if not report_ids:
+        return []
+    table = pq.read_table(
+        index.generation.reports_path,
+        columns=["id", "text"],
+        filters=[("id", "in", list(set(report_ids)))],
+    )
+    texts = dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
+    return [texts[rid] for rid in report_ids]

@@ -14,6 +14,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
 from clinsearch.index.concepts import ConceptComponent
 from clinsearch.index.dense import DenseComponent
+from clinsearch.index.findings import FindingsComponent
 from clinsearch.index.lexical import LexicalComponent
 
 ComponentFactory = Callable[[Mapping[str, Any]], Component]
@@ -22,8 +23,9 @@ COMPONENTS: dict[str, ComponentFactory] = {
     "lexical": LexicalComponent,
     "concepts": ConceptComponent,
     "dense": DenseComponent,
+    "findings": FindingsComponent,
 }
-DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical",)
+DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings")
 
 
 @dataclass(frozen=True)

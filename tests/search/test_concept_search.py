@@ -54,7 +54,8 @@ def test_concept_search_ranks_complete_matches_first(index_path: Path) -> None:
     assert matched["concept"] == "exact" and matched["polarity"] is True
     assert matched["modifiers"] == {"right": 1.0, "lower lobe": 1.0}
     assert "[pneumonia]" in top.explanation["marked"].lower()
-    assert top.sentence[top.highlights[0][0]:top.highlights[0][1]].lower() == "pneumonia"
+    marked = {top.sentence[s:e].lower() for s, e in top.highlights}
+    assert marked == {"right", "lower lobe", "pneumonia"}  # the finding and its modifiers
 
 
 def test_polarity_options_widen_concept_search(index_path: Path) -> None:
@@ -93,7 +94,7 @@ def test_cli_search_concept_table_json_and_trec(index_path: Path, tmp_path: Path
     result = runner.invoke(app, ["search", str(index_path), "right lower lobe pneumonia",
                                  "--method", "concept", "--format", "json"])
     assert result.exit_code == 0, result.output
-    record = json.loads(result.output)
+    record = json.loads(result.stdout)
     assert record["hits"][0]["explanation"]["matched"][0]["modifiers"]["right"] == 1.0
     queries = tmp_path / "q.tsv"
     queries.write_text("q1\tpneumonia\nq2\tno pneumothorax\n", encoding="utf-8")
@@ -112,7 +113,7 @@ def test_cli_cohort_prints_counts_and_exports(index_path: Path, tmp_path: Path) 
     result = CliRunner().invoke(app, ["cohort", str(index_path), "pneumonia OR cardiomegaly",
                                       "--level", "patient", "--export", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["counts"] == {"patient": 3, "visit": 3, "report": 3}
+    assert json.loads(result.stdout)["counts"] == {"patient": 3, "visit": 3, "report": 3}
     with out.open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     assert [r["patient_id"] for r in rows] == ["p1", "p3", "p4"]
@@ -136,7 +137,7 @@ def test_cli_explain_query(index_path: Path) -> None:
     result = CliRunner().invoke(app, ["explain-query", "RLL pneumonia or zebra",
                                       "--index", str(index_path), "--json"])
     assert result.exit_code == 0, result.output
-    explained = json.loads(result.output)
+    explained = json.loads(result.stdout)
     assert explained["groups"][0][0]["pattern"] == "disease|present|pneumonia|right|lower lobe"
     assert "lobar pneumonia" in explained["groups"][0][0]["also_matches"]
     assert explained["unknown_words"][0]["phrase"] == "zebra"

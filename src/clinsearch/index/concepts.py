@@ -29,7 +29,7 @@ FINDINGS_FILE = "findings.parquet"
 POSTINGS_FILE = "postings.parquet"  # finding row, depth; sorted by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
 FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "type",
-                   "polarity", "pattern", "start", "end", "text")
+                   "polarity", "pattern", "start", "end", "text", "modifiers")
 
 
 class ConceptComponent:

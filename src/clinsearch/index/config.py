@@ -25,7 +25,7 @@ COMPONENTS: dict[str, ComponentFactory] = {
     "dense": DenseComponent,
     "findings": FindingsComponent,
 }
-DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings")
+DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,17 @@ class IndexConfig:
             )
         if "lexical" not in self.components:
             raise ClinsearchError("the 'lexical' component is required")
+        if "concepts" in self.components and (
+            "findings" not in self.components
+            or self.components.index("findings") > self.components.index("concepts")
+        ):
+            raise ClinsearchError("the 'concepts' component needs 'findings' before it")
+        lexicon = self.options.get("findings", {}).get("lexicon")
+        if lexicon and "lexicon" not in self.options.get("concepts", {}):
+            # the concept hierarchy must come from the lexicon the findings were extracted with
+            options = {**self.options, "concepts": {**self.options.get("concepts", {}),
+                                                    "lexicon": lexicon}}
+            object.__setattr__(self, "options", options)
 
     def make(self) -> list[Component]:
         """Instantiate the configured components, in order."""

@@ -12,6 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.concepts import ConceptIndex
@@ -54,6 +55,9 @@ class ConceptRetriever:
         self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
         self._code_by_row[self._store_row] = np.arange(len(self._store_row))
         self.lexical = index.component("lexical")
+        # Findings carry offsets into the report text; marks are made relative to the sentence.
+        starts = pq.read_table(index.generation.sentences_path, columns=["start"])
+        self._sentence_start = starts.column("start").to_numpy()
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
@@ -91,15 +95,17 @@ class ConceptRetriever:
         return [self.search(query, level, top) for query in queries]
 
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
-        """Character spans in the sentence of the matched findings: (start, end, query part)."""
+        """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
         findings = self.ranker.index.findings
         text = self.store.sentence_texts[row]
+        base = int(self._sentence_start[row])
         out = []
         for part in parts:
-            start = findings.column("start")[part.row].as_py()
-            end = findings.column("end")[part.row].as_py()
-            if 0 <= start < end <= len(text):
-                out.append((start, end, part.query.name))
+            found = findings.slice(part.row, 1).to_pylist()[0]
+            spans = [(found["start"], found["end"], part.query.name)]
+            spans += [(m["start"], m["end"], m["value"]) for m in found["modifiers"]]
+            out += [(s - base, e - base, what) for s, e, what in spans
+                    if 0 <= s - base < e - base <= len(text)]
         return sorted(set(out))
 
     def _explain(self, parsed: ParsedQuery, row: int, parts: tuple[PartMatch, ...],

@@ -26,12 +26,13 @@ class ConceptTools:
 @lru_cache(maxsize=4)
 def concept_tools(lexicon_path: str | None = None) -> ConceptTools:
     """The tools for the lexicon at ``lexicon_path`` (None: the shipped one), once per process."""
-    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.annotator import annotator_for
     from clinsearch.search.vocabulary import DefaultEncoder
 
-    lexicon = Lexicon.load(lexicon_path)
+    annotator = annotator_for(lexicon_path)  # the one the findings component uses, shared
+    lexicon = annotator.lexicon
     return ConceptTools(lexicon, Hierarchy.from_lexicon(lexicon),
-                        QueryParser(Annotator(lexicon), DefaultEncoder()))
+                        QueryParser(annotator, DefaultEncoder()))
 
 
 def index_lexicon_path(index: Index) -> str | None:

@@ -104,7 +104,8 @@ class CohortCorpus:
         """Load the three Parquet tables of an index generation."""
         con = duckdb.connect()
         for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet(?)", [str(path)])
+            quoted = str(path).replace("'", "''")  # views cannot take prepared parameters
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
         return cls(con)
 
     @classmethod

@@ -23,7 +23,9 @@ def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
         {"sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),
-         "start": 0, "end": 3, "text": concept}
+         "start": 0, "end": 3, "text": concept,
+         "modifiers": [{"category": "laterality", "value": m, "text": m, "start": 0, "end": 1}
+                       for m in filter(None, [mods])]}
         for sid, concept, pol, mods in rows
     ])
     pq.write_table(table, folder / "findings.parquet")

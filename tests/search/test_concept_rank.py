@@ -41,7 +41,9 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
             rows.append({"sentence_id": sid, "report_id": sid[0], "visit_id": sid[0],
                          "patient_id": sid[0], "concept": f.concept, "type": f.type,
                          "polarity": f.polarity, "pattern": f.pattern, "start": f.start,
-                         "end": f.end, "text": f.text})
+                         "end": f.end, "text": f.text,
+                         "modifiers": [{"category": m.category, "value": m.value, "text": m.text,
+                                        "start": m.start, "end": m.end} for m in f.modifiers]})
     pq.write_table(pa.Table.from_pylist(rows), folder / "findings.parquet")
     write_postings(folder, hierarchy)
     return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors)

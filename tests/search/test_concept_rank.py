@@ -28,6 +28,8 @@ SENTENCES = {
     "j#0": "No pneumothorax.",
     "k#0": "Bilateral lower lobe pneumonia.",
     "l#0": "Large right pneumothorax.",
+    "m#0": "Fracture.",
+    "n#0": "Old rib fracture.",
 }
 
 
@@ -100,3 +102,15 @@ def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: Query
     parts = ranking.parts(int(ranking.sentences[0]))
     assert [p.query.concept for p in parts] == ["cardiomegaly", "pleural_effusion"]
     assert ranking.scores[1] == pytest.approx(0.5, abs=0.01)
+
+
+def test_query_anatomy_is_a_part_matched_in_the_same_sentence(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    query = parser.parse("rib fracture")
+    assert [s.concept for s in query.sites[0]] == ["rib"]
+    ranking = ranker.rank(query)
+    assert [ranker.index.sentence_ids[s] for s in ranking.sentences] == ["n#0", "m#0"]
+    parts = ranking.parts(int(ranking.sentences[0]))
+    assert parts[0].match.explain()["anatomy"] == {"rib": 1.0}
+    assert ranking.scores[1] == pytest.approx(2 / 3, abs=0.01)

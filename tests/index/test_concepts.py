@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.patterns import Hierarchy
 
 HIERARCHY = Hierarchy({
@@ -19,7 +20,7 @@ HIERARCHY = Hierarchy({
 def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
     """findings.parquet with (sentence_id, concept, polarity, modifiers "a|b") rows."""
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist([
+    table = pa.Table.from_pylist(schema=FINDINGS_SCHEMA, mapping=[
         {"sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),

@@ -10,6 +10,7 @@ import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.concept_rank import ConceptRanker, PolarityOptions
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
@@ -46,7 +47,7 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
                          "end": f.end, "text": f.text,
                          "modifiers": [{"category": m.category, "value": m.value, "text": m.text,
                                         "start": m.start, "end": m.end} for m in f.modifiers]})
-    pq.write_table(pa.Table.from_pylist(rows), folder / "findings.parquet")
+    pq.write_table(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA), folder / "findings.parquet")
     write_postings(folder, hierarchy)
     return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors)
 

@@ -227,3 +227,8 @@ def test_annotate_many_matches_annotate(annotator: Annotator) -> None:
     assert list(annotator.annotate_many(texts, targets, batch_size=5)) == [
         annotator.annotate(t, tg) for t, tg in zip(texts, targets, strict=True)
     ]
+
+
+def test_annotate_many_needs_one_target_list_per_text(annotator: Annotator) -> None:
+    with pytest.raises(ValueError):
+        list(annotator.annotate_many(["No effusion.", "No pneumothorax."], [("effusion",)]))

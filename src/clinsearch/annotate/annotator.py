@@ -41,14 +41,18 @@ class Annotator:
         targets: Iterable[Sequence[str]] | None = None,
         batch_size: int = 256,
     ) -> Iterator[list[Finding]]:
-        """Findings for each text, in order, processed in batches by ``nlp.pipe``."""
+        """Findings for each text, in order, processed in batches by ``nlp.pipe``.
+
+        ``targets``, if given, holds one sequence of extra phrases per text (same length).
+        """
         squeezed: deque[tuple[str, Sequence[int]]] = deque()
         prepared_keys: deque[TextKeys] = deque()
 
         def prepared() -> Iterator[Doc]:
-            for text, extra in zip(
-                texts, targets if targets is not None else repeat(()), strict=False
-            ):
+            pairs: Iterable[tuple[str, Sequence[str]]] = (
+                zip(texts, targets, strict=True) if targets is not None else zip(texts, repeat(()))
+            )
+            for text, extra in pairs:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
                 doc = self.nlp.make_doc(clean)

@@ -94,7 +94,15 @@ class Annotator:
             for e in sorted(doc.ents, key=lambda s: s.start)
             if e.label_.startswith(TARGET_LABEL) or not _covered((e.start, e.end), covers)
         ]
-        anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
+        anchors = [
+            Anchor(
+                e.start,
+                e.end,
+                self._type(e.label_) == "anatomy",
+                frozenset(self._concept(e.label_)[1].lower().split()),
+            )
+            for e in ents
+        ]
         attached = attach(doc, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):

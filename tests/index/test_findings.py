@@ -80,3 +80,13 @@ def test_add_and_delete_keep_the_table_in_step(
     reopened = Index.open(built.path)
     assert rows(reopened) == expected(kept)
     assert reopened.manifest.components["findings"]["findings"] == len(expected(kept))
+
+
+def test_lexicon_option_chooses_the_lexicon(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
+    mini = Path(__file__).parents[1] / "annotate" / "mini_lexicon.yaml"
+    config = IndexConfig(options={"findings": {"lexicon": str(mini)}})
+    index = Index.build(corpus, tmp_path / "idx", config, progress=False)
+    assert index.manifest.components["findings"]["lexicon"] == "test-mini"
+    concepts = {r["concept"] for r in index.component("findings")}
+    assert concepts <= set(annotator_for(str(mini)).lexicon.concepts)
+    assert "pneumothorax" in concepts

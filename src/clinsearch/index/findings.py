@@ -144,7 +144,7 @@ class FindingsTable:
         con = duckdb.connect()
         try:
             con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
-            return con.execute(query).to_arrow_table()
+            return con.sql(query).to_arrow_table()
         finally:
             con.close()
 

@@ -56,13 +56,15 @@ def clinsearch_method(radiology_rules: bool) -> Callable[[Row], str]:
     annotator = Annotator(empty, radiology_rules=radiology_rules)
 
     def predict(row: Row) -> str:
-        found = [f for f in annotator.annotate(row.sentence, [row.condition]) if f.type == TARGET_TYPE]
+        found = [
+            f for f in annotator.annotate(row.sentence, [row.condition]) if f.type == TARGET_TYPE
+        ]
         return found[0].polarity if found else "present"
 
     return predict
 
 
-def _target_span(nlp, doc, condition: str):  # noqa: ANN001, ANN202
+def _target_span(nlp, doc, condition: str):
     """The condition's first case-insensitive occurrence in ``doc`` (baselines), or None."""
     from spacy.matcher import PhraseMatcher
 
@@ -85,7 +87,9 @@ def medspacy_method() -> Callable[[Row], str]:
         logger.remove()
     except ImportError:
         pass
-    nlp = medspacy.load(medspacy_enable=["medspacy_tokenizer", "medspacy_pyrush", "medspacy_context"])
+    nlp = medspacy.load(
+        medspacy_enable=["medspacy_tokenizer", "medspacy_pyrush", "medspacy_context"]
+    )
     pipes = [proc for _, proc in nlp.pipeline]
 
     def predict(row: Row) -> str:
@@ -176,7 +180,7 @@ def main() -> int:
         pred = [predict(r) for r in rows]
         results[name] = (score(gold, pred, time.process_time() - start), pred)
     print(f"NegEx test set: {len(rows)} rows, {gold.count('absent')} negated\n")
-    print("| method | accuracy (3-class) | accuracy (negated vs not) | P neg | R neg | F1 neg | CPU s |")
+    print("| method | acc. (3-class) | acc. (negated or not) | P neg | R neg | F1 neg | CPU s |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, (s, _) in results.items():
         print(
@@ -184,10 +188,13 @@ def main() -> int:
             f"| {s.recall:.3f} | {s.f1:.3f} | {s.seconds:.1f} |"
         )
     ours = next(iter(results.values()))[1]
-    errors = [(r, p) for r, p in zip(rows, ours, strict=True) if (r.gold == "absent") != (p == "absent")]
+    errors = [
+        (r, p) for r, p in zip(rows, ours, strict=True) if (r.gold == "absent") != (p == "absent")
+    ]
     print(f"\nclinsearch negation errors: {len(errors)} (showing {min(args.errors, len(errors))})")
     for row, pred in errors[: args.errors]:
-        print(f"- line {row.line}: gold {row.gold}, got {pred}: [{row.condition}] {squeeze(row.sentence)[:160]}")
+        sentence = squeeze(row.sentence)[:160]
+        print(f"- line {row.line}: gold {row.gold}, got {pred}: [{row.condition}] {sentence}")
     return 0
 
 

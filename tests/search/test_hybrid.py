@@ -20,7 +20,7 @@ def test_rrf_hybrid_fuses_bm25_and_dense(dense_index: Index, level: str) -> None
     for query in QUERIES:
         runs = [_ranking(dense_index, m, query, level) for m in ("bm25", "dense")]
         expected = reciprocal_rank_fusion(runs)[:5]
-        hits = dense_index.search(query, level, 5, "hybrid")
+        hits = dense_index.search(query, level, 5, "hybrid", fusion="rrf", weights="dense=1")
         assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
         assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
         assert hits[0].explanation["method"] == "hybrid"
@@ -39,6 +39,13 @@ def test_weighted_hybrid_uses_the_given_weights(dense_index: Index) -> None:
         weights="dense=3",
         normalisation="zscore",
     )
+    assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
+
+
+def test_default_is_the_dev_tuned_zscore_fusion(dense_index: Index) -> None:
+    runs = [_ranking(dense_index, m, "pleural effusion", "report") for m in ("bm25", "dense")]
+    expected = weighted_score_fusion(runs, weights=[1.0, 0.5], normalisation="zscore")[:5]
+    hits = dense_index.search("pleural effusion", "report", 5, "hybrid")
     assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
 
 

@@ -1,9 +1,8 @@
-"""Render a sentence's findings for people: spans marked in the text, and a table of findings."""
+"""Render a sentence's findings for people: spans marked in the text, then one line per finding."""
 
 from __future__ import annotations
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from clinsearch.annotate.finding import Finding
@@ -22,30 +21,25 @@ def marked_text(text: str, findings: list[Finding]) -> Text:
     return out
 
 
-def findings_table(findings: list[Finding]) -> Table:
-    """One row per finding: span, concept, polarity, context, modifiers and pattern."""
-    table = Table(show_lines=False)
-    for column in ("span", "text", "concept", "polarity", "context", "modifiers", "pattern"):
-        table.add_column(column, overflow="fold")
-    for f in findings:
-        table.add_row(
-            f"{f.start}-{f.end}",
-            f.text,
-            f.concept,
-            Text(f.polarity, style=POLARITY_STYLE[f.polarity]),
-            ", ".join(f.context),
-            ", ".join(f"{m.category}={m.value}" for m in f.modifiers),
-            f.pattern,
-        )
-    return table
+def finding_line(f: Finding) -> Text:
+    """``[start:end] "text" pattern`` plus context flags and the modifiers' words."""
+    line = Text(f"[{f.start}:{f.end}] ")
+    line.append(f'"{f.text}"', style=POLARITY_STYLE[f.polarity])
+    line.append(f"  {f.pattern}")
+    if f.context:
+        line.append(f"  context: {', '.join(f.context)}", style="magenta")
+    if f.modifiers:
+        words = ", ".join(f'{m.category}={m.value} ("{m.text}")' for m in f.modifiers)
+        line.append(f"  modifiers: {words}", style="cyan")
+    return line
 
 
 def explain(text: str, findings: list[Finding]) -> Group:
-    """The marked text followed by the findings table (or a note when there are none)."""
+    """The marked text, a colour legend, and one line per finding (or a note when none)."""
     if not findings:
         return Group(marked_text(text, findings), Text("no findings", style="dim"))
     legend = Text("present ", style=POLARITY_STYLE["present"])
     legend.append("absent ", style=POLARITY_STYLE["absent"])
     legend.append("uncertain ", style=POLARITY_STYLE["uncertain"])
     legend.append("modifier", style=MODIFIER_STYLE)
-    return Group(marked_text(text, findings), legend, findings_table(findings))
+    return Group(marked_text(text, findings), legend, *(finding_line(f) for f in findings))

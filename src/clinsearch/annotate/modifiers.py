@@ -36,11 +36,12 @@ class ModifierMention:
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
-    """A finding's token span, for attachment."""
+    """A finding's token span, for attachment, and the words of its concept's preferred name."""
 
     start: int
     end: int
     anatomy: bool
+    name_words: frozenset[str] = frozenset()
 
 
 class ModifierMatcher:
@@ -89,21 +90,28 @@ def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:
 def attach(
     doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]
 ) -> list[list[ModifierMention]]:
-    """For each anchor, the mentions attached to it (each mention goes to at most one anchor)."""
+    """For each anchor, the mentions attached to it (each mention goes to at most one anchor).
+
+    A mention inside a finding's own words belongs to it ("Heart is mildly enlarged"), unless
+    it is part of the concept's name ("pleural" in "pleural effusion"): then it attaches nowhere.
+    """
     clauses = _partition(doc, CLAUSE_BREAKS)
     segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
     attached: list[list[ModifierMention]] = [[] for _ in anchors]
     for m in mentions:
+        inside = [i for i, a in enumerate(anchors) if a.start < m.end and m.start < a.end]
+        if inside:
+            anchor = anchors[inside[0]]
+            if not set(m.text.lower().split()) <= anchor.name_words:
+                attached[inside[0]].append(m)
+            continue
         best: tuple[tuple[int, int, int, int], int] | None = None
         for i, a in enumerate(anchors):
-            if clauses[a.start] != clauses[m.start] and not (a.start <= m.start < a.end):
+            if clauses[a.start] != clauses[m.start]:
                 continue
-            if a.start <= m.start and m.end <= a.end:
-                key = (0, 0, -1, 0)  # inside the finding's own words
-            else:
-                after = m.start >= a.end
-                gap = m.start - a.end if after else a.start - m.end
-                key = (int(a.anatomy), int(segments[a.start] != segments[m.start]), gap, int(after))
+            after = m.start >= a.end
+            gap = m.start - a.end if after else a.start - m.end
+            key = (int(a.anatomy), int(segments[a.start] != segments[m.start]), gap, int(after))
             if best is None or key < best[0]:
                 best = (key, i)
         if best is not None:

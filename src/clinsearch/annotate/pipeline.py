@@ -8,6 +8,7 @@ not medspaCy's TargetMatcher).
 from __future__ import annotations
 
 import logging
+import warnings
 
 import spacy
 from medspacy.custom_tokenizer import create_medspacy_tokenizer
@@ -16,6 +17,8 @@ from spacy.language import Language
 from clinsearch.annotate.context_rules import context_rules
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
+# ConText's token Matcher may hold no patterns once they are expanded into phrases.
+warnings.filterwarnings("ignore", message=r"\[W036\]")
 
 
 def build_pipeline(radiology_rules: bool = True) -> Language:

@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from clinsearch.index import Index
 
 FUSIONS = ("rrf", "weighted")
-DEFAULT_FUSION = "rrf"
+# Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
+DEFAULT_FUSION = "weighted"
+DEFAULT_NORMALISATION: Normalisation = "zscore"
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.5}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}
@@ -42,7 +45,7 @@ class HybridRetriever:
         methods: str | None = None,
         fusion: str = DEFAULT_FUSION,
         weights: str | None = None,
-        normalisation: Normalisation = "minmax",
+        normalisation: Normalisation = DEFAULT_NORMALISATION,
         rrf_k: int = RRF_K,
         depth: int = DEFAULT_DEPTH,
         model: str | Path | None = None,
@@ -114,11 +117,14 @@ def default_methods(index: Index) -> list[str]:
     ]
 
 
-def parse_weights(text: str | None, names: Sequence[str]) -> list[float] | None:
-    """Weights in method order from "name=w,..." (unnamed methods weigh 1); None if not given."""
-    if not text:
-        return None
+def parse_weights(text: str | None, names: Sequence[str]) -> list[float]:
+    """Weights in method order from "name=w,..." (unnamed methods weigh 1).
+
+    Without ``text`` the tuned ``DEFAULT_WEIGHTS`` apply to the methods they name.
+    """
     weights = dict.fromkeys(names, 1.0)
+    if not text:
+        return [DEFAULT_WEIGHTS.get(name, 1.0) for name in names]
     for part in _split(text):
         name, sep, value = part.partition("=")
         if not sep or name not in weights:

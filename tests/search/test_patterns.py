@@ -72,3 +72,12 @@ def test_polarity_parts() -> None:
     assert match(q, "pneumothorax", "present", [], HIERARCHY).score == 0.5
     present = finding("pneumothorax")
     assert match(present, "pneumothorax", "uncertain", [], HIERARCHY).polarity == 0.5
+
+
+def test_related_location_earns_partial_credit_below_exact() -> None:
+    q = finding("pneumonia", "present", ("laterality", "left"), ("location", "base"))
+    exact = match(q, "pneumonia", "present", ["left", "base"], HIERARCHY)
+    related = match(q, "pneumonia", "present", ["left", "lower lobe"], HIERARCHY)
+    other = match(q, "pneumonia", "present", ["left", "upper lobe"], HIERARCHY)
+    assert exact.score > related.score > other.score
+    assert related.explain()["modifiers"] == {"left": 1.0, "base": 0.5}

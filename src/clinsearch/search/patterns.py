@@ -2,7 +2,8 @@
 
 A query pattern has parts: its core concept, its polarity and each of its modifiers. Every part
 scores 1 when the candidate matches it exactly, a fraction when it matches partially (a
-narrower or broader concept, uncertain for present, bilateral for right), and 0 otherwise; the
+narrower or broader concept, uncertain for present, a related modifier value such as
+bilateral for right or base for lower lobe: see ``modifier_relations``), and 0 otherwise; the
 pattern score is the mean over parts, so a candidate carrying every query part scores 1.
 """
 
@@ -13,17 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from clinsearch.annotate.finding import Finding, modifier_values
+from clinsearch.search.modifier_relations import modifier_credit
 
 NARROWER_STEP = 0.25  # each level below the query concept costs this much
 BROADER_BASE = 0.75  # a parent concept scores BROADER_BASE - NARROWER_STEP * depth
 MIN_RELATED = 0.25
 _POLARITY_PARTIAL = {("present", "uncertain"): 0.5, ("uncertain", "present"): 0.5}
-_MODIFIER_PARTIAL = {
-    ("right", "bilateral"): 0.5,
-    ("left", "bilateral"): 0.5,
-    ("bilateral", "right"): 0.5,
-    ("bilateral", "left"): 0.5,
-}
 
 
 class Hierarchy:
@@ -130,12 +126,6 @@ def match(
         pscore = 1.0
     else:
         pscore = _POLARITY_PARTIAL.get((query.polarity, polarity), 0.0)
-    have = set(modifiers)
-    mods = []
-    for value in modifier_values(query.modifiers):
-        if value in have:
-            mods.append((value, 1.0))
-        else:
-            mods.append((value, max((_MODIFIER_PARTIAL.get((value, h), 0.0) for h in have),
-                                    default=0.0)))
-    return PatternMatch(relation, cscore, pscore, tuple(mods))
+    mods = tuple((value, modifier_credit(value, modifiers))
+                 for value in modifier_values(query.modifiers))
+    return PatternMatch(relation, cscore, pscore, mods)

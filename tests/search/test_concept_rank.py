@@ -11,7 +11,8 @@ import pytest
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.index.concepts import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
-from clinsearch.search.concept_rank import ConceptRanker, PolarityOptions
+from clinsearch.search.concept_rank import TIE_WEIGHT, ConceptRanker, PolarityOptions
+from clinsearch.search.modifier_relations import modifier_categories
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
 from clinsearch.search.vocabulary import TermVectors
@@ -49,7 +50,8 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
                                         "start": m.start, "end": m.end} for m in f.modifiers]})
     pq.write_table(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA), folder / "findings.parquet")
     write_postings(folder, hierarchy)
-    return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors)
+    return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors,
+                         modifier_categories(annotator.lexicon))
 
 
 def ranked(ranker: ConceptRanker, parser: QueryParser, query: str, **options: object) -> list[str]:
@@ -65,6 +67,20 @@ def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: Query
     assert order.index("k#0") < order.index("b#0") < order.index("c#0")
     assert "g#0" in order
     assert "d#0" not in order and "e#0" not in order
+
+
+def test_unstated_side_ranks_between_same_and_other_side(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    order = ranked(ranker, parser, "right pneumonia")
+    assert order.index("a#0") < order.index("k#0") < order.index("c#0") < order.index("b#0")
+    blind = ConceptRanker(ranker.index, ranker.hierarchy, ranker.vectors)  # no categories known
+    gap = {}
+    for name, r in (("known", ranker), ("blind", blind)):
+        ranking = r.rank(parser.parse("right pneumonia"))
+        score = {r.index.sentence_ids[s]: v for s, v in zip(ranking.sentences, ranking.scores, strict=True)}
+        gap[name] = score["c#0"] - score["b#0"]
+    assert abs(gap["blind"]) < 2 * TIE_WEIGHT < gap["known"]  # blind: only the tie-break
 
 
 def test_polarity_is_respected_by_default_and_widened_on_request(

@@ -26,6 +26,7 @@ from clinsearch.search.concept_rank import (
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
 from clinsearch.search.hit import Hit, Level
 from clinsearch.search.hits import make_hits
+from clinsearch.search.modifier_relations import modifier_categories
 from clinsearch.search.query import ParsedQuery
 
 if TYPE_CHECKING:
@@ -46,7 +47,8 @@ class ConceptRetriever:
         tools = concept_tools(index_lexicon_path(index))
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
-        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors)
+        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors,
+                                    modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity)
         row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
         # Store row of each sentence code of the concept index.

@@ -8,7 +8,7 @@ candidate pattern's mean term vectors (paper 001, 3.5-3.6).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -76,9 +76,10 @@ class ConceptRanker:
     """Scores candidate findings against parsed queries over one loaded concept index."""
 
     def __init__(self, index: ConceptIndex, hierarchy: Hierarchy,
-                 vectors: TermVectors | None) -> None:
+                 vectors: TermVectors | None, categories: Mapping[str, str] | None = None) -> None:
         self.index = index
         self.hierarchy = hierarchy
+        self.categories = categories  # modifier value -> category: unstated beats conflicting
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
@@ -189,7 +190,7 @@ class ConceptRanker:
         if key not in self._scored:
             idx = self.index
             m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
-                      idx.pattern_modifiers[code], self.hierarchy)
+                      idx.pattern_modifiers[code], self.hierarchy, self.categories)
             sim = 0.0
             if self.vectors is not None:
                 sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))

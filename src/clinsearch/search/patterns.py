@@ -118,14 +118,17 @@ def concept_score(query: str, candidate: str, hierarchy: Hierarchy) -> tuple[str
 
 
 def match(
-    query: Finding, concept: str, polarity: str, modifiers: Sequence[str], hierarchy: Hierarchy
+    query: Finding, concept: str, polarity: str, modifiers: Sequence[str], hierarchy: Hierarchy,
+    categories: Mapping[str, str] | None = None,
 ) -> PatternMatch:
-    """Score the candidate (concept, polarity, modifier values) against a query pattern."""
+    """Score the candidate (concept, polarity, modifier values) against a query pattern;
+    with ``categories`` (value -> category) an unstated modifier beats a conflicting one."""
     relation, cscore = concept_score(query.concept, concept, hierarchy)
     if polarity == query.polarity:
         pscore = 1.0
     else:
         pscore = _POLARITY_PARTIAL.get((query.polarity, polarity), 0.0)
-    mods = tuple((value, modifier_credit(value, modifiers))
+    category = {m.value: m.category for m in query.modifiers}
+    mods = tuple((value, modifier_credit(value, modifiers, category.get(value), categories))
                  for value in modifier_values(query.modifiers))
     return PatternMatch(relation, cscore, pscore, mods)

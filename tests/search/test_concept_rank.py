@@ -78,7 +78,8 @@ def test_unstated_side_ranks_between_same_and_other_side(
     gap = {}
     for name, r in (("known", ranker), ("blind", blind)):
         ranking = r.rank(parser.parse("right pneumonia"))
-        score = {r.index.sentence_ids[s]: v for s, v in zip(ranking.sentences, ranking.scores, strict=True)}
+        pairs = zip(ranking.sentences, ranking.scores, strict=True)
+        score = {r.index.sentence_ids[s]: v for s, v in pairs}
         gap[name] = score["c#0"] - score["b#0"]
     assert abs(gap["blind"]) < 2 * TIE_WEIGHT < gap["known"]  # blind: only the tie-break
 

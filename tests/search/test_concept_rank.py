@@ -12,7 +12,11 @@ from clinsearch.annotate.annotator import Annotator
 from clinsearch.index.concepts import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.concept_rank import TIE_WEIGHT, ConceptRanker, PolarityOptions
-from clinsearch.search.modifier_relations import modifier_categories
+from clinsearch.search.modifier_relations import (
+    ELSEWHERE_CREDIT,
+    UNSTATED_CREDIT,
+    modifier_categories,
+)
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
 from clinsearch.search.vocabulary import TermVectors
@@ -32,6 +36,8 @@ SENTENCES = {
     "l#0": "Large right pneumothorax.",
     "m#0": "Fracture.",
     "n#0": "Old rib fracture.",
+    "p#0": "Right pneumothorax.",  # one report: the side is stated in another sentence
+    "p#1": "Pneumonia.",
 }
 
 
@@ -82,6 +88,20 @@ def test_unstated_side_ranks_between_same_and_other_side(
         score = {r.index.sentence_ids[s]: v for s, v in pairs}
         gap[name] = score["c#0"] - score["b#0"]
     assert abs(gap["blind"]) < 2 * TIE_WEIGHT < gap["known"]  # blind: only the tie-break
+
+
+def test_modifier_stated_elsewhere_in_the_report_earns_partial_credit(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    query = parser.parse("right pneumonia")
+    order = ranked(ranker, parser, "right pneumonia")
+    assert order.index("a#0") < order.index("p#1") < order.index("c#0") < order.index("b#0")
+    ranking = ranker.rank(query)
+    p1 = ranker.index.sentence_ids.index("p#1")
+    c0 = ranker.index.sentence_ids.index("c#0")
+    assert ranking.parts(p1)[0].match.explain()["modifiers"] == {"right": ELSEWHERE_CREDIT}
+    assert ranking.parts(c0)[0].match.explain()["modifiers"] == {"right": UNSTATED_CREDIT}
+    assert "p#1" not in ranked(ranker, parser, "left pneumonia")[:3]
 
 
 def test_polarity_is_respected_by_default_and_widened_on_request(

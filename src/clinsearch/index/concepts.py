@@ -125,6 +125,7 @@ class ConceptIndex:
         self._keys = keys
         self.pattern_code, self.patterns = _codes(findings.column("pattern"))
         self.sentence_code, self.sentence_ids = _codes(findings.column("sentence_id"))
+        self.report_code, self.report_ids = _codes(findings.column("report_id"))
         first = np.zeros(len(self.patterns), dtype=np.int64)
         first[self.pattern_code[::-1]] = np.arange(len(self.pattern_code))[::-1]
         concepts = findings.column("concept").take(pa.array(first)).to_pylist()

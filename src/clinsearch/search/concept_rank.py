@@ -15,6 +15,7 @@ import numpy as np
 
 from clinsearch.annotate.finding import POLARITIES, Finding, modifier_values
 from clinsearch.index.concepts import ConceptIndex
+from clinsearch.search.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.patterns import Hierarchy, PatternMatch, match
 from clinsearch.search.query import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
@@ -83,7 +84,11 @@ class ConceptRanker:
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
-        self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, int, float]] = {}
+        self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
+        self._mentions: dict[str, np.ndarray] = {}
+        # Report code of each sentence code (every finding of a sentence has the same report).
+        self._report_of = np.zeros(len(index.sentence_ids), dtype=np.int64)
+        self._report_of[index.sentence_code] = index.report_code
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
@@ -163,6 +168,11 @@ class ConceptRanker:
         numbers = np.array([self._numbers_of(q, code, key) for code in unique.tolist()])
         total = numbers[inverse, 0]
         parts = numbers[inverse, 1] + len(sites)
+        for j, value in enumerate(modifier_values(q.modifiers)):
+            unstated = numbers[inverse, 3 + j] > 0
+            if unstated.any():
+                said = self._report_mentions(value)[sentences]
+                total = total + (ELSEWHERE_CREDIT - UNSTATED_CREDIT) * (unstated & said)
         for mask, words in sites:
             as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
                                     for c in unique])[inverse]
@@ -175,9 +185,21 @@ class ConceptRanker:
         pick = order[first]
         return sentences[pick], rows[pick], values[pick]
 
+    def _report_mentions(self, value: str) -> np.ndarray:
+        """Per sentence code: whether a finding of its report carries modifier ``value``."""
+        if value not in self._mentions:
+            idx = self.index
+            codes = [c for c, mods in enumerate(idx.pattern_modifiers) if value in mods]
+            rows = np.flatnonzero(np.isin(idx.pattern_code, codes))
+            reports = np.zeros(len(idx.report_ids), dtype=bool)
+            reports[idx.report_code[rows]] = True
+            self._mentions[value] = reports[self._report_of]
+        return self._mentions[value]
+
     def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
-                    ) -> tuple[float, int, float]:
-        """Summed part scores, part count and similarity of pattern ``code`` for ``q``."""
+                    ) -> tuple[float, ...]:
+        """Summed part scores, part count, similarity, and per query modifier whether the
+        candidate leaves it unstated (1.0) or not (0.0), of pattern ``code`` for ``q``."""
         key = (*qkey, code)
         if key not in self._numbers:
             self._score(q, code, qkey)
@@ -198,7 +220,8 @@ class ConceptRanker:
                 self._scored.clear()
                 self._numbers.clear()
             self._scored[key] = PartMatch(q, -1, m, sim)
-            self._numbers[key] = (m.total, m.parts, sim)
+            unstated = tuple(float(v == UNSTATED_CREDIT) for _, v in m.modifiers)
+            self._numbers[key] = (m.total, m.parts, sim, *unstated)
         return self._scored[key]
 
     def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
@@ -209,7 +232,11 @@ class ConceptRanker:
         mods = set(self.index.pattern_modifiers[code])
         sites = tuple((a.name, float(self._site_mask(a.concept)[sentence]
                                      or bool(_site_words(a) & mods))) for a in anatomy)
-        return PartMatch(q, row, replace(proto.match, sites=sites), proto.similarity)
+        modifiers = tuple(
+            (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT and self._report_mentions(v)[sentence]
+             else s) for v, s in proto.match.modifiers)
+        return PartMatch(q, row, replace(proto.match, modifiers=modifiers, sites=sites),
+                         proto.similarity)
 
     def _pattern_vector(self, code: int) -> np.ndarray:
         if code not in self._pattern_vectors:

@@ -6,6 +6,9 @@ Each entry is a symmetric pair of lexicon modifier values that denote overlappin
 with the credit a candidate carrying one earns for a query asking the other. A candidate that
 states no value of the queried category (the sentence does not say which side) earns a little,
 less than a related value; one that states a conflicting value (left for right) earns nothing.
+An unstated value that another finding of the same report carries ("opacity at the left base.
+This may be atelectasis.") earns ``ELSEWHERE_CREDIT``: the report probably says it, the
+sentence does not.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterable, Mapping
 
 RELATED_CREDIT = 0.5  # a related value is worth half an exact one
 UNSTATED_CREDIT = 0.25  # no value of the category: maybe right, surely not conflicting
+ELSEWHERE_CREDIT = 0.5  # unstated in the sentence, stated by another finding of the report
 
 # Overlapping regions: (value, value); symmetric. Laterality: bilateral covers either side.
 _RELATED_PAIRS: tuple[tuple[str, str], ...] = (

@@ -129,15 +129,19 @@ Cohort queries over the IU tables replicated to {n_sentences:,} sentences (loade
 
 Reading the figures: concept search beats BM25 on every kind of query, by far on synonym
 queries (BM25 cannot match "enlarged heart" to reports that say "cardiomegaly") and clearly on
-core queries (negated mentions never match). The concept+modifier target (+0.20 MAP) is missed
-(+0.15): MeSH judges modifiers by its own wording, which the lexicon normalises away ("prior" and
-"chronic" are one temporal value; "left base" is not "left lower lobe"), and reports whose text
-never states the labelled modifier cannot be ranked above those that do. Recall@100 (0.76-0.80)
-is below the 0.90 target; part of the gap is out of reach (queries with more than 100 relevant
-reports cap it, see the ceiling column), the rest is findings the annotator does not extract.
-Latency p50 is near the 5 ms target on this loaded machine (2.5 ms measured alone, same
-queries); the cohort queries stay under 200 ms per level at 1M sentences, and member lists with
-evidence for 150k units take longer (building Python rows).
+core queries (negated mentions never match). On concept+modifier queries three partial-credit
+rules (`search/modifier_relations.py`) help: related regions count half (base ~ lower lobe ~
+lower zone, apex ~ upper lobe ~ upper zone, bilateral ~ either side), a sentence that leaves
+a queried modifier unstated ranks above one that contradicts it, and a modifier carried by
+another finding of the same report counts half. Added one at a time (concept run only, same
+benchmark, 2026-11-22), modifier MAP went 0.626 (none) -> 0.636 (related regions) -> 0.638
+(unstated above contradicting) -> 0.661 (stated elsewhere in the report), Recall@100 0.824 ->
+0.857; core and synonym MAP did not move (0.768, 0.768). What remains is MeSH wording the lexicon
+normalises away ("prior" and "chronic" are one temporal value) and reports whose text never
+states the labelled modifier. Recall@100 is below the 0.90 target; part of the gap is out of
+reach (queries with more than 100 relevant reports cap it, see the ceiling column), the rest
+is findings the annotator does not extract. The cohort queries stay under 200 ms per level at
+1M sentences; member lists with evidence for 150k units take longer (building Python rows).
 
 Command: `python benchmarks/bench_concept.py`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative).

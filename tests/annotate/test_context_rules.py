@@ -77,6 +77,13 @@ def test_versus_hedges_its_alternatives_not_a_coordinated_finding(annotator: Ann
         "Differential considerations include atelectasis or pneumonia.",
         "The differential could include atelectasis or pneumonia.",
         "Opacity could represent atelectasis versus pneumonia.",
+        "Considerations would include atelectasis or pneumonia.",
+        "Consider atelectasis or pneumonia.",
+        "Question atelectasis or pneumonia.",
+        "Atelectasis, or pneumonia is not excluded.",
+        "Atelectasis or pneumonia is not entirely excluded.",
+        "Cannot exclude atelectasis or pneumonia.",
+        "Cannot rule out atelectasis or pneumonia.",
     ],
 )
 def test_differential_diagnoses_are_uncertain(annotator: Annotator, text: str) -> None:
@@ -87,3 +94,16 @@ def test_differential_diagnoses_are_uncertain(annotator: Annotator, text: str) -
 
 def test_in_the_differential_looks_back(annotator: Annotator) -> None:
     assert polarities(annotator, "Pneumonia is in the differential.") == {"pneumonia": "uncertain"}
+
+
+def test_what_a_view_could_hide_is_hypothetical(annotator: Annotator) -> None:
+    [f] = annotator.annotate("Overlying soft tissue could obscure a small pneumothorax.")
+    assert (f.concept, f.polarity, f.context) == ("pneumothorax", "present", ("hypothetical",))
+
+
+def test_cannot_exclude_hedges_with_the_shipped_lexicon(shipped_annotator: Annotator) -> None:
+    text = "Tortuous aorta, cannot exclude ascending aortic aneurysm."
+    assert polarities(shipped_annotator, text) == {
+        "tortuous_aorta": "present",
+        "aortic_aneurysm": "uncertain",
+    }

@@ -44,7 +44,7 @@ def test_weighted_hybrid_uses_the_given_weights(dense_index: Index) -> None:
 
 def test_default_is_the_dev_tuned_zscore_fusion(dense_index: Index) -> None:
     runs = [_ranking(dense_index, m, "pleural effusion", "report") for m in ("bm25", "dense")]
-    expected = weighted_score_fusion(runs, weights=[1.0, 0.5], normalisation="zscore")[:5]
+    expected = weighted_score_fusion(runs, weights=[1.0, 0.25], normalisation="zscore")[:5]
     hits = dense_index.search("pleural effusion", "report", 5, "hybrid")
     assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
 

@@ -29,7 +29,7 @@ FUSIONS = ("rrf", "weighted")
 # Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
 DEFAULT_FUSION = "weighted"
 DEFAULT_NORMALISATION: Normalisation = "zscore"
-DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.5}
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.25}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from clinsearch.evaluate.queries import Query
     from clinsearch.evaluate.trec import Run
 
+err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
+console = Console(soft_wrap=True)
+
 
 class _ClinsearchGroup(TyperGroup):
     """Turns user errors from any command into one clear line on stderr and exit status 2."""
@@ -42,13 +45,124 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
-console = Console(soft_wrap=True)
 
 
 @app.callback()
 def _root() -> None:
     """Index clinical reports, find findings with negation, search and build cohorts."""
+
+
+# --- finding extraction (annotate, explain, lexicon) -------------------------------------------
+
+lexicon_app = typer.Typer(
+    help="Inspect, query and extend the finding lexicon.", no_args_is_help=True
+)
+app.add_typer(lexicon_app, name="lexicon")
+
+LexiconOpt = Annotated[
+    Path | None,
+    typer.Option("--lexicon", help="Lexicon YAML (clinsearch-lexicon/1); default: chest X-ray."),
+]
+
+
+@app.command("annotate")
+def annotate_cmd(
+    input: Annotated[Path, typer.Option("--input", help='JSONL: {"id", "text", "targets"?}.')],
+    output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
+    lexicon: LexiconOpt = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+) -> None:
+    """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
+    from rich.progress import Progress
+
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.jsonl import annotate_jsonl
+
+    annotator = annotator_for(str(lexicon) if lexicon else None)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("annotating", total=None)
+        count = annotate_jsonl(
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+        )
+    err_console.print(f"annotated {count} texts -> {escape(str(output))}")
+
+
+@app.command("explain")
+def explain_cmd(
+    sentence: Annotated[str, typer.Argument(help="The sentence to annotate.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show the findings of one sentence: spans marked in the text and a table of patterns."""
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.explain import explain
+
+    findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
+    Console().print(explain(sentence, findings))
+
+
+@lexicon_app.command("stats")
+def lexicon_stats_cmd(lexicon: LexiconOpt = None) -> None:
+    """Count concepts by type, surface forms and modifier values."""
+    from rich.table import Table
+
+    from clinsearch.annotate.lexicon import Lexicon
+
+    lex = Lexicon.load(lexicon)
+    stats = lex.stats()
+    table = Table(title=f"{lex.name} {lex.version}".strip())
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("concepts", str(stats.concepts))
+    for ctype, n in stats.by_type.items():
+        table.add_row(f"  {ctype}", str(n))
+    table.add_row("surface forms (names, terms, abbreviations)", str(stats.surface_forms))
+    for category, n in stats.modifier_values.items():
+        table.add_row(f"modifier values: {category}", str(n))
+    table.add_row("modifier surface forms (incl. compounds)", str(stats.modifier_forms))
+    Console().print(table)
+
+
+@lexicon_app.command("lookup")
+def lexicon_lookup_cmd(
+    term: Annotated[str, typer.Argument(help="A term as it might appear in a report.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show which concept(s) and modifier values a term resolves to (exit 1 if none)."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lookup import lookup
+
+    result = lookup(Lexicon.load(lexicon), term)
+    console = Console()
+    if not result.concepts and not result.modifiers:
+        console.print(f"'{escape(term)}': no concept or modifier")
+        raise typer.Exit(1)
+    for c in result.concepts:
+        parents = f" parents={','.join(c.parents)}" if c.parents else ""
+        console.print(f"concept {c.id}: {escape(c.name)} type={c.type} region={c.region}{parents}")
+    for category, value in result.modifiers:
+        console.print(f"modifier {category}={escape(value)}")
+
+
+@lexicon_app.command("import")
+def lexicon_import_cmd(
+    source: Annotated[Path, typer.Argument(help="CSV (concept, term[, type]) or OBO file.")],
+    format: Annotated[str, typer.Option("--format", help="csv or obo.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the merged lexicon YAML.")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the base concepts.")] = False,
+    lexicon: LexiconOpt = None,
+    default_type: Annotated[
+        str, typer.Option("--type", help="Type of concepts that name none.")
+    ] = "finding",
+) -> None:
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lexicon_import import import_lexicon
+
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type)
+    stats = merged.stats()
+    err_console.print(
+        f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"
+    )
 
 
 def main() -> None:
@@ -58,8 +172,13 @@ def main() -> None:
 
 # --- index and search ---------------------------------------------------------------------------
 
-Corpus = Annotated[Path, typer.Argument(help="Corpus file or folder to read.", show_default=False)]
-IndexDir = Annotated[Path, typer.Argument(help="Index directory.", show_default=False)]
+Corpus = Annotated[
+    Path,
+    typer.Argument(help="Corpus file or folder to read.", metavar="CORPUS", show_default=False),
+]
+IndexDir = Annotated[
+    Path, typer.Argument(help="Index directory.", metavar="DIR", show_default=False)
+]
 CorpusFormat = Annotated[
     str,
     typer.Option(
@@ -88,12 +207,8 @@ EncoderModel = Annotated[
 ]
 _BATCH_QUERIES = 64
 _DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("pleural effusion", "report", "reports, each scored by its best sentence"),
-    (
-        "no pneumothorax",
-        "sentence",
-        "a negated query: 'no' is kept, so negated sentences rank first",
-    ),
+    ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
+    ("no pneumothorax", "sentence", "a negated query: 'no' is kept as a term, not a stopword"),
     ("right lower lobe pneumonia", "patient", "patients, each scored by their best report"),
     ("cardiomegaly", "visit", "visits, each scored by their best report"),
 )
@@ -198,14 +313,15 @@ def delete_command(
 def search_command(
     index_dir: IndexDir,
     query: Annotated[
-        str | None, typer.Argument(help="Query text (or use --queries).", show_default=False)
+        str | None,
+        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
     ] = None,
     queries: Annotated[
         Path | None,
         typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
     ] = None,
     level: Annotated[
-        str, typer.Option(help="Rank sentences, reports, visits or patients.")
+        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
     ] = "report",
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
@@ -429,9 +545,7 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
     """Print a comparison to stdout as a rich table, Markdown or JSON."""
     from clinsearch.evaluate import render
 
-    out = Console()
-    if not out.is_terminal:  # redirected: keep wide tables whole rather than truncated
-        out = Console(width=max(out.width, 200))
+    out = render.table_console()
     if fmt == "json":
         out.print_json(render.to_json(comp))
         return

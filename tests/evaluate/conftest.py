@@ -43,3 +43,27 @@ def toy_files(tmp_path: Path) -> tuple[Path, Path]:
     qrels.write_text(TOY_QRELS)
     run.write_text(TOY_RUN)
     return qrels, run
+
+
+MINI_LEXICON = Path(__file__).parent / "mini_lexicon.yaml"
+
+# Synthetic reports (written for the tests): positive and negated mentions of a few findings.
+SENTENCES = {
+    "r1": "FINDINGS: No pneumothorax. Small right pleural effusion.\nIMPRESSION: Right effusion.",
+    "r2": "FINDINGS: No pneumothorax. No pleural effusion.\nIMPRESSION: Normal chest.",
+    "r3": "FINDINGS: Mild cardiomegaly. No pneumothorax.\nIMPRESSION: Mild cardiomegaly.",
+    "r4": "FINDINGS: Small left pleural effusion. Mild cardiomegaly.\nIMPRESSION: Left effusion.",
+    "r5": "FINDINGS: No pleural effusion. Evaluate for pneumonia.\nIMPRESSION: No pneumothorax.",
+    "r6": "FINDINGS: Cardiomegaly. Right pneumothorax.\nIMPRESSION: Right pneumothorax.",
+}
+
+
+@pytest.fixture(scope="session")
+def mini_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small index of the synthetic reports (built once per session)."""
+    from clinsearch.corpus.model import Report
+    from clinsearch.index import Index
+
+    path = tmp_path_factory.mktemp("evaluate") / "index"
+    Index.build([Report(rid, text) for rid, text in SENTENCES.items()], path, progress=False)
+    return path

@@ -22,7 +22,12 @@ def test_kind_inferred_without_column(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "line", "field"),
-    [("1\tedema\n1\tfluid\n", 2, "qid"), ("qid\tquery\n1\n", 2, "query"), ("\tedema\n", 1, "qid")],
+    [
+        ("1\tedema\n1\tfluid\n", 2, "qid"),
+        ("qid\tquery\n1\n", 2, None),
+        ("1\t \n", 1, "query"),
+        ("\tedema\n", 1, "qid"),
+    ],
 )
 def test_bad_query_files(tmp_path, text, line, field):
     (tmp_path / "q.tsv").write_text(text)

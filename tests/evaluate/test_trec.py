@@ -67,7 +67,7 @@ def test_missing_empty_and_binary_files(tmp_path):
     with pytest.raises(InputError, match="not found"):
         read_run(tmp_path / "nope.run")
     (tmp_path / "empty.qrels").write_text("\n")
-    with pytest.raises(InputError, match="empty"):
+    with pytest.raises(InputError, match="is empty"):
         read_qrels(tmp_path / "empty.qrels")
     (tmp_path / "bin.run").write_bytes(b"q Q0 \xff\xfe 1 1 t\n")
     with pytest.raises(InputError, match="UTF-8"):

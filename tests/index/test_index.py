@@ -11,7 +11,7 @@ from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index import Index, IndexConfig
 
-from .conftest import segmented
+from .conftest import CORPUS, segmented
 
 
 def test_round_trip_tables_and_manifest(built: Index, corpus: list[SegmentedReport]) -> None:
@@ -157,3 +157,19 @@ def test_analyzer_options_are_kept(tmp_path: Path, corpus: list[SegmentedReport]
     index = Index.build(corpus, tmp_path / "plain", config=config, progress=False)
     assert Index.open(index.path).component("lexical").terms("No effusions") == ["effusions"]
     assert [h.id for h in index.search("effusions")] == ["r6"]  # not stemmed: only the plural
+
+
+def test_delete_everything_then_add(built: Index) -> None:
+    built.delete([seg_id for seg_id, *_ in CORPUS])
+    assert (
+        built.manifest.counts.reports == 0 and built.search("pneumothorax", level="patient") == []
+    )
+    built.add([segmented("z1", ["Pneumothorax."])], progress=False)
+    assert [h.id for h in built.search("pneumothorax")] == ["z1"]
+
+
+def test_reader_of_a_removed_generation_gets_a_clear_error(built: Index) -> None:
+    reader = Index.open(built.path)
+    built.delete(["r1"])  # removes generation 1, which ``reader`` still points at
+    with pytest.raises(ClinsearchError, match="was replaced by a newer generation"):
+        reader.search("pneumothorax")

@@ -13,9 +13,9 @@ from clinsearch.annotate.context_rules import context_of, polarity_of
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
-from clinsearch.annotate.pipeline import build_pipeline, concept_index
+from clinsearch.annotate.pipeline import build_pipeline
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
-from clinsearch.annotate.surface_index import SurfaceIndex
+from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 TARGET_TYPE = "target"
@@ -76,13 +76,29 @@ class Annotator:
     def _findings(
         self, doc: Doc, keys: TextKeys, text: str, offsets: Sequence[int]
     ) -> list[Finding]:
-        """Findings of an annotated ``doc``, offsets mapped back to the original ``text``."""
-        ents = sorted(doc.ents, key=lambda s: s.start)
+        """Findings of an annotated ``doc``, offsets mapped back to the original ``text``.
+
+        A concept whose words are all part of a ConText cue ("excluded" in "cannot be excluded")
+        or of a longer modifier ("lobe" in "right lower lobe") is not a finding; a cue that
+        overlaps a finding's own words does not modify it.
+        """
+        mentions = self._modifiers(doc, keys)
+        covers = [m.modifier_span for m in doc._.context_graph.modifiers]
+        covers += [(m.start, m.end) for m in mentions]
+        ents = [
+            e
+            for e in sorted(doc.ents, key=lambda s: s.start)
+            if e.label_.startswith(TARGET_LABEL) or not _covered((e.start, e.end), covers)
+        ]
         anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
-        attached = attach(doc, self._modifiers(doc, keys), anchors)
+        attached = attach(doc, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
-            categories = [m.category for m in ent._.modifiers]
+            categories = [
+                m.category
+                for m in ent._.modifiers
+                if not _overlaps(m.modifier_span, (ent.start, ent.end))
+            ]
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
             findings.append(
@@ -122,6 +138,18 @@ class Annotator:
         return Modifier(mention.category, mention.value, text[start:end], start, end)
 
 
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two token spans share a token."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _covered(span: tuple[int, int], covers: list[tuple[int, int]]) -> bool:
+    """Whether a longer span in ``covers`` contains ``span``."""
+    return any(
+        c[0] <= span[0] and span[1] <= c[1] and c[1] - c[0] > span[1] - span[0] for c in covers
+    )
+
+
 def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
     """A surface index of caller-supplied target phrases, labelled by their normalised text."""
     index = SurfaceIndex()
@@ -130,3 +158,9 @@ def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
         if key:
             index.add_term(phrase, TARGET_LABEL + key)
     return index
+
+
+@lru_cache(maxsize=4)
+def annotator_for(lexicon_path: str | None = None) -> Annotator:
+    """A shared Annotator for a lexicon file (None: the shipped one), built once per process."""
+    return Annotator(Lexicon.load(lexicon_path))

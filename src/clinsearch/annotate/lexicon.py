@@ -126,7 +126,7 @@ def parse_lexicon(text: str, file: str | Path) -> Lexicon:
     if root is None:
         raise InputError("lexicon file is empty", file=file, line=1)
     top = reader.mapping(root, None)
-    for key, node in top.items():
+    for key, node in reader.key_nodes(root).items():
         if key not in TOP_KEYS:
             raise reader.fail(node, key, f"unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")
     if "format" not in top:
@@ -158,7 +158,7 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
     parent_nodes: dict[str, yaml.Node] = {}
     for item in reader.sequence(node, "concepts"):
         fields = reader.mapping(item, "concepts")
-        for key, value in fields.items():
+        for key, value in reader.key_nodes(item).items():
             if key not in CONCEPT_KEYS:
                 raise reader.fail(
                     value, key, f"unknown concept key (allowed: {', '.join(sorted(CONCEPT_KEYS))})"
@@ -207,15 +207,16 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
 def _parse_modifiers(reader: NodeReader, node: yaml.Node) -> dict[str, dict[str, tuple[str, ...]]]:
     """Modifier vocabularies ``{category: {value: forms}}``; the value is a form too."""
     out: dict[str, dict[str, tuple[str, ...]]] = {}
-    for category, cat_node in reader.mapping(node, "modifiers").items():
+    categories = reader.mapping(node, "modifiers")
+    for category, key_node in reader.key_nodes(node).items():
         if category not in MODIFIER_CATEGORIES:
             raise reader.fail(
-                cat_node,
+                key_node,
                 "modifiers",
                 f"unknown modifier category '{category}' "
                 f"(allowed: {', '.join(MODIFIER_CATEGORIES)})",
             )
-        values = reader.mapping(cat_node, category)
+        values = reader.mapping(categories[category], category)
         out[category] = {
             value: _unique([value, *reader.strings(forms, f"{category}.{value}")])
             for value, forms in values.items()

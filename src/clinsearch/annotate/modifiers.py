@@ -62,6 +62,10 @@ class ModifierMatcher:
             self._meanings[label] = tuple(sorted(meaning))
             self._index.add_term(form, label)
 
+    def lookup(self, term: str) -> tuple[tuple[str, str], ...]:
+        """The ``(category, value)`` pairs ``term`` stands for as a whole."""
+        return tuple(pair for label in self._index.lookup(term) for pair in self._meanings[label])
+
     def __call__(self, doc: Doc, keys: TextKeys | None = None) -> list[ModifierMention]:
         """Modifier mentions in ``doc``, longest match winning among overlaps."""
         return [
@@ -85,21 +89,24 @@ def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:
 def attach(
     doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]
 ) -> list[list[ModifierMention]]:
-    """For each anchor, the mentions attached to it (each mention goes to at most one anchor)."""
+    """For each anchor, the mentions attached to it (each mention goes to at most one anchor).
+
+    A mention inside a finding's own words ("pleural" in "pleural effusion") is part of the
+    concept's name and attaches nowhere.
+    """
     clauses = _partition(doc, CLAUSE_BREAKS)
     segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
     attached: list[list[ModifierMention]] = [[] for _ in anchors]
     for m in mentions:
+        if any(a.start < m.end and m.start < a.end for a in anchors):
+            continue
         best: tuple[tuple[int, int, int, int], int] | None = None
         for i, a in enumerate(anchors):
-            if clauses[a.start] != clauses[m.start] and not (a.start <= m.start < a.end):
+            if clauses[a.start] != clauses[m.start]:
                 continue
-            if a.start <= m.start and m.end <= a.end:
-                key = (0, 0, -1, 0)  # inside the finding's own words
-            else:
-                after = m.start >= a.end
-                gap = m.start - a.end if after else a.start - m.end
-                key = (int(a.anatomy), int(segments[a.start] != segments[m.start]), gap, int(after))
+            after = m.start >= a.end
+            gap = m.start - a.end if after else a.start - m.end
+            key = (int(a.anatomy), int(segments[a.start] != segments[m.start]), gap, int(after))
             if best is None or key < best[0]:
                 best = (key, i)
         if best is not None:

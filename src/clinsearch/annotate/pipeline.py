@@ -1,34 +1,24 @@
-"""Build the medspaCy pipeline (clinical tokenizer, sentencizer, ConText) and the concept index.
+"""Build the medspaCy pipeline: clinical tokenizer, sentencizer and ConText.
 
 Nothing is downloaded: the pipeline starts from a blank English model and medspaCy's packaged
-ConText rules. Concepts are found by a SurfaceIndex built from the lexicon's surface-form
-variants (see surface_index.py for why not medspaCy's TargetMatcher).
+ConText rules. Concepts are found before it by surface_index.concept_index (see there for why
+not medspaCy's TargetMatcher).
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 
 import spacy
 from medspacy.custom_tokenizer import create_medspacy_tokenizer
 from spacy.language import Language
 
 from clinsearch.annotate.context_rules import context_rules
-from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.surface_index import SurfaceIndex
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
-
-
-def concept_index(lexicon: Lexicon) -> SurfaceIndex:
-    """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
-    index = SurfaceIndex()
-    for concept in lexicon.concepts.values():
-        for form in concept.surface_forms:
-            index.add_term(form, concept.id)
-        for abbr in concept.abbreviations:
-            index.add_abbreviation(abbr, concept.id)
-    return index
+# ConText's token Matcher may hold no patterns once they are expanded into phrases.
+warnings.filterwarnings("ignore", message=r"\[W036\]")
 
 
 def build_pipeline(radiology_rules: bool = True) -> Language:

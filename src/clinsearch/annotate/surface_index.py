@@ -11,6 +11,7 @@ from __future__ import annotations
 from medspacy.common.util import prune_overlapping_matches
 from spacy.tokens import Doc
 
+from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.surface import (
     TextKeys,
     abbreviation_variants,
@@ -74,3 +75,14 @@ class SurfaceIndex:
             found = prune_overlapping_matches(found)
         pos = keys.positions
         return [(labels[k], pos[i], pos[j - 1] + 1) for k, i, j in found]
+
+
+def concept_index(lexicon: Lexicon) -> SurfaceIndex:
+    """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
+    index = SurfaceIndex()
+    for concept in lexicon.concepts.values():
+        for form in concept.surface_forms:
+            index.add_term(form, concept.id)
+        for abbr in concept.abbreviations:
+            index.add_abbreviation(abbr, concept.id)
+    return index

@@ -48,6 +48,10 @@ class NodeReader:
             out[key] = value_node
         return out
 
+    def key_nodes(self, node: yaml.MappingNode) -> dict[str, yaml.Node]:
+        """The key nodes of a mapping (already checked by ``mapping``), for errors about keys."""
+        return {str(k.value).strip(): k for k, _ in node.value}
+
     def sequence(self, node: yaml.Node, field: str | None) -> list[yaml.Node]:
         """A sequence node's items."""
         if not isinstance(node, yaml.SequenceNode):

@@ -42,7 +42,9 @@ def ancestors(concepts: Mapping[str, Concept], concept: str) -> list[set[str]]:
     return levels
 
 
-def lift(concepts: Mapping[str, Concept], found: Iterable[str], targets: frozenset[str]) -> set[str]:
+def lift(
+    concepts: Mapping[str, Concept], found: Iterable[str], targets: frozenset[str]
+) -> set[str]:
     """Each found concept if it is a target, else its nearest ancestors among the targets."""
     out: set[str] = set()
     for c in found:
@@ -56,8 +58,10 @@ def lift(concepts: Mapping[str, Concept], found: Iterable[str], targets: frozens
     return out
 
 
-def credit_to_gold(concepts: Mapping[str, Concept], predicted: set[str], gold: set[str]) -> set[str]:
-    """Predicted concepts, each missing from ``gold`` replaced by its gold ancestors if it has any."""
+def credit_to_gold(
+    concepts: Mapping[str, Concept], predicted: set[str], gold: set[str]
+) -> set[str]:
+    """Predicted concepts; one missing from ``gold`` is replaced by its gold ancestors, if any."""
     out: set[str] = set()
     for c in predicted:
         if c in gold:

@@ -48,7 +48,7 @@ def parse_mesh(cell: str) -> list[MeshTerm]:
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A heading rule: when all ``when`` words qualify a term, it means ``concept`` (None: ignore)."""
+    """A heading rule: when all ``when`` words qualify a term, it means ``concept`` (None: no)."""
 
     when: frozenset[str]
     concept: str | None
@@ -137,9 +137,12 @@ class MeshMap:
         return GoldLabels(frozenset(concepts), frozenset(pairs))
 
     def problems(self, lexicon: Lexicon) -> list[str]:
-        """Concept ids and modifier values the map names that ``lexicon`` lacks (empty: consistent)."""
-        out = [f"concept '{c}' is not in the lexicon" for c in sorted(self.targets)
-               if c not in lexicon.concepts]
+        """Concept ids and modifier values named here that ``lexicon`` lacks (empty: consistent)."""
+        out = [
+            f"concept '{c}' is not in the lexicon"
+            for c in sorted(self.targets)
+            if c not in lexicon.concepts
+        ]
         for word, m in sorted(self.modifiers.items()):
             if m.category and m.value not in lexicon.modifiers.get(m.category, {}):
                 out.append(f"modifier '{word}': '{m.category}: {m.value}' is not in the lexicon")
@@ -185,9 +188,14 @@ def _rules(reader: NodeReader, heading: str, node: yaml.Node) -> tuple[Rule, ...
         fields = reader.mapping(item, heading)
         unknown = set(fields) - {"when", "concept", "ignore"}
         if unknown or ("concept" in fields) == ("ignore" in fields):
-            raise reader.fail(item, heading, "a rule needs `concept` or `ignore` (and optional `when`)")
-        when = frozenset(normalize(w) for w in reader.strings(fields["when"], "when")) if (
-            "when" in fields) else frozenset()
+            raise reader.fail(
+                item, heading, "a rule needs `concept` or `ignore` (and optional `when`)"
+            )
+        when = (
+            frozenset(normalize(w) for w in reader.strings(fields["when"], "when"))
+            if ("when" in fields)
+            else frozenset()
+        )
         if "concept" in fields:
             rules.append(Rule(when, reader.scalar(fields["concept"], "concept")))
         else:

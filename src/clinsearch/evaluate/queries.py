@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clinsearch.errors import InputError
 from clinsearch.evaluate.files import atomic_write_lines
+from clinsearch.search import queries as search_queries
 
 COLUMNS = ("qid", "query", "kind")
 NEGATION_PREFIX = "no "
@@ -32,52 +33,26 @@ def polarity_kind(text: str) -> str:
 
 
 def read_queries(path: str | Path) -> list[Query]:
-    """Read a queries TSV; ``kind`` is taken from its column or inferred with `polarity_kind`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=path) from None
-    queries: list[Query] = []
-    seen: dict[str, int] = {}
-    columns = COLUMNS
-    first = True
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        cols = [c.strip() for c in line.split("\t")]
-        if first and cols[0].lower() == "qid":
-            columns = tuple(c.lower() for c in cols)
-            if "query" not in columns:
-                raise InputError("header has no 'query' column", file=path, line=number)
-            first = False
-            continue
-        first = False
-        row = dict(zip(columns, cols, strict=False))
-        qid, query = row.get("qid", ""), row.get("query", "")
-        if not qid:
-            raise InputError("empty query id", file=path, line=number, field="qid")
-        if not query:
-            raise InputError(
-                "no query text (expected qid<TAB>query[<TAB>kind])",
-                file=path,
-                line=number,
-                field="query",
-            )
-        if qid in seen:
-            raise InputError(
-                f"query id {qid!r} already used on line {seen[qid]}",
-                file=path,
-                line=number,
-                field="qid",
-            )
-        seen[qid] = number
-        queries.append(Query(qid, query, row.get("kind", "") or polarity_kind(query)))
-    if not queries:
-        raise InputError("no queries", file=path)
-    return queries
+    """Read a queries TSV (validated by the batch-search reader); ``kind`` comes from the
+    ``kind`` column (the third when there is no header) or is inferred with `polarity_kind`."""
+    queries = search_queries.read_queries(path)
+    kinds = _kinds(Path(path), queries[0].qid)
+    return [Query(q.qid, q.text, kinds.get(q.qid) or polarity_kind(q.text)) for q in queries]
+
+
+def _kinds(path: Path, first_qid: str) -> dict[str, str]:
+    """``qid -> kind`` from the kind column of a query file the search reader accepted; a first
+    row that is not the first query is the header the search reader skipped."""
+    rows = [
+        [c.strip() for c in line.split("\t")]
+        for line in path.read_text(encoding="utf-8-sig").splitlines()
+        if line.strip()
+    ]
+    column = 2
+    if rows[0][0] != first_qid:
+        header = [c.lower() for c in rows.pop(0)]
+        column = header.index("kind") if "kind" in header else len(header)
+    return {r[0]: r[column] for r in rows if len(r) > column}
 
 
 def write_queries(path: str | Path, queries: Iterable[Query]) -> None:

@@ -11,6 +11,7 @@ import json
 import math
 
 from rich import box
+from rich.console import Console
 from rich.table import Table
 
 from clinsearch.evaluate.compare import ALL, Comparison
@@ -56,9 +57,15 @@ def legend(comp: Comparison, test: str, alpha: float) -> str:
     """The one-line explanation printed under every table."""
     name = "paired randomization test" if test == "randomization" else "paired t-test"
     return (
-        f"* p < {alpha} vs baseline '{comp.baseline}' ({name}); "
+        f"Marked *: differs from baseline '{comp.baseline}' at p < {alpha} ({name}); "
         f"ratio = {comp.measures[0]} / baseline's."
     )
+
+
+def table_console() -> Console:
+    """A stdout console; when output is redirected, wide enough to keep tables whole."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, 200))
 
 
 def rich_from_rows(

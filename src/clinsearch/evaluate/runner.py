@@ -66,7 +66,8 @@ def index_runs(
     for spec in methods:
         scores: dict[str, dict[str, float]] = {}
         batches = [queries[i : i + BATCH] for i in range(0, len(queries), BATCH)]
-        for batch in track(batches, f"searching with {spec.label}", enabled=progress):
+        label = f"searching with {spec.label} (batches of {BATCH} queries)"
+        for batch in track(batches, label, total=len(batches), enabled=progress):
             results = index.search_many(
                 [q.text for q in batch], level, top, spec.method, **spec.options
             )

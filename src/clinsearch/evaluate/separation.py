@@ -68,12 +68,12 @@ def separation(triples: Iterable[Labelled], score: Scorer) -> Separation:
 
 
 class Encoder(Protocol):
-    """Anything that embeds texts like sentence-transformers' ``encode``."""
+    """Anything that embeds texts as unit vectors, like `clinsearch.models.SentenceEncoder`."""
 
-    def encode(self, sentences: list[str], **kwargs: object) -> np.ndarray: ...
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray: ...
 
 
-def cosine_scorer(encoder: Encoder, batch_size: int = 64) -> Scorer:
+def cosine_scorer(encoder: Encoder) -> Scorer:
     """A `Scorer` giving the cosine similarity of each query and sentence under ``encoder``.
 
     Each distinct text is embedded once and remembered, since `separation` scores every
@@ -83,8 +83,7 @@ def cosine_scorer(encoder: Encoder, batch_size: int = 64) -> Scorer:
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         if new := [t for t in dict.fromkeys(texts) if t not in cache]:
-            vectors = encoder.encode(new, batch_size=batch_size, normalize_embeddings=True)
-            cache.update(zip(new, np.asarray(vectors), strict=True))
+            cache.update(zip(new, encoder.encode_queries(new), strict=True))
         return np.stack([cache[t] for t in texts])
 
     def score(queries: Sequence[str], sentences: Sequence[str]) -> np.ndarray:

@@ -7,15 +7,17 @@ broken by document id in *descending* string order; the rank column is ignored o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from clinsearch.errors import InputError
 from clinsearch.evaluate.files import atomic_write_lines
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,56 @@ def _rows(path: Path, fields: tuple[str, ...]) -> Iterator[tuple[int, list[str]]
             raise InputError(f"not UTF-8 text ({exc.reason})", file=path) from None
 
 
+def _score(text: str) -> float:
+    """A run score; ValueError (with the reason) when it is not a number."""
+    try:
+        score = float(text)
+    except ValueError:
+        raise ValueError(f"score {text!r} is not a number") from None
+    if score != score:
+        raise ValueError("score is NaN")
+    return score
+
+
+def _grade(text: str) -> int:
+    """A relevance grade; ValueError (with the reason) when it is not an integer."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"relevance {text!r} is not an integer") from None
+
+
+def _read_table(
+    path: Path, fields: tuple[str, ...], parse: Callable[[str], T], twice: str
+) -> tuple[dict[str, dict[str, T]], dict[str, int]]:
+    """``{qid: {docid: value}}`` and each query's first line, from a run or qrels file.
+
+    The value is the last column but one of a run (score) or the last of qrels (grade).
+    """
+    table: dict[str, dict[str, T]] = {}
+    lines: dict[str, int] = {}
+    column = fields.index("score" if "score" in fields else "relevance")
+    for number, cols in _rows(path, fields):
+        qid, docid = cols[0], cols[2]
+        try:
+            value = parse(cols[column])
+        except ValueError as exc:
+            raise InputError(str(exc), file=path, line=number, field=fields[column]) from None
+        docs = table.setdefault(qid, {})
+        lines.setdefault(qid, number)
+        if docid in docs:
+            raise InputError(
+                f"document {docid!r} {twice} for query {qid!r}",
+                file=path,
+                line=number,
+                field="docid",
+            )
+        docs[docid] = value
+    if not table:
+        raise InputError("file is empty", file=path)
+    return table, lines
+
+
 def read_run(path: str | Path, name: str | None = None) -> Run:
     """Read a TREC run file; the run is named ``name`` or the file's stem.
 
@@ -81,57 +133,13 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     for the same query.
     """
     path = Path(path)
-    scores: dict[str, dict[str, float]] = {}
-    lines: dict[str, int] = {}
-    for number, (qid, _, docid, _, score_text, _) in _rows(path, RUN_FIELDS):
-        try:
-            score = float(score_text)
-        except ValueError:
-            raise InputError(
-                f"score {score_text!r} is not a number", file=path, line=number, field="score"
-            ) from None
-        if score != score:
-            raise InputError("score is NaN", file=path, line=number, field="score")
-        docs = scores.setdefault(qid, {})
-        lines.setdefault(qid, number)
-        if docid in docs:
-            raise InputError(
-                f"document {docid!r} appears twice for query {qid!r}",
-                file=path,
-                line=number,
-                field="docid",
-            )
-        docs[docid] = score
-    if not scores:
-        raise InputError("run file is empty", file=path)
+    scores, lines = _read_table(path, RUN_FIELDS, _score, "appears twice")
     return Run(name or path.stem, scores, str(path), lines)
 
 
 def read_qrels(path: str | Path) -> Qrels:
     """Read a TREC qrels file; raises InputError on bad columns, grades or duplicates."""
-    path = Path(path)
-    grades: dict[str, dict[str, int]] = {}
-    for number, (qid, _, docid, grade_text) in _rows(path, QRELS_FIELDS):
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            raise InputError(
-                f"relevance {grade_text!r} is not an integer",
-                file=path,
-                line=number,
-                field="relevance",
-            ) from None
-        docs = grades.setdefault(qid, {})
-        if docid in docs:
-            raise InputError(
-                f"document {docid!r} is judged twice for query {qid!r}",
-                file=path,
-                line=number,
-                field="docid",
-            )
-        docs[docid] = grade
-    if not grades:
-        raise InputError("qrels file is empty", file=path)
+    grades, _ = _read_table(Path(path), QRELS_FIELDS, _grade, "is judged twice")
     return Qrels(grades, str(path))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -78,7 +79,8 @@ class Index:
     @cached_property
     def store(self) -> Store:
         """Ids, groups and sentence texts of the live generation, loaded on first use."""
-        return Store(self.generation)
+        with self._replaced_as_error():
+            return Store(self.generation)
 
     def component(self, name: str) -> Any:
         """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
@@ -89,7 +91,8 @@ class Index:
                     f" (it has: {', '.join(self.config.components)})"
                 )
             made = {c.name: c for c in self.config.make()}
-            self._components[name] = made[name].open(self.generation)
+            with self._replaced_as_error():
+                self._components[name] = made[name].open(self.generation)
         return self._components[name]
 
     def add(self, reports: Iterable[Report | SegmentedReport], progress: bool = True) -> int:
@@ -172,6 +175,19 @@ class Index:
             self._retrievers[key] = make_retriever(self, method, **options)
         return self._retrievers[key]
 
+    @contextmanager
+    def _replaced_as_error(self) -> Iterator[None]:
+        """Report a generation removed under us (another process changed the index) clearly."""
+        try:
+            yield
+        except (FileNotFoundError, ValueError):
+            if self.generation.path.exists():
+                raise
+            raise ClinsearchError(
+                f"{self.path}: {self.generation.path.name} was replaced by a newer generation"
+                " since the index was opened; reopen it"
+            ) from None
+
     def _ensure_live(self) -> None:
         """Refuse to change the index from a generation that is no longer the live one."""
         if current_generation(self.path) != self.generation.path:
@@ -196,7 +212,7 @@ def _segmented(
         raw = [item for item in batch if isinstance(item, Report)]
         if raw:
             if segmenter is None:
-                from clinsearch.corpus.segment import Segmenter  # loads medspaCy: only when needed
+                from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
 
                 segmenter = Segmenter()
             done = iter(segmenter.segment_many(raw))

@@ -6,9 +6,9 @@ Three kinds of query, all over reports:
   whose MeSH labels map to the concept or to a descendant of it in the lexicon.
 - ``modifier``: a concept with one or two modifier values that a single MeSH term carries
   together, phrased naturally ("mild cardiomegaly", "left lower lobe opacity"). Relevant: a term
-  of the concept has every queried value. Judged not relevant (grade 0): the concept is labelled
-  with other values in the queried categories (right, not left). Reports labelled with the
-  concept but no value in those categories stay unjudged (MeSH leaves them unspecified).
+  of the concept has every queried value. Judged not relevant (grade 0): every term of the
+  concept has another value in a queried category (right, not left). Other reports labelled
+  with the concept stay unjudged (MeSH leaves the queried detail unspecified).
 - ``synonym``: the concept under the lexicon synonym most often written in the corpus among
   those sharing no word (nor word start) with its MeSH headings or its name ("enlarged heart"
   for Cardiomegaly); relevance as for ``core``.
@@ -167,13 +167,20 @@ def _modifier_combinations(gold: Sequence[ReportGold]) -> list[tuple[str, Values
 
 
 def _modifier_grades(gold: Sequence[ReportGold], concept: str, values: Values) -> dict[str, int]:
-    """Grade 1 (every value on one term) or 0 (other values in those categories) per report."""
-    categories = {c for c, _ in values}
+    """Grade 1 (one term has every value) or 0 (every term has another value in a queried
+    category) for the reports labelled with ``concept``; others stay unjudged."""
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for category, value in values:
+        wanted[category].add(value)
+
+    def conflicts(term: Values) -> bool:
+        return any(c in wanted and v not in wanted[c] for c, v in term)
+
     docs = {}
-    for g in gold:  # the reports labelled with ``concept``
+    for g in gold:
         terms = [v for c, v in g.terms if c == concept]
         if any(set(values) <= set(v) for v in terms):
             docs[g.report_id] = 1
-        elif any(c in categories for v in terms for c, _ in v):
+        elif terms and all(conflicts(v) for v in terms):
             docs[g.report_id] = 0
     return docs

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from clinsearch.annotate.finding import Finding
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.separation import finding_query
+from clinsearch.evaluate.separation import Labelled, finding_query
 from clinsearch.evaluate.trec import Qrels
 
 if TYPE_CHECKING:
@@ -124,3 +124,15 @@ def index_sentence_findings(
     yield from zip(
         store.sentence_ids, annotate_unique(annotator, store.sentence_texts), strict=True
     )
+
+
+def labelled_triples(
+    sentences: Iterable[tuple[str, Sequence[Finding]]], types: Sequence[str] = FINDING_TYPES
+) -> list[Labelled]:
+    """Distinct (sentence text, finding, polarity) triples, for `separation` (paper 000 Table 3)."""
+    seen = {
+        Labelled(text, name, polarity)
+        for text, findings in sentences
+        for polarity, name in labels(findings, types)
+    }
+    return sorted(seen, key=lambda t: (t.sentence, t.finding, t.polarity))

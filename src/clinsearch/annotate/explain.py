@@ -1,0 +1,45 @@
+"""Render a sentence's findings for people: spans marked in the text, then one line per finding."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from clinsearch.annotate.finding import Finding
+
+POLARITY_STYLE = {"present": "bold green", "absent": "bold red", "uncertain": "bold yellow"}
+MODIFIER_STYLE = "underline cyan"
+
+
+def marked_text(text: str, findings: list[Finding]) -> Text:
+    """The text with findings coloured by polarity and their modifiers underlined."""
+    out = Text(text)
+    for f in findings:
+        for m in f.modifiers:
+            out.stylize(MODIFIER_STYLE, m.start, m.end)
+        out.stylize(POLARITY_STYLE[f.polarity], f.start, f.end)
+    return out
+
+
+def finding_line(f: Finding) -> Text:
+    """``[start:end] "text" pattern`` plus context flags and the modifiers' words."""
+    line = Text(f"[{f.start}:{f.end}] ")
+    line.append(f'"{f.text}"', style=POLARITY_STYLE[f.polarity])
+    line.append(f"  {f.pattern}")
+    if f.context:
+        line.append(f"  context: {', '.join(f.context)}", style="magenta")
+    if f.modifiers:
+        words = ", ".join(f'{m.category}={m.value} ("{m.text}")' for m in f.modifiers)
+        line.append(f"  modifiers: {words}", style="cyan")
+    return line
+
+
+def explain(text: str, findings: list[Finding]) -> Group:
+    """The marked text, a colour legend, and one line per finding (or a note when none)."""
+    if not findings:
+        return Group(marked_text(text, findings), Text("no findings", style="dim"))
+    legend = Text("present ", style=POLARITY_STYLE["present"])
+    legend.append("absent ", style=POLARITY_STYLE["absent"])
+    legend.append("uncertain ", style=POLARITY_STYLE["uncertain"])
+    legend.append("modifier", style=MODIFIER_STYLE)
+    return Group(marked_text(text, findings), legend, *(finding_line(f) for f in findings))

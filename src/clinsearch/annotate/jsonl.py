@@ -1,0 +1,114 @@
+"""Annotate JSON Lines files: ``{"id", "text", "targets"?}`` in, ``{"id", "findings"}`` out.
+
+Bad input lines raise InputError naming the file, line and field; the output is written to a
+temporary file and renamed into place, so a failure never leaves a half-written output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+
+from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.finding import Finding
+from clinsearch.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One input line: an id, the text to annotate and optional extra target phrases."""
+
+    id: str
+    text: str
+    targets: tuple[str, ...]
+    line: int
+
+
+def read_requests(path: Path) -> Iterator[Request]:
+    """Parse and validate an input JSONL file line by line (blank lines are skipped)."""
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read input: {exc.strerror}", file=path) from None
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if raw.strip():
+                yield parse_request(raw, path, number)
+
+
+def parse_request(raw: str, path: Path, number: int) -> Request:
+    """One input line as a Request, or an InputError naming the line and field."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number) from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object", file=path, line=number)
+    if "id" not in obj or not isinstance(obj["id"], str | int) or isinstance(obj["id"], bool):
+        raise InputError("missing or not a string", file=path, line=number, field="id")
+    if not isinstance(obj.get("text"), str):
+        raise InputError("missing or not a string", file=path, line=number, field="text")
+    targets = obj.get("targets", [])
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        raise InputError("must be a list of strings", file=path, line=number, field="targets")
+    return Request(str(obj["id"]), obj["text"], tuple(targets), number)
+
+
+def finding_to_dict(finding: Finding) -> dict[str, object]:
+    """A finding as the JSON object of the output format."""
+    return {
+        "concept": finding.concept,
+        "type": finding.type,
+        "text": finding.text,
+        "start": finding.start,
+        "end": finding.end,
+        "polarity": finding.polarity,
+        "context": list(finding.context),
+        "modifiers": [
+            {
+                "category": m.category,
+                "value": m.value,
+                "text": m.text,
+                "start": m.start,
+                "end": m.end,
+            }
+            for m in finding.modifiers
+        ],
+        "pattern": finding.pattern,
+    }
+
+
+def annotate_jsonl(
+    annotator: Annotator,
+    input_path: str | Path,
+    output_path: str | Path,
+    batch_size: int = 256,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Annotate each line of ``input_path`` into ``output_path`` (atomically); returns the count."""
+    input_path, output_path = Path(input_path), Path(output_path)
+    requests = read_requests(input_path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output_path.name}.", dir=output_path.parent or ".")
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            while batch := list(islice(requests, batch_size)):
+                results = annotator.annotate_many(
+                    [r.text for r in batch], [r.targets for r in batch], batch_size
+                )
+                for request, findings in zip(batch, results, strict=True):
+                    record = {"id": request.id, "findings": [finding_to_dict(f) for f in findings]}
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                count += len(batch)
+                if progress is not None:
+                    progress(len(batch))
+        os.replace(tmp, output_path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count

@@ -1,0 +1,152 @@
+"""Import user vocabularies into a lexicon: CSV (concept, term[, type]) and OBO ontologies.
+
+Imported concepts are merged into a base lexicon (same id or same preferred name: terms are
+added) or replace its concepts (the modifier vocabularies are kept either way).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, Lexicon, dump_lexicon, parse_lexicon
+from clinsearch.errors import InputError
+
+OBO_SYNONYM_SCOPES = frozenset({"EXACT", "RELATED"})
+
+
+def slug(text: str) -> str:
+    """A lowercase snake_case concept id made from a name or an ontology id."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _check_type(value: str, file: Path, line: int | None) -> str:
+    """A valid concept type, or an InputError."""
+    if value not in CONCEPT_TYPES:
+        allowed = ", ".join(CONCEPT_TYPES)
+        raise InputError(
+            f"unknown type '{value}' (allowed: {allowed})", file=file, line=line, field="type"
+        )
+    return value
+
+
+def read_csv_concepts(path: str | Path, default_type: str = "finding") -> dict[str, Concept]:
+    """Concepts from CSV rows ``concept, term[, type]`` (an optional header row is skipped)."""
+    path = Path(path)
+    _check_type(default_type, path, None)
+    names: dict[str, str] = {}
+    types: dict[str, tuple[str, int]] = {}
+    terms: dict[str, list[str]] = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            for line, row in enumerate(csv.reader(fh), start=1):
+                cells = [c.strip() for c in row]
+                if not any(cells):
+                    continue
+                if line == 1 and cells[0].lower() == "concept":
+                    continue
+                if len(cells) < 2 or not cells[0] or not cells[1]:
+                    raise InputError("expected: concept, term[, type]", file=path, line=line)
+                cid = slug(cells[0])
+                if not cid:
+                    raise InputError(
+                        "concept has no letters or digits", file=path, line=line, field="concept"
+                    )
+                names.setdefault(cid, cells[0])
+                terms.setdefault(cid, []).append(cells[1])
+                if len(cells) > 2 and cells[2]:
+                    ctype = _check_type(cells[2], path, line)
+                    if cid in types and types[cid][0] != ctype:
+                        first, first_line = types[cid]
+                        raise InputError(
+                            f"concept '{cells[0]}' has type '{first}' on line {first_line}",
+                            file=path,
+                            line=line,
+                            field="type",
+                        )
+                    types[cid] = (ctype, line)
+    except OSError as exc:
+        raise InputError(f"cannot read CSV: {exc.strerror}", file=path) from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"not a readable UTF-8 CSV file: {exc}", file=path) from None
+    if not names:
+        raise InputError("no concepts found", file=path)
+    return {
+        cid: Concept(cid, name, types.get(cid, (default_type, 0))[0], terms=tuple(terms[cid]))
+        for cid, name in names.items()
+    }
+
+
+def read_obo_concepts(path: str | Path, default_type: str = "finding") -> dict[str, Concept]:
+    """Concepts from an OBO ontology: names, exact and related synonyms, parents (is_a)."""
+    import pronto
+
+    path = Path(path)
+    _check_type(default_type, path, None)
+    try:
+        ontology = pronto.Ontology(str(path))
+    except Exception as exc:  # pronto raises many kinds of errors for bad files
+        raise InputError(f"not a readable OBO ontology: {exc}", file=path) from None
+    terms = [t for t in ontology.terms() if t.name and not t.obsolete]
+    if not terms:
+        raise InputError("no named terms found", file=path)
+    ids = {t.id: slug(t.id) for t in terms}
+    concepts: dict[str, Concept] = {}
+    for t in terms:
+        synonyms = sorted(s.description for s in t.synonyms if s.scope in OBO_SYNONYM_SCOPES)
+        parents = sorted(
+            ids[p.id] for p in t.superclasses(distance=1, with_self=False) if p.id in ids
+        )
+        cid = ids[t.id]
+        concepts[cid] = Concept(
+            cid, t.name, default_type, parents=tuple(parents), terms=tuple(synonyms)
+        )
+    return concepts
+
+
+def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = False) -> Lexicon:
+    """``base`` with ``imported`` concepts merged in (or replacing its concepts), validated."""
+    if replace:
+        merged = dict(imported)
+    else:
+        merged = dict(base.concepts)
+        by_name = {c.name.lower(): c.id for c in base.concepts.values()}
+        for concept in imported.values():
+            target = concept.id if concept.id in merged else by_name.get(concept.name.lower())
+            if target is None:
+                merged[concept.id] = concept
+                continue
+            old = merged[target]
+            merged[target] = Concept(
+                old.id,
+                old.name,
+                old.type,
+                old.region,
+                tuple(dict.fromkeys(old.parents + concept.parents)),
+                tuple(dict.fromkeys((*old.terms, concept.name, *concept.terms))),
+                tuple(dict.fromkeys(old.abbreviations + concept.abbreviations)),
+            )
+    lexicon = base.with_concepts(merged)
+    return parse_lexicon(dump_lexicon(lexicon), base.path or "<merged>")
+
+
+def import_lexicon(
+    source: str | Path,
+    fmt: str,
+    out: str | Path,
+    base: Lexicon | None = None,
+    replace: bool = False,
+    default_type: str = "finding",
+) -> Lexicon:
+    """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write ``out``."""
+    readers = {"csv": read_csv_concepts, "obo": read_obo_concepts}
+    if fmt not in readers:
+        raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
+    imported = readers[fmt](source, default_type)
+    merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace)
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(dump_lexicon(merged), encoding="utf-8")
+    tmp.replace(out)
+    return merged

@@ -1,0 +1,135 @@
+"""The annotate, explain and lexicon commands, through the Typer app and the entry point."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clinsearch.cli import app, main
+
+runner = CliRunner()
+
+
+def test_annotate_writes_findings(tmp_path: Path, mini_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        json.dumps({"id": "r1", "text": "No pneumothorax. Right lower lobe pneumonia."})
+        + "\n\n"
+        + json.dumps({"id": 2, "text": "No cyanosis or EDEMA.", "targets": ["cyanosis"]})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    args = ["annotate", "--input", str(src), "--output", str(out), "--lexicon", str(mini_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == ["r1", "2"]
+    assert [f["pattern"] for f in rows[0]["findings"]] == [
+        "finding|absent|pneumothorax",
+        "disease|present|pneumonia|right|lower lobe",
+    ]
+    first = rows[0]["findings"][0]
+    assert set(first) == {
+        "concept",
+        "type",
+        "text",
+        "start",
+        "end",
+        "polarity",
+        "context",
+        "modifiers",
+        "pattern",
+    }
+    assert rows[0]["findings"][1]["modifiers"][0] == {
+        "category": "laterality",
+        "value": "right",
+        "text": "Right",
+        "start": 17,
+        "end": 22,
+    }
+    assert [(f["concept"], f["polarity"]) for f in rows[1]["findings"]] == [
+        ("cyanosis", "absent"),
+        ("edema", "absent"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id": "2"}', "text"),
+        ('{"text": "x"}', "id"),
+        ('{"id": "2", "text": "x", "targets": "y"}', "targets"),
+    ],
+)
+def test_annotate_bad_line_names_line_and_field(
+    tmp_path: Path, mini_path: Path, line: str, field: str
+) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "1", "text": "No effusion."}\n' + line + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    args = ["annotate", "--input", str(src), "--output", str(out), "--lexicon", str(mini_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert f"in.jsonl:2: field '{field}'" in " ".join(result.stderr.split())
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [src]  # no temporary left behind
+
+
+def test_entry_point_reports_user_errors_without_traceback(
+    tmp_path: Path, mini_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("{not json\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = ["clinsearch", "annotate", "--input", str(src), "--output", str(out)]
+    monkeypatch.setattr(sys, "argv", [*argv, "--lexicon", str(mini_path)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    stderr = " ".join(capsys.readouterr().err.split())
+    assert "in.jsonl:1: not valid JSON" in stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_explain_marks_findings(mini_path: Path) -> None:
+    result = runner.invoke(
+        app, ["explain", "Small left effusion, no pneumothorax.", "--lexicon", str(mini_path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "finding|present|pleural effusion|left|small" in result.output
+    assert "finding|absent|pneumothorax" in result.output
+
+
+def test_lexicon_stats_and_lookup(mini_path: Path) -> None:
+    stats = runner.invoke(app, ["lexicon", "stats", "--lexicon", str(mini_path)])
+    assert stats.exit_code == 0
+    assert "concepts" in stats.output and "14" in stats.output
+    found = runner.invoke(
+        app, ["lexicon", "lookup", "pleural effusions", "--lexicon", str(mini_path)]
+    )
+    assert found.exit_code == 0
+    assert "concept pleural_effusion" in found.output
+    missing = runner.invoke(app, ["lexicon", "lookup", "zebra", "--lexicon", str(mini_path)])
+    assert missing.exit_code == 1
+
+
+def test_lexicon_import_command(tmp_path: Path, mini_path: Path) -> None:
+    src = tmp_path / "mine.csv"
+    src.write_text("concept,term\nhiatal hernia,hiatus hernia\n", encoding="utf-8")
+    out = tmp_path / "merged.yaml"
+    args = ["lexicon", "import", str(src), "--format", "csv", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--lexicon", str(mini_path)])
+    assert result.exit_code == 0, result.output
+    merged = runner.invoke(app, ["lexicon", "lookup", "hiatus hernias", "--lexicon", str(out)])
+    assert "concept hiatal_hernia" in merged.output
+    replaced = tmp_path / "replaced.yaml"
+    args = ["lexicon", "import", str(src), "--format", "csv", "--out", str(replaced), "--replace"]
+    runner.invoke(app, [*args, "--lexicon", str(mini_path)])
+    gone = runner.invoke(app, ["lexicon", "lookup", "pneumonia", "--lexicon", str(replaced)])
+    assert gone.exit_code == 1

@@ -1,0 +1,101 @@
+"""The shipped chest X-ray lexicon: size, coverage of the IU X-ray MeSH map, and lookups."""
+
+from __future__ import annotations
+
+import pytest
+
+from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
+from clinsearch.annotate.modifiers import ModifierMatcher
+from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
+from clinsearch.evaluate.finding_sets import ancestors
+from clinsearch.evaluate.mesh import MeshMap
+
+
+@pytest.fixture(scope="module")
+def lexicon() -> Lexicon:
+    return Lexicon.load()
+
+
+@pytest.fixture(scope="module")
+def index(lexicon: Lexicon) -> SurfaceIndex:
+    """The annotator's surface-form index, built once (what ``lookup`` resolves against)."""
+    return concept_index(lexicon)
+
+
+@pytest.fixture(scope="module")
+def modifier_matcher(lexicon: Lexicon) -> ModifierMatcher:
+    return ModifierMatcher(lexicon)
+
+
+def test_size_and_sources(lexicon: Lexicon) -> None:
+    stats = lexicon.stats()
+    assert stats.concepts >= 150
+    assert stats.surface_forms >= 2000
+    assert set(stats.by_type) == set(CONCEPT_TYPES)
+    assert {
+        "MeSH entry terms",
+        "RadLex",
+        "CheXpert observations",
+        "Fleischner Society glossary",
+    } <= set(lexicon.sources)
+    for category in ("laterality", "location", "severity", "temporal", "certainty"):
+        assert lexicon.modifiers[category], category
+
+
+def test_covers_every_concept_of_the_mesh_map(lexicon: Lexicon) -> None:
+    mesh = MeshMap.load()
+    assert mesh.targets - set(lexicon.concepts) == set()
+    assert mesh.problems(lexicon) == []
+
+
+def test_hierarchy_is_acyclic_and_has_regions(lexicon: Lexicon) -> None:
+    for cid, concept in lexicon.concepts.items():
+        assert cid not in {a for level in ancestors(lexicon.concepts, cid) for a in level}, cid
+        assert concept.region, cid
+    assert {"pneumonia"} in ancestors(lexicon.concepts, "lobar_pneumonia")
+    assert "opacity" in {a for lv in ancestors(lexicon.concepts, "consolidation") for a in lv}
+
+
+@pytest.mark.parametrize(
+    ("term", "concept"),
+    [
+        ("enlarged heart", "cardiomegaly"),
+        ("Enlarged cardiac silhouette", "cardiomegaly"),
+        ("PTX", "pneumothorax"),
+        ("pneumothoraces", "pneumothorax"),
+        ("CHF", "heart_failure"),
+        ("COPD", "copd"),
+        ("ETT", "endotracheal_tube"),
+        ("NG tube", "enteric_tube"),
+        ("PICC", "picc"),
+        ("PICC line", "picc"),
+        ("hyperinflated lungs", "hyperinflation"),
+        ("hyper-expanded lungs", "hyperinflation"),
+        ("tortuous aorta", "tortuous_aorta"),
+        ("elevated hemidiaphragm", "elevated_hemidiaphragm"),
+        ("blunted costophrenic angles", "blunted_costophrenic_angle"),
+        ("low lung volumes", "low_lung_volumes"),
+        ("pulmonary oedema", "pulmonary_edema"),
+        ("haemothorax", "hemothorax"),
+        ("calcified granulomata", "calcified_granuloma"),
+        ("bibasilar atelectasis", None),  # a modifier plus a concept is not one term
+    ],
+)
+def test_surface_forms_resolve(index: SurfaceIndex, term: str, concept: str | None) -> None:
+    assert index.lookup(term) == ([concept] if concept else [])
+
+
+@pytest.mark.parametrize(
+    ("term", "meaning"),
+    [
+        ("RLL", {("laterality", "right"), ("location", "lower lobe")}),
+        ("bibasilar", {("laterality", "bilateral"), ("location", "base")}),
+        ("retrocardiac", {("location", "retrocardiac")}),
+        ("unchanged", {("temporal", "stable")}),
+        ("moderately", {("severity", "moderate")}),
+    ],
+)
+def test_modifier_forms_resolve(
+    modifier_matcher: ModifierMatcher, term: str, meaning: set[tuple[str, str]]
+) -> None:
+    assert set(modifier_matcher.lookup(term)) == meaning

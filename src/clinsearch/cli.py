@@ -236,8 +236,10 @@ def index_command(
         ),
     ] = False,
     model: EncoderModel = None,
+    lexicon: LexiconOpt = None,
 ) -> None:
-    """Index a corpus into DIR: reports and sentences (Parquet) and BM25 indexes (tantivy)."""
+    """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
+    the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
     from clinsearch.corpus.readers import ReadStats
     from clinsearch.index import Index, IndexConfig
 
@@ -246,10 +248,13 @@ def index_command(
     )
     if model is not None and not dense:
         raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
-    config = IndexConfig()
-    if dense:
-        options = {"dense": {"model": str(model)}} if model else {}
-        config = IndexConfig(components=(*config.components, "dense"), options=options)
+    components = IndexConfig().components + (("dense",) if dense else ())
+    options: dict[str, dict[str, str]] = {}
+    if model:
+        options["dense"] = {"model": str(model)}
+    if lexicon:
+        options["findings"] = {"lexicon": str(lexicon)}
+    config = IndexConfig(components=components, options=options)
     stats = ReadStats()
     index = Index.build(_read(corpus, fmt, skip_bad, stats, mapping), out, config)
     counts = index.manifest.counts

@@ -13,6 +13,7 @@ from typing import Any
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
 from clinsearch.index.dense import DenseComponent
+from clinsearch.index.findings import FindingsComponent
 from clinsearch.index.lexical import LexicalComponent
 
 ComponentFactory = Callable[[Mapping[str, Any]], Component]
@@ -20,8 +21,9 @@ ComponentFactory = Callable[[Mapping[str, Any]], Component]
 COMPONENTS: dict[str, ComponentFactory] = {
     "lexical": LexicalComponent,
     "dense": DenseComponent,
+    "findings": FindingsComponent,
 }
-DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical",)
+DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings")
 
 
 @dataclass(frozen=True)

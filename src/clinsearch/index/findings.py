@@ -1,0 +1,198 @@
+"""The ``findings`` component: every sentence's findings as one Parquet table per generation.
+
+``findings.parquet`` holds one row per finding: where it is (report key, sentence id and index,
+report, visit, patient, section), what it is (concept, name, type, polarity, context flags,
+modifiers, pattern) and its words (``start``/``end`` are offsets into the report text, like the
+sentences table's). ``add`` annotates only the added reports' sentences and keeps the previous
+rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from clinsearch.annotate.finding import Finding
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import Change, Generation
+from clinsearch.progress import track
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
+
+NAME = "findings"
+FINDINGS_FILE = "findings.parquet"
+SENTENCE_COLUMNS = [
+    "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
+]  # fmt: skip
+MODIFIER_TYPE = pa.struct(
+    [
+        ("category", pa.string()),
+        ("value", pa.string()),
+        ("text", pa.string()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+    ]
+)
+FINDINGS_SCHEMA = pa.schema(
+    [
+        ("report_key", pa.int64()),
+        ("sentence_id", pa.string()),
+        ("sentence_index", pa.int32()),
+        ("report_id", pa.string()),
+        ("visit_id", pa.string()),
+        ("patient_id", pa.string()),
+        ("section", pa.string()),
+        ("concept", pa.string()),
+        ("name", pa.string()),
+        ("type", pa.string()),
+        ("polarity", pa.string()),
+        ("context", pa.list_(pa.string())),
+        ("modifiers", pa.list_(MODIFIER_TYPE)),
+        ("pattern", pa.string()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("text", pa.string()),
+    ]
+)
+
+
+class FindingsComponent:
+    """Annotates sentences with the lexicon's findings and keeps the table in step with changes.
+
+    Options: ``lexicon`` (a lexicon YAML path; default the shipped chest X-ray lexicon) and
+    ``batch_size`` (sentences per annotation batch).
+    """
+
+    name = NAME
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.lexicon = options.get("lexicon")
+        self.batch_size = int(options.get("batch_size", 256))
+
+    def build(self, gen: Generation) -> dict[str, Any]:
+        """Annotate every sentence of the generation."""
+        table = self._annotate(gen, None)
+        return _write(gen.path, table, self._annotator())
+
+    def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """The previous findings plus those of the added reports' sentences."""
+        old = FindingsTable(prev.path).table()
+        new = self._annotate(gen, change.report_keys)
+        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+
+    def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """The previous findings without those of the deleted reports."""
+        old = FindingsTable(prev.path).table()
+        gone = pa.array(sorted(change.report_keys), type=pa.int64())
+        kept = old.filter(pc.invert(pc.is_in(old.column("report_key"), value_set=gone)))
+        return _write(gen.path, kept, self._annotator())
+
+    def open(self, gen: Generation) -> FindingsTable:
+        """The query-time reader of the generation's findings."""
+        return FindingsTable(gen.path)
+
+    def _annotator(self) -> Annotator:
+        """The shared annotator for this component's lexicon (built once per process)."""
+        from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
+
+        return annotator_for(str(self.lexicon) if self.lexicon else None)
+
+    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
+        """The findings table of the sentences of ``report_keys`` (all when None)."""
+        batches = gen.sentence_batches(
+            None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
+        )
+        sentences = [row for batch in batches for row in batch.to_pylist()]
+        annotator = self._annotator()
+        texts = (s["text"] for s in sentences)
+        results = track(
+            annotator.annotate_many(texts, batch_size=self.batch_size),
+            "finding extraction",
+            total=len(sentences),
+            enabled=gen.progress,
+        )
+        rows = [
+            _row(sentence, finding)
+            for sentence, findings in zip(sentences, results, strict=True)
+            for finding in findings
+        ]
+        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+
+
+class FindingsTable:
+    """A generation's findings table: read it whole or query it with DuckDB."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / FINDINGS_FILE
+        if not self.path.is_file():
+            raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
+
+    def table(self, columns: list[str] | None = None) -> pa.Table:
+        """The findings as a pyarrow Table (optionally only some columns)."""
+        return pq.read_table(self.path, columns=columns, schema=FINDINGS_SCHEMA)
+
+    def sql(self, query: str) -> pa.Table:
+        """Run a DuckDB query in which the table is named ``findings``."""
+        import duckdb
+
+        con = duckdb.connect()
+        try:
+            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
+            return con.sql(query).to_arrow_table()
+        finally:
+            con.close()
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Rows as dictionaries."""
+        yield from self.table().to_pylist()
+
+
+def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
+    """One table row: a finding located in its sentence and report (offsets into the report)."""
+    base = sentence["start"]
+    return {
+        "report_key": sentence["report_key"],
+        "sentence_id": sentence["id"],
+        "sentence_index": sentence["index"],
+        "report_id": sentence["report_id"],
+        "visit_id": sentence["visit_id"],
+        "patient_id": sentence["patient_id"],
+        "section": sentence["section"],
+        "concept": f.concept,
+        "name": f.name,
+        "type": f.type,
+        "polarity": f.polarity,
+        "context": list(f.context),
+        "modifiers": [
+            {
+                "category": m.category,
+                "value": m.value,
+                "text": m.text,
+                "start": base + m.start,
+                "end": base + m.end,
+            }
+            for m in f.modifiers
+        ],
+        "pattern": f.pattern,
+        "start": base + f.start,
+        "end": base + f.end,
+        "text": f.text,
+    }
+
+
+def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
+    """Write the findings table into a generation folder; returns the manifest entry."""
+    pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
+    lexicon = annotator.lexicon
+    return {
+        "findings": table.num_rows,
+        "lexicon": lexicon.name,
+        "lexicon_version": lexicon.version,
+        "concepts": len(lexicon.concepts),
+    }

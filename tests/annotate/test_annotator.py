@@ -136,6 +136,16 @@ def test_modifiers_and_compounds(
     assert by_concept(annotator.annotate(text))[concept].pattern == pattern
 
 
+def test_modifier_inside_a_concepts_words(annotator: Annotator) -> None:
+    assert annotator.annotate("Heart is mildly enlarged.")[0].pattern == (
+        "finding|present|cardiomegaly|mild"
+    )
+    # "pleural" is a location value, but here it is part of the concept's own name
+    assert annotator.annotate("Small pleural effusion.")[0].pattern == (
+        "finding|present|pleural effusion|small"
+    )
+
+
 def test_modifiers_attach_to_the_nearest_finding_in_their_clause(annotator: Annotator) -> None:
     found = by_concept(annotator.annotate("Mild cardiomegaly and small left effusion."))
     assert found["cardiomegaly"].pattern == "finding|present|cardiomegaly|mild"
@@ -227,3 +237,8 @@ def test_annotate_many_matches_annotate(annotator: Annotator) -> None:
     assert list(annotator.annotate_many(texts, targets, batch_size=5)) == [
         annotator.annotate(t, tg) for t, tg in zip(texts, targets, strict=True)
     ]
+
+
+def test_annotate_many_needs_one_target_list_per_text(annotator: Annotator) -> None:
+    with pytest.raises(ValueError):
+        list(annotator.annotate_many(["No effusion.", "No pneumothorax."], [("effusion",)]))

@@ -97,6 +97,20 @@ def test_entry_point_reports_user_errors_without_traceback(
     assert not out.exists()
 
 
+def test_annotate_missing_input_or_output_folder(tmp_path: Path, mini_path: Path) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": "1", "text": "No effusion."}\n', encoding="utf-8")
+    for args, words in [
+        (["--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o.jsonl")],
+         "cannot read input"),
+        (["--input", str(src), "--output", str(tmp_path / "no" / "o.jsonl")],
+         "output folder does not exist"),
+    ]:  # fmt: skip
+        result = runner.invoke(app, ["annotate", *args, "--lexicon", str(mini_path)])
+        assert result.exit_code == 2
+        assert words in result.stderr
+
+
 def test_explain_marks_findings(mini_path: Path) -> None:
     result = runner.invoke(
         app, ["explain", "Small left effusion, no pneumothorax.", "--lexicon", str(mini_path)]

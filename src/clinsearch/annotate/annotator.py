@@ -41,14 +41,18 @@ class Annotator:
         targets: Iterable[Sequence[str]] | None = None,
         batch_size: int = 256,
     ) -> Iterator[list[Finding]]:
-        """Findings for each text, in order, processed in batches by ``nlp.pipe``."""
+        """Findings for each text, in order, processed in batches by ``nlp.pipe``.
+
+        ``targets``, if given, holds one sequence of extra phrases per text (same length).
+        """
         squeezed: deque[tuple[str, Sequence[int]]] = deque()
         prepared_keys: deque[TextKeys] = deque()
 
         def prepared() -> Iterator[Doc]:
-            for text, extra in zip(
-                texts, targets if targets is not None else repeat(()), strict=False
-            ):
+            pairs: Iterable[tuple[str, Sequence[str]]] = (
+                zip(texts, targets, strict=True) if targets is not None else zip(texts, repeat(()))
+            )
+            for text, extra in pairs:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
                 doc = self.nlp.make_doc(clean)
@@ -90,7 +94,15 @@ class Annotator:
             for e in sorted(doc.ents, key=lambda s: s.start)
             if e.label_.startswith(TARGET_LABEL) or not _covered((e.start, e.end), covers)
         ]
-        anchors = [Anchor(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
+        anchors = [
+            Anchor(
+                e.start,
+                e.end,
+                self._type(e.label_) == "anatomy",
+                frozenset(self._concept(e.label_)[1].lower().split()),
+            )
+            for e in ents
+        ]
         attached = attach(doc, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):

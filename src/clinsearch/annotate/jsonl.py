@@ -93,7 +93,9 @@ def annotate_jsonl(
     """Annotate each line of ``input_path`` into ``output_path`` (atomically); returns the count."""
     input_path, output_path = Path(input_path), Path(output_path)
     requests = read_requests(input_path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output_path.name}.", dir=output_path.parent or ".")
+    if not output_path.parent.is_dir():
+        raise InputError("output folder does not exist", file=output_path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output_path.name}.", dir=output_path.parent)
     count = 0
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -36,11 +36,12 @@ class ModifierMention:
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
-    """A finding's token span, for attachment."""
+    """A finding's token span, for attachment, and the words of its concept's preferred name."""
 
     start: int
     end: int
     anatomy: bool
+    name_words: frozenset[str] = frozenset()
 
 
 class ModifierMatcher:
@@ -91,14 +92,18 @@ def attach(
 ) -> list[list[ModifierMention]]:
     """For each anchor, the mentions attached to it (each mention goes to at most one anchor).
 
-    A mention inside a finding's own words ("pleural" in "pleural effusion") is part of the
-    concept's name and attaches nowhere.
+    A mention inside a finding's own words belongs to it ("Heart is mildly enlarged"), unless
+    it is part of the concept's name ("pleural" in "pleural effusion"): then it attaches nowhere.
     """
     clauses = _partition(doc, CLAUSE_BREAKS)
     segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
     attached: list[list[ModifierMention]] = [[] for _ in anchors]
     for m in mentions:
-        if any(a.start < m.end and m.start < a.end for a in anchors):
+        inside = [i for i, a in enumerate(anchors) if a.start < m.end and m.start < a.end]
+        if inside:
+            anchor = anchors[inside[0]]
+            if not set(m.text.lower().split()) <= anchor.name_words:
+                attached[inside[0]].append(m)
             continue
         best: tuple[tuple[int, int, int, int], int] | None = None
         for i, a in enumerate(anchors):

@@ -1,4 +1,4 @@
-"""Search fixtures: a small corpus of reports, segmented by the real Segmenter and indexed once."""
+"""Search fixtures: a small indexed corpus, a small test lexicon, the real annotator and encoder."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
 from clinsearch.index import Index
+from clinsearch.search.patterns import Hierarchy
+from clinsearch.search.query import QueryParser
+from clinsearch.search.vocabulary import DefaultEncoder, TermVectors
 
 # (report id, patient, visit, text): patients with several visits and several reports per visit.
 REPORTS: tuple[tuple[str, str, str, str], ...] = (
@@ -43,6 +48,32 @@ def index_dir(tmp_path: Path, reports: list[Report]) -> Path:
     Index.build(reports, path, progress=False)
     return path
 
+MINI_LEXICON = Path(__file__).parent / "data" / "mini_lexicon.yaml"
+
+
+@pytest.fixture(scope="session")
+def lexicon() -> Lexicon:
+    return Lexicon.load(MINI_LEXICON)
+
+
+@pytest.fixture(scope="session")
+def hierarchy(lexicon: Lexicon) -> Hierarchy:
+    return Hierarchy.from_lexicon(lexicon)
+
+
+@pytest.fixture(scope="session")
+def annotator(lexicon: Lexicon) -> Annotator:
+    return Annotator(lexicon)
+
+
+@pytest.fixture(scope="session")
+def parser(annotator: Annotator, tmp_path_factory: pytest.TempPathFactory) -> QueryParser:
+    return QueryParser(annotator, DefaultEncoder(), tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture(scope="session")
+def term_vectors(parser: QueryParser) -> TermVectors:
+    return parser.vectors
 
 # A report that says "cardiomegaly" without the word: only dense retrieval can find it.
 PARAPHRASE = Report(

@@ -12,6 +12,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
+from clinsearch.index.concepts import ConceptComponent
 from clinsearch.index.dense import DenseComponent
 from clinsearch.index.findings import FindingsComponent
 from clinsearch.index.lexical import LexicalComponent
@@ -20,10 +21,11 @@ ComponentFactory = Callable[[Mapping[str, Any]], Component]
 
 COMPONENTS: dict[str, ComponentFactory] = {
     "lexical": LexicalComponent,
+    "concepts": ConceptComponent,
     "dense": DenseComponent,
     "findings": FindingsComponent,
 }
-DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings")
+DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,17 @@ class IndexConfig:
             )
         if "lexical" not in self.components:
             raise ClinsearchError("the 'lexical' component is required")
+        if "concepts" in self.components and (
+            "findings" not in self.components
+            or self.components.index("findings") > self.components.index("concepts")
+        ):
+            raise ClinsearchError("the 'concepts' component needs 'findings' before it")
+        lexicon = self.options.get("findings", {}).get("lexicon")
+        if lexicon and "lexicon" not in self.options.get("concepts", {}):
+            # the concept hierarchy must come from the lexicon the findings were extracted with
+            options = {**self.options, "concepts": {**self.options.get("concepts", {}),
+                                                    "lexicon": lexicon}}
+            object.__setattr__(self, "options", options)
 
     def make(self) -> list[Component]:
         """Instantiate the configured components, in order."""

@@ -38,9 +38,16 @@ def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None) -> T
         table.add_column(name.removesuffix("_id") if name != columns[0] else level)
     table.add_column("score", justify="right")
     table.add_column("best sentence", ratio=1)
+    # Methods that say which query parts a hit matched (concept search) get a column for it.
+    why = any("summary" in hit.explanation for hit in hits)
+    if why:
+        table.add_column("matched", ratio=1)
     for hit in hits:
         ids = [getattr(hit, name) for name in columns]
-        table.add_row(str(hit.rank), *ids, f"{hit.score:.3f}", highlighted(hit))
+        cells = [str(hit.rank), *ids, f"{hit.score:.3f}", highlighted(hit)]
+        if why:
+            cells.append(Text(str(hit.explanation.get("summary", ""))))
+        table.add_row(*cells)
     if not hits:
         table.caption = "no matches"
     return table

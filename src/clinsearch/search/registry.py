@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.bm25 import BM25Retriever
+from clinsearch.search.concept import ConceptRetriever
 from clinsearch.search.dense import DenseRetriever
 from clinsearch.search.hit import Hit, Level
 from clinsearch.search.hybrid import HybridRetriever
@@ -36,6 +37,7 @@ RetrieverFactory = Callable[..., Retriever]
 
 METHODS: dict[str, RetrieverFactory] = {
     "bm25": BM25Retriever,
+    "concept": ConceptRetriever,
     "dense": DenseRetriever,
     "hybrid": HybridRetriever,
 }

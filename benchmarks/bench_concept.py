@@ -1,0 +1,197 @@
+"""Concept search vs BM25 on IU X-ray (report level), its latency, and cohorts at 1M sentences.
+
+1. Builds the IU X-ray index with the lexical, findings and concepts components and the iu-mesh
+   benchmark (core, concept+modifier and synonym queries judged from the manual MeSH labels);
+   searches with ``bm25`` and ``concept`` in one run and compares MAP, R-precision, P@10 and
+   Recall@100 per query kind.
+2. Times single concept queries on that index (p50/p95 over the benchmark queries).
+3. Replicates the IU reports, sentences and findings tables to at least 1M sentences and times
+   cohort queries (exact counts at one level, at all three levels, and member lists).
+
+Writes the figures into benchmarks/RESULTS.md (section "Concept search"). Skips with a message
+when ../shared/data is absent.
+
+    python benchmarks/bench_concept.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.corpus.readers import read_reports
+from clinsearch.datasets import IU_XRAY, shared_data
+from clinsearch.evaluate import render
+from clinsearch.evaluate.bench.benchmark import write_benchmark
+from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+from clinsearch.evaluate.compare import compare_runs
+from clinsearch.evaluate.measures import parse_measure
+from clinsearch.evaluate.mesh import MeshMap
+from clinsearch.evaluate.runner import index_runs, parse_method
+from clinsearch.index import Index, IndexConfig
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.engine import CohortEngine
+from clinsearch.search.cohort.resolve import term_resolver
+from clinsearch.search.concept_tools import concept_tools
+from results_md import update_section
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out" / "concept_iu"
+RESULTS = HERE / "RESULTS.md"
+HEADING = "## Concept search"
+METHODS = ("bm25", "concept")
+MEASURES = ("map", "rprec", "p@10", "recall@100")
+TOP = 1000
+COHORT_HEADER = (
+    "| level | query | matching units | count at level (ms) | counts at 3 levels (ms)"
+    " | members with evidence (ms) |\n|---|---|---:|---:|---:|---:|"
+)
+COHORT_QUERIES = (
+    ("patient", 'pneumonia AND NOT "pleural effusion"'),
+    ("patient", "(cardiomegaly AND pleural effusion) same sentence OR pneumothorax"),
+    ("report", "granuloma AND NOT (atelectasis OR opacity) section:impression"),
+    ("visit", "NOT (cardiomegaly OR pneumonia OR emphysema)"),
+)
+
+
+def main() -> int:
+    """Run the three parts; 0 on success or a clean skip."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sentences", type=int, default=1_000_000,
+                    help="cohort part: replicate IU to at least this many sentences")
+    ap.add_argument("--reuse", action="store_true", help="reuse the index from a previous run")
+    args = ap.parse_args()
+    csv = shared_data(IU_XRAY)
+    if csv is None:
+        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
+        return 0
+    console = render.table_console()
+    t0 = time.perf_counter()
+    path = OUT / "index"
+    if args.reuse and (path / "CURRENT").exists():
+        index = Index.open(path)
+    else:
+        config = IndexConfig(components=("lexical", "findings", "concepts"))
+        index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), path, config)
+    t_index = time.perf_counter() - t0
+    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
+    bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+    write_benchmark(OUT / "bench", bench)
+
+    t1 = time.perf_counter()
+    runs = index_runs(index, bench.queries, [parse_method(m) for m in METHODS], "report", TOP)
+    t_search = time.perf_counter() - t1
+    comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
+    console.print(render.rich_table(comp))
+
+    latencies = concept_latency(index, [q.text for q in bench.queries])
+    p50, p95 = _percentiles(latencies)
+    console.print(f"concept search latency: p50 {p50:.2f} ms, p95 {p95:.2f} ms "
+                  f"({len(latencies)} queries, report level, top 10)")
+
+    cohort_rows, n_sentences, t_load = cohort_scale(index, args.sentences)
+    for row in cohort_rows:
+        console.print(" | ".join(row))
+
+    body = f"""
+Concept search (`--method concept`: finding patterns parsed from the query by the annotator,
+looked up in the concept postings, ranked by pattern completeness with ties broken by pattern
+similarity, reports scored by their best sentence) against BM25 best sentence (`bm25`) in one
+run on the IU X-ray MeSH benchmark (`clinsearch bench build iu-mesh`): {bench.summary()};
+{len(reports)} reports. Relevance comes from the manual MeSH labels. Depth {TOP};
+`*` = p < 0.05, paired randomization test vs `bm25`.
+
+{render.markdown(comp)}
+Latency of one concept query (parse + lookup + rank + hits, report level, top 10), over the
+{len(latencies)} benchmark queries after one warm-up pass: p50 {p50:.2f} ms, p95 {p95:.2f} ms.
+Index build (lexical + findings + concepts) {t_index:.0f} s; TREC runs {1000 * t_search /
+(len(runs) * len(bench.queries)):.0f} ms per query and method at depth {TOP}.
+
+Cohort queries over the IU tables replicated to {n_sentences:,} sentences (loaded once in
+{t_load:.1f} s; each query parsed, resolved and evaluated; best of 5):
+
+{COHORT_HEADER}
+{chr(10).join("| " + " | ".join(r) + " |" for r in cohort_rows)}
+
+Command: `python benchmarks/bench_concept.py`; {date.today().isoformat()},
+{platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative).
+"""
+    update_section(RESULTS, HEADING, body)
+    console.print(f"wrote {RESULTS.relative_to(HERE.parent)}")
+    return 0
+
+
+def concept_latency(index: Index, queries: list[str]) -> list[float]:
+    """Milliseconds per single concept query, after a warm-up pass over the same queries."""
+    for q in queries:
+        index.search(q, "report", 10, "concept")
+    out = []
+    for q in queries:
+        t = time.perf_counter()
+        index.search(q, "report", 10, "concept")
+        out.append(1000 * (time.perf_counter() - t))
+    return out
+
+
+def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, float]:
+    """Time cohort queries over the index's tables replicated to at least ``sentences``."""
+    gen = index.generation.path
+    con = duckdb.connect()
+    n = con.execute("SELECT count(*) FROM read_parquet(?)", [str(gen / "sentences.parquet")])
+    copies = max(1, -(-sentences // n.fetchone()[0]))
+    t = time.perf_counter()
+    con.execute(
+        "CREATE TABLE reports AS SELECT id || '~' || k AS id, patient_id || '~' || k AS"
+        " patient_id, visit_id, type, date FROM read_parquet(?), range(?) c(k)",
+        [str(gen / "reports.parquet"), copies])
+    con.execute(
+        "CREATE TABLE sentences AS SELECT id || '~' || k AS id, report_id || '~' || k AS"
+        " report_id, \"index\", section, text FROM read_parquet(?), range(?) c(k)",
+        [str(gen / "sentences.parquet"), copies])
+    con.execute(
+        "CREATE TABLE findings AS SELECT sentence_id || '~' || k AS sentence_id, concept,"
+        " polarity, pattern FROM read_parquet(?), range(?) c(k)",
+        [str(gen / "findings.parquet"), copies])
+    total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
+    tools = concept_tools(None)
+    engine = CohortEngine(
+        CohortCorpus(con), lambda q: term_resolver(q, tools.parser, tools.hierarchy))
+    t_load = time.perf_counter() - t
+    rows = []
+    for level, query in COHORT_QUERIES:
+        engine.count(query, level)  # warm-up: resolves the terms once
+        one = _best(lambda q=query, lv=level: engine.count(q, lv))
+        three = _best(lambda q=query: engine.counts(q))
+        members = _best(lambda q=query, lv=level: engine.members(q, lv))
+        rows.append([level, f"`{query}`", f"{engine.count(query, level):,}", f"{one:.0f}",
+                     f"{three:.0f}", f"{members:.0f}"])
+    return rows, total, t_load
+
+
+def _best(fn: object, repeat: int = 5) -> float:
+    """Fastest of ``repeat`` calls, in milliseconds."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(1000 * (time.perf_counter() - t))
+    return min(times)
+
+
+def _percentiles(values: list[float]) -> tuple[float, float]:
+    """p50 and p95."""
+    ordered = sorted(values)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

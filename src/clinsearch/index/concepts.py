@@ -1,0 +1,160 @@
+"""Concept postings: each concept, and each of its ancestors, to the findings that mention it.
+
+A finding of ``lobar_pneumonia`` is posted under ``lobar_pneumonia`` (depth 0), ``pneumonia``
+(depth 1) and so on up the lexicon's hierarchy (the paper's synonym-expanded index, with
+synonyms already folded into concept ids by the annotator). The postings are derived from the
+generation's ``findings.parquet`` whenever it changes, sorted by key, with a key table of
+offsets, so a lookup is one dict access and an array slice, never a scan of the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from clinsearch.index.component import Change, Generation
+from clinsearch.search.patterns import Hierarchy
+
+NAME = "concepts"
+FINDINGS_FILE = "findings.parquet"
+POSTINGS_FILE = "postings.parquet"  # finding row, depth; sorted by key, depth, row
+KEYS_FILE = "keys.parquet"  # key, start, count into the postings
+FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "type",
+                   "polarity", "pattern", "start", "end", "text", "modifiers")
+
+
+class ConceptComponent:
+    """Index component writing the concept postings of a generation from its findings table.
+
+    Option ``lexicon``: the lexicon file whose hierarchy is used (default: the shipped one);
+    give the same one as the ``findings`` component.
+    """
+
+    name = NAME
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.lexicon_path: str | None = (options or {}).get("lexicon")
+
+    @cached_property
+    def hierarchy(self) -> Hierarchy:
+        """The concept hierarchy of the configured lexicon."""
+        from clinsearch.annotate.lexicon import Lexicon
+
+        return Hierarchy.from_lexicon(Lexicon.load(self.lexicon_path))
+
+    def build(self, gen: Generation) -> dict[str, Any]:
+        """Post every finding of the generation under its concept and the concept's ancestors."""
+        return write_postings(gen.path, self.hierarchy)
+
+    def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Re-derive the postings from the new generation's findings (row numbers shift)."""
+        return write_postings(gen.path, self.hierarchy)
+
+    def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Re-derive the postings from the new generation's findings (row numbers shift)."""
+        return write_postings(gen.path, self.hierarchy)
+
+    def open(self, gen: Generation) -> ConceptIndex:
+        """The query-time reader."""
+        return ConceptIndex.open(gen.path)
+
+
+def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
+    """Write ``concepts/{postings,keys}.parquet`` for ``gen_path/findings.parquet``."""
+    findings = gen_path / FINDINGS_FILE
+    out = gen_path / NAME
+    out.mkdir(exist_ok=True)
+    with duckdb.connect() as db:
+        concepts = [r[0] for r in db.execute(
+            "SELECT DISTINCT concept FROM read_parquet(?)", [str(findings)]).fetchall()]
+        expansion = pa.Table.from_pylist(
+            [{"concept": c, "key": a, "depth": d}
+             for c in concepts for a, d in hierarchy.ancestors(c).items()],
+            schema=pa.schema([("concept", pa.string()), ("key", pa.string()),
+                              ("depth", pa.int16())]),
+        )
+        db.register("expansion", expansion)
+        db.execute(
+            "CREATE TABLE p AS SELECT e.key, e.depth, f.file_row_number AS row"
+            " FROM read_parquet(?, file_row_number=true) f JOIN expansion e USING (concept)"
+            " ORDER BY e.key, e.depth, row",
+            [str(findings)],
+        )
+        postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
+        keys = db.sql(
+            "SELECT key, (sum(n) OVER (ORDER BY key) - n)::BIGINT AS start, n AS count"
+            " FROM (SELECT key, count(*)::BIGINT AS n FROM p GROUP BY key) ORDER BY key"
+        ).to_arrow_table()
+    pq.write_table(postings, out / POSTINGS_FILE)
+    pq.write_table(keys, out / KEYS_FILE)
+    return {"keys": keys.num_rows, "postings": postings.num_rows}
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-code a string column: int64 codes per row and the distinct values."""
+    coded = pc.dictionary_encode(column).combine_chunks()
+    codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, coded.dictionary.to_pylist()
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """The findings posted under a key: row numbers into the findings table, and depths."""
+
+    rows: np.ndarray  # int64
+    depths: np.ndarray  # int16: 0 for the concept itself, 1 for a child concept, ...
+
+
+class ConceptIndex:
+    """Loaded postings plus the findings table they point into, with patterns dictionary-coded."""
+
+    def __init__(self, findings: pa.Table, rows: np.ndarray, depths: np.ndarray,
+                 keys: dict[str, tuple[int, int]]) -> None:
+        self.findings = findings
+        self._rows = rows
+        self._depths = depths
+        self._keys = keys
+        self.pattern_code, self.patterns = _codes(findings.column("pattern"))
+        self.sentence_code, self.sentence_ids = _codes(findings.column("sentence_id"))
+        first = np.zeros(len(self.patterns), dtype=np.int64)
+        first[self.pattern_code[::-1]] = np.arange(len(self.pattern_code))[::-1]
+        concepts = findings.column("concept").take(pa.array(first)).to_pylist()
+        parts = [p.split("|") for p in self.patterns]
+        # Per distinct pattern: concept id, polarity and modifier values.
+        self.pattern_concept: list[str] = concepts
+        self.pattern_polarity = np.array([p[1] for p in parts], dtype=object)
+        self.pattern_modifiers: list[tuple[str, ...]] = [tuple(p[3:]) for p in parts]
+
+    @classmethod
+    def open(cls, gen_path: Path) -> ConceptIndex:
+        """Load a generation's postings and findings."""
+        findings = pq.read_table(gen_path / FINDINGS_FILE, columns=list(FINDING_COLUMNS))
+        postings = pq.read_table(gen_path / NAME / POSTINGS_FILE)
+        keys = pq.read_table(gen_path / NAME / KEYS_FILE).to_pydict()
+        offsets = {k: (s, n) for k, s, n in zip(keys["key"], keys["start"], keys["count"],
+                                                strict=True)}
+        return cls(
+            findings,
+            postings.column("row").to_numpy().astype(np.int64),
+            postings.column("depth").to_numpy().astype(np.int16),
+            offsets,
+        )
+
+    def lookup(self, concept: str, *, exact: bool = False) -> Posting:
+        """Findings of ``concept`` and its descendants (only the concept itself when ``exact``)."""
+        start, count = self._keys.get(concept, (0, 0))
+        rows = self._rows[start : start + count]
+        depths = self._depths[start : start + count]
+        if exact:
+            keep = depths == 0
+            rows, depths = rows[keep], depths[keep]
+        return Posting(rows, depths)

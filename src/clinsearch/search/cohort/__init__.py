@@ -1,0 +1,52 @@
+"""Boolean cohort queries over an index: exact counts and member lists with evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.engine import (
+    COUNT_LEVELS,
+    ID_COLUMNS,
+    CohortEngine,
+    Member,
+    write_members_csv,
+)
+from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
+from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
+
+__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member", "parse",
+           "write_members_csv"]
+
+
+class Cohort:
+    """Cohort queries over one index directory (its live generation, loaded once)."""
+
+    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY
+                 ) -> None:
+        from clinsearch.index import Index
+        from clinsearch.search.cohort.resolve import term_resolver
+        from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+
+        index = Index.open(index_path)
+        gen = index.generation
+        findings = gen.path / "findings.parquet"
+        if not findings.is_file():
+            from clinsearch.errors import ClinsearchError
+
+            raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
+                                  " with the findings component")
+        self.tools = concept_tools(index_lexicon_path(index))
+        tools = self.tools
+        self.engine = CohortEngine(
+            CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),
+            lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
+        )
+
+    def counts(self, query: str) -> dict[Unit, int]:
+        """Exact numbers of matching patients, visits and reports."""
+        return self.engine.counts(query)
+
+    def members(self, query: str, level: Unit) -> list[Member]:
+        """Matching units of ``level`` with an evidence sentence each."""
+        return self.engine.members(query, level)

@@ -1,0 +1,139 @@
+"""Run cohort queries over a loaded corpus: exact counts, member ids, evidence, CSV export."""
+
+from __future__ import annotations
+
+import csv
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.evaluate import Evaluator, Resolver
+from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
+
+ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
+
+COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
+# The id columns shown for a unit of each level: its own id and those of the units above it.
+ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
+    "patient": ("patient_id",),
+    "visit": ("patient_id", "visit_id"),
+    "report": ("patient_id", "visit_id", "report_id"),
+    "sentence": ("patient_id", "visit_id", "report_id", "sentence_id"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A unit in the cohort with one evidence sentence (empty when only negations matched)."""
+
+    ids: tuple[str, ...]  # the unit's ID_COLUMNS values
+    report_id: str
+    sentence_id: str
+    term: str
+    section: str
+    sentence: str
+
+
+class CohortEngine:
+    """Parses and evaluates cohort queries against one loaded corpus."""
+
+    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor) -> None:
+        self.corpus = corpus
+        self._resolver_for = resolver_for
+
+    def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
+        if level not in UNITS:
+            raise ValueError(f"level must be one of {UNITS}, not {level!r}")
+        tree = parse(query)
+        evaluator = Evaluator(self.corpus, self._resolver_for(query))
+        return evaluator, tree, evaluator.units(tree, level)
+
+    def count(self, query: str, level: Unit) -> int:
+        """How many ``level`` units match ``query``, exactly."""
+        return int(self._evaluate(query, level)[2].sum())
+
+    def counts(self, query: str) -> dict[Unit, int]:
+        """Exact counts of matching patients, visits and reports (the query evaluated at each);
+        one evaluator serves the three, so each term is looked up once."""
+        evaluator, tree, _ = self._evaluate(query, "sentence")
+        return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
+
+    def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
+        """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
+        mask = self._evaluate(query, level)[2]
+        return sorted(self._shown(level, int(k)) for k in np.flatnonzero(mask))
+
+    def members(self, query: str, level: Unit) -> list[Member]:
+        """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
+        evaluator, tree, mask = self._evaluate(query, level)
+        best = self._best_evidence(evaluator, tree, level, mask)
+        c = self.corpus
+        out = []
+        for k in np.flatnonzero(mask):
+            s, label = best.get(int(k), (-1, ""))
+            if s < 0:
+                out.append(Member(self._shown(level, int(k)), "", "", "", "", ""))
+                continue
+            out.append(Member(self._shown(level, int(k)), str(c.reports.ids[c.sentence_report[s]]),
+                              str(c.sentence_ids[s]), label, str(c.sentence_sections[s]),
+                              str(c.sentence_texts[s])))
+        out.sort(key=lambda m: m.ids)
+        return out
+
+    def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Unit,
+                       mask: np.ndarray) -> dict[int, tuple[int, str]]:
+        """Per matching unit: its earliest evidence sentence and the term it matched."""
+        c = self.corpus
+        sources_list = evaluator.evidence(tree, level)
+        parts = []
+        for source_no, ev in enumerate(sources_list):
+            s = ev.sentences
+            for scope, scope_mask in ev.within:
+                s = s[scope_mask[c.sentence_unit[scope][s]]]
+            s = s[mask[c.sentence_unit[level][s]]]
+            parts.append(np.stack([s, np.full(len(s), source_no)]))
+        if not parts:
+            return {}
+        sentences, sources = np.concatenate(parts, axis=1)
+        units = c.sentence_unit[level][sentences]
+        order = np.lexsort((sources, c.sentence_rank[sentences], units))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = units[order][1:] != units[order][:-1]
+        return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])].label)
+                for i in order[first]}
+
+    def _shown(self, level: Unit, uid: int) -> tuple[str, ...]:
+        """The ID_COLUMNS values of unit ``uid`` of ``level``."""
+        c = self.corpus
+        if level == "sentence":
+            report = int(c.sentence_report[uid])
+        else:
+            report = int(c.first_report[level][uid])
+        ids = {"patient_id": c.reports.patient_ids[report], "visit_id": c.reports.visit_ids[report],
+               "report_id": c.reports.ids[report],
+               "sentence_id": c.sentence_ids[uid] if level == "sentence" else ""}
+        return tuple(str(ids[col]) for col in ID_COLUMNS[level])
+
+
+def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
+    """Write the cohort to ``path`` as CSV atomically (a temporary file renamed into place)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out)
+            writer.writerow(
+                [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
+                 "section", "evidence_sentence"]
+            )
+            for m in members:
+                writer.writerow([*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

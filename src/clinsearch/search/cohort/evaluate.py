@@ -1,0 +1,145 @@
+"""Evaluate a cohort syntax tree to the set of matching units, as a boolean mask over unit ids.
+
+AND intersects, OR unions, NOT subtracts from every unit of the (restricted) corpus, and a
+scoped group is evaluated at its own unit and lifted to the enclosing one through the rows it
+covers. Filters restrict every finding of the AND group they stand in, and of groups nested in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
+
+
+@dataclass(frozen=True, slots=True)
+class FindingSpec:
+    """The findings rows a term matches: any concept, any polarity, all the modifiers."""
+
+    label: str  # shown as the matched term in exports, e.g. "disease|present|pneumonia"
+    concepts: tuple[str, ...]  # the concept and its descendants
+    polarities: tuple[str, ...]
+    modifiers: tuple[str, ...] = ()  # modifier values the finding must carry
+
+
+Resolver = Callable[[Term], FindingSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Candidate evidence sentences of a positive term, and the scoped groups they must lie in."""
+
+    label: str
+    sentences: np.ndarray  # sentence uids
+    within: tuple[tuple[Unit, np.ndarray], ...]  # (scope unit, mask over its ids)
+
+
+class Evaluator:
+    """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
+
+    def __init__(self, corpus: CohortCorpus, resolve: Resolver) -> None:
+        self.corpus = corpus
+        self._resolve = resolve
+        self._sentences: dict[Term | TextMatch, np.ndarray] = {}
+        self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
+        self._labels: dict[Term | TextMatch, str] = {}
+
+    def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
+        """The row mask of ``filters`` (memoised)."""
+        if filters not in self._rows:
+            self._rows[filters] = self.corpus.row_mask(filters)
+        return self._rows[filters]
+
+    def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
+        """Uids of the sentences where a term (or text) matches, under ``filters``."""
+        if node not in self._sentences:
+            if isinstance(node, TextMatch):
+                self._sentences[node] = self.corpus.text_sentences(node.phrase)
+                self._labels[node] = f'text "{node.phrase}"'
+            else:
+                spec = self._resolve(node)
+                self._sentences[node] = self.corpus.finding_sentences(*_spec_where(spec))
+                self._labels[node] = spec.label
+        sentences = self._sentences[node]
+        if filters:
+            sentences = sentences[self.rows(filters)[sentences]]
+        return sentences
+
+    def units(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = ()) -> np.ndarray:
+        """A boolean mask over the ids of ``unit``: the units that satisfy ``node``."""
+        if isinstance(node, Term | TextMatch):
+            mask = np.zeros(self.corpus.size[unit], dtype=bool)
+            mask[self.corpus.sentence_unit[unit][self.matching(node, filters)]] = True
+            return mask
+        if isinstance(node, Filter):
+            return self.universe(unit, (*filters, node))
+        if isinstance(node, Not):
+            return self.universe(unit, filters) & ~self.units(node.operand, unit, filters)
+        if isinstance(node, Or):
+            out = np.zeros(self.corpus.size[unit], dtype=bool)
+            for op in node.operands:
+                out |= self.units(op, unit, filters)
+            return out
+        if isinstance(node, And):
+            inner = (*filters, *(op for op in node.operands if isinstance(op, Filter)))
+            out = self.universe(unit, inner)
+            for op in node.operands:
+                if not isinstance(op, Filter):
+                    out &= self.units(op, unit, inner)
+            return out
+        assert isinstance(node, Group)
+        if node.scope is None or node.scope == unit:
+            return self.units(node.expr, unit, filters)
+        return self.lift(self.units(node.expr, node.scope, filters), node.scope, unit, filters)
+
+    def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> np.ndarray:
+        """Every ``unit`` with at least one row satisfying ``filters``."""
+        return self.corpus.units(unit, self.rows(filters) if filters else None)
+
+    def lift(self, mask: np.ndarray, source: Unit, target: Unit,
+             filters: tuple[Filter, ...]) -> np.ndarray:
+        """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
+        if not filters:
+            return self.corpus.lift(mask, source, target)
+        ids = self.corpus.row_unit[source]
+        rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]
+        return self.corpus.units(target, rows)
+
+    def evidence(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = (),
+                 within: tuple[tuple[Unit, np.ndarray], ...] = (),
+                 negated: bool = False) -> list[Evidence]:
+        """The positive terms of ``node`` (under an even number of NOTs) as evidence sources."""
+        if isinstance(node, Term | TextMatch):
+            if negated:
+                return []
+            sentences = self.matching(node, filters)
+            return [Evidence(self._labels[node], sentences, within)]
+        if isinstance(node, Not):
+            return self.evidence(node.operand, unit, filters, within, not negated)
+        if isinstance(node, Or | And):
+            if isinstance(node, And):
+                filters = (*filters, *(op for op in node.operands if isinstance(op, Filter)))
+            return [e for op in node.operands
+                    for e in self.evidence(op, unit, filters, within, negated)]
+        if isinstance(node, Group):
+            scope = node.scope or unit
+            if node.scope is not None and not negated:
+                within = (*within, (scope, self.units(node.expr, scope, filters)))
+            return self.evidence(node.expr, scope, filters, within, negated)
+        return []  # filters carry no evidence
+
+
+def _spec_where(spec: FindingSpec) -> tuple[str, list[object]]:
+    """The SQL condition over ``f`` selecting the findings rows that match ``spec``."""
+    marks = ", ".join("?" * len(spec.concepts))
+    pols = ", ".join("?" * len(spec.polarities))
+    sql = f"concept IN ({marks}) AND polarity IN ({pols})"
+    params: list[object] = [*spec.concepts, *spec.polarities]
+    if spec.modifiers:
+        sql += " AND list_has_all(mods, ?)"
+        params.append(list(spec.modifiers))
+    return sql, params

@@ -1,0 +1,47 @@
+"""Resolve cohort terms to finding specs with the query parser, strictly: one finding per term."""
+
+from __future__ import annotations
+
+from clinsearch.annotate.finding import modifier_values
+from clinsearch.search.cohort.evaluate import FindingSpec, Resolver
+from clinsearch.search.cohort.syntax import CohortSyntaxError, Term
+from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.patterns import Hierarchy
+from clinsearch.search.query import QueryParser
+
+
+def term_resolver(query: str, parser: QueryParser, hierarchy: Hierarchy,
+                  options: PolarityOptions = DEFAULT_POLARITY) -> Resolver:
+    """A resolver for the terms of ``query``; bad terms raise errors pointing into ``query``."""
+
+    def resolve(term: Term) -> FindingSpec:
+        parsed = parser.parse(term.text, map_unknown=False)
+        if parsed.mappings:
+            m = parsed.mappings[0]
+            nearest = ", ".join(f'"{t.text}" ({sim:.2f})' for t, sim in m.nearest)
+            raise CohortSyntaxError(
+                f"'{m.phrase}' is not in the lexicon; nearest terms: {nearest}",
+                query, term.start + _offset(query, term) + m.start)
+        findings = [f for group in parsed.groups for f in group]
+        if not findings:
+            raise CohortSyntaxError(f"'{term.text}' names no finding of the lexicon",
+                                    query, term.start)
+        if len(findings) > 1:
+            names = ", ".join(f.name for f in findings)
+            raise CohortSyntaxError(
+                f"'{term.text}' names {len(findings)} findings ({names}); "
+                "join them with AND or OR", query, term.start)
+        f = findings[0]
+        return FindingSpec(
+            label=f.pattern,
+            concepts=tuple(sorted(hierarchy.descendants(f.concept))),
+            polarities=options.allowed(f.polarity),
+            modifiers=tuple(modifier_values(f.modifiers)),
+        )
+
+    return resolve
+
+
+def _offset(query: str, term: Term) -> int:
+    """1 for a quoted term (its text starts after the quote), else 0."""
+    return 1 if query[term.start : term.start + 1] == '"' else 0

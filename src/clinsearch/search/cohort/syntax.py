@@ -1,0 +1,320 @@
+"""The Boolean cohort language: tokens, syntax tree and a recursive-descent parser.
+
+Grammar (keywords are case-insensitive)::
+
+    query   := or EOF
+    or      := and ("OR" and)*
+    and     := unary (["AND"] unary)*          -- adjacent parts are ANDed
+    unary   := "NOT" unary | primary
+    primary := "(" or ")" [scope] | filter | term
+    scope   := ["IN"] "SAME" ("SENTENCE" | "REPORT" | "VISIT" | "PATIENT")
+    filter  := ("type" | "date" | "section" | "text") ":" (QUOTED | VALUE)
+    term    := QUOTED | WORD+                  -- consecutive words form one phrase
+
+Errors raise ``CohortSyntaxError`` with the character offset of the offending token.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+
+from clinsearch.errors import ClinsearchError
+
+Unit = Literal["sentence", "report", "visit", "patient"]
+UNITS: tuple[Unit, ...] = ("sentence", "report", "visit", "patient")
+FILTER_KEYS = ("type", "date", "section", "text")
+KEYWORDS = ("and", "or", "not")
+
+
+class CohortSyntaxError(ClinsearchError):
+    """A malformed cohort query; the message shows the query with a caret under ``position``."""
+
+    def __init__(self, message: str, query: str, position: int) -> None:
+        self.message = message
+        self.query = query
+        self.position = max(0, min(position, len(query)))
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return (
+            f"cohort query, column {self.position + 1}: {self.message}\n"
+            f"  {self.query}\n  {' ' * self.position}^"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A lexical token; ``kind`` is one of ( ) AND OR NOT WORD QUOTED FILTER END."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    key: str = ""  # FILTER tokens: the filter name; text holds the value
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A finding phrase such as ``right lower lobe pneumonia`` or ``no pneumothorax``."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """``text:"..."``: sentences whose text contains the phrase, case-insensitively."""
+
+    phrase: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """A restriction on report type, report date range or sentence section."""
+
+    key: Literal["type", "date", "section"]
+    value: str  # type and section: the value, lower-cased; date: the range as written
+    low: str = ""  # date: ISO lower bound, inclusive ("" = open)
+    high: str = ""  # date: ISO upper bound, inclusive ("" = open)
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """Units that do not satisfy ``operand``."""
+
+    operand: Node
+    start: int
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """Units satisfying every operand; filters among the operands restrict the others."""
+
+    operands: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """Units satisfying any operand."""
+
+    operands: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A parenthesised expression, evaluated within ``scope`` when one is given."""
+
+    expr: Node
+    scope: Unit | None
+    start: int
+    end: int
+
+
+Node = Term | TextMatch | Filter | Not | And | Or | Group
+
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r'[^\s()"]+')
+_KEY = re.compile(r"([A-Za-z_]+):")
+
+
+def tokenize(query: str) -> list[Token]:
+    """Split ``query`` into tokens, ending with an END token."""
+    tokens: list[Token] = []
+    i = 0
+    while i < len(query):
+        if m := _SPACE.match(query, i):
+            i = m.end()
+            continue
+        ch = query[i]
+        if ch in "()":
+            tokens.append(Token(ch, ch, i, i + 1))
+            i += 1
+        elif ch == '"':
+            text, end = _quoted(query, i)
+            tokens.append(Token("QUOTED", text, i, end))
+            i = end
+        elif (m := _KEY.match(query, i)) and m.group(1).lower() in FILTER_KEYS:
+            key = m.group(1).lower()
+            j = m.end()
+            if j < len(query) and query[j] == '"':
+                value, end = _quoted(query, j)
+            elif (w := _WORD.match(query, j)) is not None:
+                value, end = w.group(), w.end()
+            else:
+                raise CohortSyntaxError(f"expected a value after '{key}:'", query, j)
+            tokens.append(Token("FILTER", value, i, end, key=key))
+            i = end
+        elif m and query[m.end() : m.end() + 1] not in ("", " "):
+            raise CohortSyntaxError(
+                f"unknown filter '{m.group(1)}:'; use {', '.join(k + ':' for k in FILTER_KEYS)}",
+                query,
+                i,
+            )
+        else:
+            m = _WORD.match(query, i)
+            assert m is not None  # any non-space, non-paren, non-quote char starts a word
+            word = m.group()
+            kind = word.upper() if word.lower() in KEYWORDS else "WORD"
+            tokens.append(Token(kind, word, i, m.end()))
+            i = m.end()
+    tokens.append(Token("END", "", len(query), len(query)))
+    return tokens
+
+
+def _quoted(query: str, start: int) -> tuple[str, int]:
+    """The text of the quoted string opening at ``start`` and the offset after its closing quote."""
+    close = query.find('"', start + 1)
+    if close < 0:
+        raise CohortSyntaxError("unterminated quote", query, start)
+    text = query[start + 1 : close].strip()
+    if not text:
+        raise CohortSyntaxError("empty quoted phrase", query, start)
+    return text, close + 1
+
+
+def parse(query: str) -> Node:
+    """Parse a cohort query into its syntax tree, or raise ``CohortSyntaxError``."""
+    if not query.strip():
+        raise CohortSyntaxError("the query is empty", query, 0)
+    return _Parser(query).parse()
+
+
+class _Parser:
+    """Recursive descent over the token list; one method per grammar rule."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.tokens = tokenize(query)
+        self.pos = 0
+
+    def parse(self) -> Node:
+        node = self.or_()
+        tok = self.peek()
+        if tok.kind == ")":
+            self.fail("unmatched ')'", tok)
+        if tok.kind != "END":
+            self.fail(f"unexpected '{tok.text}'", tok)
+        return node
+
+    def peek(self) -> Token:
+        return self.tokens[self.pos]
+
+    def take(self) -> Token:
+        tok = self.tokens[self.pos]
+        self.pos += 1
+        return tok
+
+    def fail(self, message: str, tok: Token) -> None:
+        raise CohortSyntaxError(message, self.query, tok.start)
+
+    def or_(self) -> Node:
+        operands = [self.and_()]
+        while self.peek().kind == "OR":
+            self.take()
+            operands.append(self.and_())
+        return operands[0] if len(operands) == 1 else Or(tuple(operands))
+
+    def and_(self) -> Node:
+        operands = [self.unary()]
+        while True:
+            kind = self.peek().kind
+            if kind == "AND":
+                self.take()
+            elif kind not in ("NOT", "(", "WORD", "QUOTED", "FILTER"):
+                break
+            operands.append(self.unary())
+        return operands[0] if len(operands) == 1 else And(tuple(operands))
+
+    def unary(self) -> Node:
+        tok = self.peek()
+        if tok.kind == "NOT":
+            self.take()
+            return Not(self.unary(), tok.start)
+        return self.primary()
+
+    def primary(self) -> Node:
+        tok = self.peek()
+        if tok.kind == "(":
+            self.take()
+            if self.peek().kind == ")":
+                self.fail("empty parentheses", self.peek())
+            expr = self.or_()
+            close = self.peek()
+            if close.kind != ")":
+                self.fail(f"expected ')' to close the '(' at column {tok.start + 1}", close)
+            self.take()
+            scope, end = self.scope(close.end)
+            return Group(expr, scope, tok.start, end)
+        if tok.kind == "FILTER":
+            self.take()
+            return self.filter(tok)
+        if tok.kind == "QUOTED":
+            self.take()
+            return Term(tok.text, tok.start, tok.end)
+        if tok.kind == "WORD":
+            words = [self.take()]
+            while self.peek().kind == "WORD":
+                words.append(self.take())
+            return Term(" ".join(w.text for w in words), words[0].start, words[-1].end)
+        if tok.kind == "END":
+            self.fail("expected a finding, a filter or '(' but the query ended", tok)
+        self.fail(f"expected a finding, a filter or '(' before '{tok.text}'", tok)
+        raise AssertionError("unreachable")
+
+    def scope(self, end: int) -> tuple[Unit | None, int]:
+        """An optional ``[in] same UNIT`` after a closing parenthesis."""
+        words = self.tokens[self.pos : self.pos + 3]
+        texts = [t.text.lower() if t.kind == "WORD" else "" for t in words]
+        skip = 1 if texts[:1] == ["in"] else 0
+        if texts[skip : skip + 1] != ["same"]:
+            return None, end
+        unit_tok = words[skip + 1] if len(words) > skip + 1 else self.tokens[-1]
+        unit = texts[skip + 1] if len(texts) > skip + 1 else ""
+        if unit not in UNITS:
+            self.fail(f"expected one of {', '.join(UNITS)} after 'same'", unit_tok)
+        self.pos += skip + 2
+        return unit, unit_tok.end  # type: ignore[return-value]
+
+    def filter(self, tok: Token) -> Node:
+        if tok.key == "text":
+            return TextMatch(tok.text, tok.start, tok.end)
+        if tok.key == "date":
+            low, high = _date_range(tok, self.query)
+            return Filter("date", tok.text, low, high, tok.start, tok.end)
+        return Filter(tok.key, tok.text.lower(), start=tok.start, end=tok.end)  # type: ignore[arg-type]
+
+
+def _date_range(tok: Token, query: str) -> tuple[str, str]:
+    """``2020-01-01..2020-12-31``, ``2020-01-01..``, ``..2020-12-31`` or one day ``2020-05-01``."""
+    value = tok.text
+    low, sep, high = value.partition("..")
+    if not sep:
+        high = low
+    value_start = tok.end - len(value) - (1 if query[tok.end - 1 : tok.end] == '"' else 0)
+    offset = value_start
+    for part in (low, high):
+        if part:
+            try:
+                date.fromisoformat(part)
+                if len(part) != 10:
+                    raise ValueError(part)
+            except ValueError:
+                raise CohortSyntaxError(
+                    f"bad date '{part}'; write YYYY-MM-DD, e.g. date:2020-01-01..2020-12-31",
+                    query,
+                    offset,
+                ) from None
+        offset += len(part) + len(sep)
+    if not low and not high:
+        raise CohortSyntaxError("a date range needs at least one end", query, value_start)
+    if low and high and low > high:
+        raise CohortSyntaxError(f"date range starts after it ends ({value})", query, value_start)
+    return low, high

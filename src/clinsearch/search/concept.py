@@ -1,0 +1,157 @@
+"""Concept search (``--method concept``): finding patterns matched against the concept index.
+
+The query is parsed into finding patterns, candidates come from the concept postings, sentences
+are ranked by pattern completeness (ties by pattern similarity) and lifted to report, visit and
+patient by their best sentence. Each hit explains which query parts its sentence matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.concepts import ConceptIndex
+from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.concept_rank import (
+    POLARITY_MODES,
+    ConceptRanker,
+    PartMatch,
+    PolarityOptions,
+)
+from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+from clinsearch.search.hit import Hit, Level
+from clinsearch.search.hits import make_hits
+from clinsearch.search.query import ParsedQuery
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+WORDING_DEPTH = 2000  # BM25 sentences fetched for the wording tie-break
+
+
+class ConceptRetriever:
+    """Ranks sentences by how completely their findings match the query's finding patterns."""
+
+    def __init__(self, index: Index, *, include_uncertain: bool = False,
+                 polarity: str = "query") -> None:
+        if polarity not in POLARITY_MODES:
+            raise ClinsearchError(
+                f"unknown polarity mode {polarity!r}; choose one of {', '.join(POLARITY_MODES)}")
+        self.store = index.store
+        tools = concept_tools(index_lexicon_path(index))
+        self.parser = tools.parser
+        concepts: ConceptIndex = index.component("concepts")
+        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors)
+        self.options = PolarityOptions(include_uncertain, polarity)
+        row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
+        # Store row of each sentence code of the concept index.
+        self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
+        self._code_of_row = {int(row): code for code, row in enumerate(self._store_row.tolist())}
+        self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
+        self._code_by_row[self._store_row] = np.arange(len(self._store_row))
+        self.lexical = index.component("lexical")
+        # Findings carry offsets into the report text; marks are made relative to the sentence.
+        starts = pq.read_table(index.generation.sentences_path, columns=["start"])
+        self._sentence_start = starts.column("start").to_numpy()
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` for ``query``."""
+        parsed = self.parser.parse(query)
+        ranking = self.ranker.rank(parsed, self.options, self._wording(query))
+        rows = self._store_row[ranking.sentences]
+        best = top_groups(
+            lambda n: Scored(ranking.scores[:n], rows[:n], n >= len(ranking)),
+            partial(self.store.groups, level, "sentence"),
+            top,
+        )
+        parts = [ranking.parts(self._code_of_row[int(row)]) for row in best.rows.tolist()]
+        marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
+        return make_hits(
+            self.store, level, best.scores, best.rows,
+            [tuple((s, e) for s, e, _ in m) for m in marks],
+            [self._explain(parsed, int(row), p, m)
+             for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
+        )
+
+    def _wording(self, query: str) -> np.ndarray:
+        """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
+        sentences with the same finding pattern the one worded most like the query comes first."""
+        out = np.zeros(len(self._store_row))
+        ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
+        if len(ranked.scores):
+            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            codes = self._code_by_row[rows]
+            found = codes >= 0
+            out[codes[found]] = ranked.scores[found] / float(ranked.scores.max())
+        return out
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """``search`` for each query in turn."""
+        return [self.search(query, level, top) for query in queries]
+
+    def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
+        """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
+        findings = self.ranker.index.findings
+        text = self.store.sentence_texts[row]
+        base = int(self._sentence_start[row])
+        out = []
+        for part in parts:
+            found = findings.slice(part.row, 1).to_pylist()[0]
+            spans = [(found["start"], found["end"], part.query.name)]
+            spans += [(m["start"], m["end"], m["value"]) for m in found["modifiers"]]
+            out += [(s - base, e - base, what) for s, e, what in spans
+                    if 0 <= s - base < e - base <= len(text)]
+        return sorted(set(out))
+
+    def _explain(self, parsed: ParsedQuery, row: int, parts: tuple[PartMatch, ...],
+                 marks: list[tuple[int, int, str]]) -> dict[str, Any]:
+        """Which query parts the sentence matched, and the sentence with them marked."""
+        idx = self.ranker.index
+        text = self.store.sentence_texts[row]
+        matched = []
+        for part in parts:
+            code = int(idx.pattern_code[part.row])
+            matched.append({
+                "query_pattern": part.query.pattern,
+                "pattern": idx.patterns[code],
+                **part.match.explain(),
+                "similarity": round(part.similarity, 4),
+            })
+        return {
+            "method": "concept",
+            "query_patterns": parsed.patterns,
+            "mapped_words": [
+                {"phrase": m.phrase, "to": m.nearest[0][0].text,
+                 "similarity": round(m.nearest[0][1], 4)}
+                for m in parsed.mappings if m.used
+            ],
+            "matched": matched,
+            "summary": "; ".join(_summary(m) for m in matched),
+            "marked": _marked(text, marks),
+        }
+
+
+def _summary(m: dict[str, Any]) -> str:
+    """One line per matched part, e.g. ``pneumonia exact, present, right ✓, lower lobe ✗``."""
+    parts = [f"{m['pattern'].split('|')[2]} {m['concept']}",
+             "polarity ✓" if m["polarity"] else "polarity ✗"]
+    scored = {**m["modifiers"], **m.get("anatomy", {})}
+    parts += [f"{v} {'✓' if s == 1 else '½' if s > 0 else '✗'}" for v, s in scored.items()]
+    return ", ".join(parts)
+
+
+def _marked(text: str, marks: list[tuple[int, int, str]]) -> str:
+    """``text`` with each matched span wrapped in square brackets."""
+    out, pos = [], 0
+    for start, end, _ in sorted(marks):
+        if start < pos:
+            continue
+        out += [text[pos:start], "[", text[start:end], "]"]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

@@ -1,0 +1,153 @@
+"""Query understanding: a free-text query becomes finding patterns through the same annotator.
+
+"right lower lobe pneumonia" -> ``disease|present|pneumonia|right|lower lobe``; "no pneumothorax"
+-> absent; "enlarged heart" -> cardiomegaly through the lexicon's synonyms. Alternatives joined
+by "or" form separate pattern groups. Query words the lexicon does not know are mapped to the
+nearest lexicon terms by embedding similarity; a close enough term replaces them before the
+query is annotated again, and every mapping is reported for ``clinsearch explain-query``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from clinsearch.annotate.finding import Finding
+from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
+
+ANATOMY = "anatomy"
+MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
+NEAREST = 3
+_OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class TermMapping:
+    """An unknown query phrase and its nearest lexicon terms (cosine similarity)."""
+
+    phrase: str
+    start: int
+    end: int
+    nearest: tuple[tuple[LexTerm, float], ...]
+    used: bool  # the best term replaced the phrase (similarity >= MAP_THRESHOLD)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """Finding-pattern groups of a query: a candidate must match one group (OR) as a whole.
+
+    ``sites`` holds, per group, the anatomy the query names beside its findings ("spine
+    osteopenia"): a candidate matches such a part when its sentence mentions that anatomy.
+    """
+
+    text: str
+    groups: tuple[tuple[Finding, ...], ...]
+    mappings: tuple[TermMapping, ...]
+    sites: tuple[tuple[Finding, ...], ...] = ()
+
+    @property
+    def patterns(self) -> list[str]:
+        """Every query pattern, group by group."""
+        return [f.pattern for group in self.groups for f in group]
+
+
+class QueryParser:
+    """Parses queries with an annotator; term vectors are loaded on first need."""
+
+    def __init__(self, annotator: Annotator, encoder: Encoder,
+                 cache_dir: Path | None = None) -> None:
+        self.annotator = annotator
+        self.encoder = encoder
+        self._cache_dir = cache_dir
+
+    @cached_property
+    def vectors(self) -> TermVectors:
+        """The lexicon's term vectors under the parser's encoder (cached on disk)."""
+        return TermVectors.for_lexicon(self.annotator.lexicon, self.encoder, self._cache_dir)
+
+    @cached_property
+    def known_words(self) -> frozenset[str]:
+        """Words never treated as unknown: function words, ConText cues, one-word lexicon terms."""
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        from clinsearch.annotate.context_rules import context_rules
+
+        cues = {w for rule in context_rules() for w in _TOKEN.findall(rule.literal.lower())}
+        terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}
+        return frozenset({*STOP_WORDS, *cues, *terms})
+
+    def parse(self, text: str, *, map_unknown: bool = True) -> ParsedQuery:
+        """The query's pattern groups and the mappings of its unknown words.
+
+        With ``map_unknown=False`` unknown words are reported with their nearest terms but
+        never replaced (cohort queries stay exactly as written).
+        """
+        groups: list[tuple[Finding, ...]] = []
+        sites: list[tuple[Finding, ...]] = []
+        mappings: list[TermMapping] = []
+        offset = 0
+        for part in _OR.split(text):
+            start = text.index(part, offset) if part else offset
+            offset = start + len(part)
+            findings, mapped = self._parse_part(part, start, map_unknown)
+            mappings += mapped
+            main = [f for f in findings if f.type != ANATOMY] or findings
+            if main:
+                groups.append(tuple(main))
+                sites.append(_sites(findings, main))
+        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites))
+
+    def _parse_part(self, part: str, base: int, map_unknown: bool
+                    ) -> tuple[list[Finding], list[TermMapping]]:
+        findings = self.annotator.annotate(part)
+        runs = self._unknown_runs(part, findings)
+        if not runs:
+            return findings, []
+        embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
+        mappings: list[TermMapping] = []
+        rewritten = part
+        for (s, e), vec in sorted(zip(runs, embedded, strict=True), key=lambda r: -r[0][0]):
+            nearest = tuple(self.vectors.nearest(vec, NEAREST))
+            used = map_unknown and nearest[0][1] >= MAP_THRESHOLD
+            if used:
+                rewritten = rewritten[:s] + nearest[0][0].text + rewritten[e:]
+            mappings.append(TermMapping(part[s:e], base + s, base + e, nearest, used))
+        mappings.reverse()
+        if rewritten != part:
+            findings = self.annotator.annotate(rewritten)
+        return findings, mappings
+
+    def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
+        """Character spans of consecutive content words covered by no finding or modifier."""
+        covered = [(f.start, f.end) for f in findings]
+        covered += [(m.start, m.end) for f in findings for m in f.modifiers]
+        runs: list[tuple[int, int]] = []
+        last_end = -1
+        for m in _TOKEN.finditer(part):
+            word = m.group().lower()
+            inside = any(s <= m.start() < e for s, e in covered)
+            if inside or word in self.known_words or len(word) < 3:
+                last_end = -1
+                continue
+            if runs and last_end >= 0 and part[last_end : m.start()].strip() == "":
+                runs[-1] = (runs[-1][0], m.end())
+            else:
+                runs.append((m.start(), m.end()))
+            last_end = m.end()
+        return runs
+
+
+def _sites(findings: list[Finding], main: list[Finding]) -> tuple[Finding, ...]:
+    """Anatomy findings beside the main ones, except those inside a modifier ("lower lobe")."""
+    spans = [(m.start, m.end) for f in main for m in f.modifiers]
+    return tuple(
+        f for f in findings
+        if f not in main and not any(s < f.end and f.start < e for s, e in spans)
+    )

@@ -1,0 +1,142 @@
+"""Embeddings of every lexicon surface form, computed once per (lexicon, encoder) and cached.
+
+They serve two jobs: query words the lexicon does not know are mapped to the nearest lexicon
+terms, and finding patterns are compared as the mean vector of their parts (paper 001, 3.6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from clinsearch.annotate.finding import POLARITIES
+from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
+
+
+class Encoder(Protocol):
+    """What the vocabulary needs of a sentence encoder (``models.encoder.SentenceEncoder``)."""
+
+    fingerprint: str
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Unit vectors, one row per text."""
+        ...
+
+
+class DefaultEncoder:
+    """A sentence encoder folder (default MiniLM) whose model is loaded on first encode only.
+
+    Its fingerprint is computed from the folder's files, so cached term vectors can be found
+    without loading the model.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
+
+        self.path = check_model_folder(path or default_encoder_path(), "encoder model")
+        self.fingerprint = fingerprint(self.path)
+
+    def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``queries`` (loads the model once per process)."""
+        from clinsearch.models.encoder import load_encoder
+
+        return load_encoder(self.path).encode_queries(queries)
+
+
+@dataclass(frozen=True, slots=True)
+class LexTerm:
+    """A surface form of the lexicon and what it stands for."""
+
+    text: str
+    kind: str  # "concept", "modifier" or "part" (finding types and polarity words)
+    ref: str  # concept id, "category:value" for a modifier, or the word itself
+
+
+def lexicon_terms(lexicon: Lexicon) -> list[LexTerm]:
+    """Every concept form, modifier form and pattern word of ``lexicon``, in a stable order."""
+    terms: dict[str, LexTerm] = {}
+    for cid in sorted(lexicon.concepts):
+        concept = lexicon.concepts[cid]
+        for form in (*concept.surface_forms, *concept.abbreviations):
+            terms.setdefault(form.lower(), LexTerm(form, "concept", cid))
+    for category in sorted(lexicon.modifiers):
+        for value in sorted(lexicon.modifiers[category]):
+            for form in lexicon.modifiers[category][value]:
+                terms.setdefault(form.lower(), LexTerm(form, "modifier", f"{category}:{value}"))
+    for word in (*CONCEPT_TYPES, *POLARITIES):
+        terms.setdefault(word, LexTerm(word, "part", word))
+    return list(terms.values())
+
+
+def default_cache_dir() -> Path:
+    """``$CLINSEARCH_CACHE`` or ``~/.cache/clinsearch``."""
+    env = os.environ.get("CLINSEARCH_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "clinsearch"
+
+
+class TermVectors:
+    """Unit vectors of a lexicon's terms, looked up by text or searched by similarity."""
+
+    def __init__(self, terms: list[LexTerm], vectors: np.ndarray) -> None:
+        self.terms = terms
+        self.vectors = vectors
+        self._row = {t.text.lower(): i for i, t in enumerate(terms)}
+        self._searchable = np.array([t.kind != "part" for t in terms])
+
+    @classmethod
+    def for_lexicon(
+        cls, lexicon: Lexicon, encoder: Encoder, cache_dir: Path | None = None
+    ) -> TermVectors:
+        """Load the cached vectors of ``lexicon`` under ``encoder``, computing them on a miss."""
+        terms = lexicon_terms(lexicon)
+        key = hashlib.sha256(
+            "\n".join([encoder.fingerprint, *(f"{t.kind}\t{t.ref}\t{t.text}" for t in terms)])
+            .encode()
+        ).hexdigest()[:20]
+        path = (cache_dir or default_cache_dir()) / f"terms-{key}.npy"
+        if path.is_file():
+            vectors = np.load(path)
+            if vectors.shape[0] == len(terms):
+                return cls(terms, vectors)
+        vectors = np.asarray(encoder.encode_queries([t.text for t in terms]), dtype=np.float32)
+        _save_atomically(path, vectors)
+        return cls(terms, vectors)
+
+    def vector(self, text: str) -> np.ndarray | None:
+        """The vector of a lexicon term (case-insensitive), or None when it is not one."""
+        row = self._row.get(text.lower())
+        return None if row is None else self.vectors[row]
+
+    def mean(self, parts: Sequence[str]) -> np.ndarray:
+        """The unit-length mean of the known parts' vectors (zeros when none is known)."""
+        rows = [self._row[p.lower()] for p in parts if p.lower() in self._row]
+        if not rows:
+            return np.zeros(self.vectors.shape[1], dtype=np.float32)
+        mean = self.vectors[rows].mean(axis=0)
+        return mean / max(float(np.linalg.norm(mean)), 1e-12)
+
+    def nearest(self, vector: np.ndarray, k: int = 3) -> list[tuple[LexTerm, float]]:
+        """The ``k`` concept or modifier terms most similar to ``vector`` (cosine), best first."""
+        sims = np.where(self._searchable, self.vectors @ vector, -np.inf)
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [(self.terms[i], float(sims[i])) for i in top]
+
+
+def _save_atomically(path: Path, vectors: np.ndarray) -> None:
+    """Write ``vectors`` to ``path`` through a temporary file, so readers never see half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            np.save(out, vectors)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,100 @@
+"""Concept ranking over annotated sentences: completeness order, polarity, synonyms, ties."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from clinsearch.annotate.annotator import Annotator
+from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.search.concept_rank import ConceptRanker, PolarityOptions
+from clinsearch.search.patterns import Hierarchy
+from clinsearch.search.query import QueryParser
+from clinsearch.search.vocabulary import TermVectors
+
+SENTENCES = {
+    "a#0": "Right lower lobe pneumonia.",
+    "b#0": "Left lower lobe pneumonia.",
+    "c#0": "Pneumonia.",
+    "d#0": "No pneumonia.",
+    "e#0": "Possible pneumonia.",
+    "f#0": "Right lower lobe lobar pneumonia.",
+    "g#0": "Right lower lobe airspace disease.",
+    "h#0": "Cardiomegaly.",
+    "i#0": "Enlarged heart with small pleural effusion.",
+    "j#0": "No pneumothorax.",
+    "k#0": "Bilateral lower lobe pneumonia.",
+    "l#0": "Large right pneumothorax.",
+}
+
+
+@pytest.fixture(scope="module")
+def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hierarchy: Hierarchy,
+           term_vectors: TermVectors) -> ConceptRanker:
+    folder: Path = tmp_path_factory.mktemp("gen")
+    rows = []
+    for sid, findings in zip(SENTENCES, annotator.annotate_many(SENTENCES.values()), strict=True):
+        for f in findings:
+            rows.append({"sentence_id": sid, "report_id": sid[0], "visit_id": sid[0],
+                         "patient_id": sid[0], "concept": f.concept, "type": f.type,
+                         "polarity": f.polarity, "pattern": f.pattern, "start": f.start,
+                         "end": f.end, "text": f.text})
+    pq.write_table(pa.Table.from_pylist(rows), folder / "findings.parquet")
+    write_postings(folder, hierarchy)
+    return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors)
+
+
+def ranked(ranker: ConceptRanker, parser: QueryParser, query: str, **options: object) -> list[str]:
+    ranking = ranker.rank(parser.parse(query), PolarityOptions(**options))  # type: ignore[arg-type]
+    return [ranker.index.sentence_ids[s] for s in ranking.sentences]
+
+
+def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: QueryParser) -> None:
+    order = ranked(ranker, parser, "right lower lobe pneumonia")
+    # full match; child concept full match; bilateral (partial side); other side; no modifiers;
+    # parent concept with both modifiers
+    assert order[:2] == ["a#0", "f#0"]
+    assert order.index("k#0") < order.index("b#0") < order.index("c#0")
+    assert "g#0" in order
+    assert "d#0" not in order and "e#0" not in order
+
+
+def test_polarity_is_respected_by_default_and_widened_on_request(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    assert "d#0" not in ranked(ranker, parser, "pneumonia")
+    assert "e#0" not in ranked(ranker, parser, "pneumonia")
+    widened = ranked(ranker, parser, "pneumonia", include_uncertain=True)
+    assert "e#0" in widened and "d#0" not in widened
+    assert widened.index("e#0") > widened.index("k#0")  # uncertain scores below present
+    anything = ranked(ranker, parser, "pneumonia", polarity="any")
+    assert {"d#0", "e#0"} <= set(anything)
+    assert ranked(ranker, parser, "no pneumothorax") == ["j#0"]
+
+
+def test_synonym_query_finds_the_concept(ranker: ConceptRanker, parser: QueryParser) -> None:
+    assert set(ranked(ranker, parser, "enlarged heart")) == {"h#0", "i#0"}
+    assert ranked(ranker, parser, "cardiomegaly") == ranked(ranker, parser, "enlarged heart")
+
+
+def test_ties_are_broken_by_pattern_similarity(ranker: ConceptRanker, parser: QueryParser) -> None:
+    ranking = ranker.rank(parser.parse("pneumonia"))
+    code = {ranker.index.sentence_ids[s]: s for s in ranking.sentences}
+    score = dict(zip(ranking.sentences.tolist(), ranking.scores.tolist(), strict=True))
+    # both fully match "pneumonia"; the plain pattern is closer to the plain query
+    assert ranking.parts(code["c#0"])[0].match.score == 1.0
+    assert ranking.parts(code["a#0"])[0].match.score == 1.0
+    assert score[code["c#0"]] > score[code["a#0"]]
+    assert ranking.sentences[0] == code["c#0"]
+
+
+def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: QueryParser) -> None:
+    ranking = ranker.rank(parser.parse("cardiomegaly with pleural effusion"))
+    ids = [ranker.index.sentence_ids[s] for s in ranking.sentences]
+    assert ids[:2] == ["i#0", "h#0"]
+    parts = ranking.parts(int(ranking.sentences[0]))
+    assert [p.query.concept for p in parts] == ["cardiomegaly", "pleural_effusion"]
+    assert ranking.scores[1] == pytest.approx(0.5, abs=0.01)

@@ -53,6 +53,14 @@ def test_dense_index_add_and_search(
     assert {h["report_id"] for h in hits} == {"a1", "a2", "b1"}
     assert hits[0]["explanation"]["reranked"] and hits[0]["explanation"]["method"] == "hybrid"
 
+    for polarity, expected in (("absent", {"a1"}), ("present", {"b1"}), ("any", {"a1", "b1"})):
+        code, text, err = run_cli(
+            "search", str(out), "pleural effusion", "--method", "dense", "--format", "json",
+            "--polarity", polarity,
+        )  # fmt: skip
+        assert code == 0, err
+        assert {h["report_id"] for h in json.loads(text)["hits"]} == expected
+
 
 def test_dense_search_errors_are_one_line(tmp_path: Path, tiny_encoder: Path) -> None:
     corpus = _csv(tmp_path / "a.csv", [("a1", "No pleural effusion.")])

@@ -49,7 +49,7 @@ FUSIONS: tuple[dict[str, object], ...] = (
     {"fusion": "weighted", "normalisation": "minmax"},
     {"fusion": "weighted", "normalisation": "zscore"},
 )
-WEIGHT_GRID = {"bm25": (0.25, 0.5, 1.0), "dense": (0.1, 0.25, 0.5), "concept": (1.0, 2.0)}
+WEIGHT_GRID = {"bm25": (0.25, 0.5, 1.0), "dense": (0.05, 0.1, 0.25), "concept": (2.0, 4.0, 8.0)}
 console = Console()
 
 

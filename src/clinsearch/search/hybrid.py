@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 FUSIONS = ("rrf", "weighted")
 # Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
 DEFAULT_FUSION = "weighted"
-DEFAULT_NORMALISATION: Normalisation = "zscore"
-DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.25}
+DEFAULT_NORMALISATION: Normalisation = "minmax"
+DEFAULT_WEIGHTS: dict[str, float] = {"bm25": 0.5, "dense": 0.1, "concept": 2.0}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}

@@ -29,7 +29,7 @@ FUSIONS = ("rrf", "weighted")
 # Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
 DEFAULT_FUSION = "weighted"
 DEFAULT_NORMALISATION: Normalisation = "minmax"
-DEFAULT_WEIGHTS: dict[str, float] = {"bm25": 0.5, "dense": 0.1, "concept": 2.0}
+DEFAULT_WEIGHTS: dict[str, float] = {"bm25": 0.25, "dense": 0.05, "concept": 8.0}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}

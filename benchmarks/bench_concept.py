@@ -50,6 +50,7 @@ RESULTS = HERE / "RESULTS.md"
 HEADING = "## Concept search"
 METHODS = ("bm25", "concept")
 MEASURES = ("map", "rprec", "p@10", "recall@100")
+TARGETS = {"core": 0.15, "modifier": 0.20, "synonym": 0.25}  # MAP gains asked for (issue 5)
 TOP = 1000
 COHORT_HEADER = (
     "| level | query | matching units | count at level (ms) | counts at 3 levels (ms)"
@@ -92,6 +93,8 @@ def main() -> int:
     t_search = time.perf_counter() - t1
     comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
     console.print(render.rich_table(comp))
+    gains = target_lines(comp, bench)
+    console.print(gains)
 
     latencies = concept_latency(index, [q.text for q in bench.queries])
     p50, p95 = _percentiles(latencies)
@@ -111,6 +114,8 @@ run on the IU X-ray MeSH benchmark (`clinsearch bench build iu-mesh`): {bench.su
 `*` = p < 0.05, paired randomization test vs `bm25`.
 
 {render.markdown(comp)}
+{gains}
+
 Latency of one concept query (parse + lookup + rank + hits, report level, top 10), over the
 {len(latencies)} benchmark queries after one warm-up pass: p50 {p50:.2f} ms, p95 {p95:.2f} ms.
 Index build (lexical + findings + concepts) {t_index:.0f} s; TREC runs {1000 * t_search /
@@ -122,12 +127,39 @@ Cohort queries over the IU tables replicated to {n_sentences:,} sentences (loade
 {COHORT_HEADER}
 {chr(10).join("| " + " | ".join(r) + " |" for r in cohort_rows)}
 
+Reading the figures: concept search beats BM25 on every kind of query, by far on synonym
+queries (BM25 cannot match "enlarged heart" to reports that say "cardiomegaly") and clearly on
+core queries (negated mentions never match). The concept+modifier target (+0.20 MAP) is missed
+(+0.15): MeSH judges modifiers by its own wording, which the lexicon normalises away ("prior" and
+"chronic" are one temporal value; "left base" is not "left lower lobe"), and reports whose text
+never states the labelled modifier cannot be ranked above those that do. Recall@100 (0.76-0.80)
+is below the 0.90 target; part of the gap is out of reach (queries with more than 100 relevant
+reports cap it, see the ceiling column), the rest is findings the annotator does not extract.
+Latency p50 is near the 5 ms target on this loaded machine (2.5 ms measured alone, same
+queries); the cohort queries stay under 200 ms per level at 1M sentences, and member lists with
+evidence for 150k units take longer (building Python rows).
+
 Command: `python benchmarks/bench_concept.py`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative).
 """
     update_section(RESULTS, HEADING, body)
     console.print(f"wrote {RESULTS.relative_to(HERE.parent)}")
     return 0
+
+
+def target_lines(comp: object, bench: object) -> str:
+    """MAP gain of concept over BM25 per query kind against the targets, and the best
+    Recall@100 any ranking could reach (queries with more than 100 relevant reports cap it)."""
+    lines = ["| kind | MAP gain (concept - bm25) | target | Recall@100 ceiling |",
+             "|---|---:|---:|---:|"]
+    for kind, target in TARGETS.items():
+        qids = [q.qid for q in bench.queries if q.kind == kind]  # type: ignore[attr-defined]
+        ap = comp.measures[0]  # type: ignore[attr-defined]  # MAP, the first of MEASURES
+        gain = comp.mean("concept", ap, kind) - comp.mean("bm25", ap, kind)  # type: ignore[attr-defined]
+        relevant = [sum(g > 0 for g in bench.qrels.grades[q].values()) for q in qids]  # type: ignore[attr-defined]
+        ceiling = sum(min(1.0, 100 / r) for r in relevant) / len(relevant)
+        lines.append(f"| {kind} | {gain:+.3f} | >= +{target:.2f} | {ceiling:.3f} |")
+    return "\n".join(lines)
 
 
 def concept_latency(index: Index, queries: list[str]) -> list[float]:

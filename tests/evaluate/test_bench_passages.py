@@ -72,6 +72,20 @@ def test_passages_queries_and_relevance():
     assert passage_benchmark(docs, max_relevant=2, max_queries=2, seed=5) == sampled
 
 
+def test_repeated_section_names_get_distinct_ids():
+    text = "IMPRESSION: Effusion.\nIMPRESSION: Effusion."
+    sections = (Section("impression", 0, 21), Section("impression", 22, len(text)))
+    sentences = (
+        Sentence("r#0", "r", 0, "impression", 12, 21, "Effusion."),
+        Sentence("r#1", "r", 1, "impression", 34, len(text), "Effusion."),
+    )
+    built = passage_benchmark(
+        [(SegmentedReport(Report("r", text), sections, sentences), [[effusion()], [effusion()]])]
+    )
+    assert [p.id for p in built.passages] == ["r@impression", "r@impression-2"]
+    assert built.bench.qrels.grades["psg0001"] == {"r@impression": 1, "r@impression-2": 1}
+
+
 def test_cli_builds_a_corpus_that_indexes_and_evaluates(tmp_path):
     corpus = tmp_path / "notes.jsonl"
     corpus.write_text(

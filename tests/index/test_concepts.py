@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.patterns import Hierarchy
 
 HIERARCHY = Hierarchy({
@@ -19,11 +20,13 @@ HIERARCHY = Hierarchy({
 def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
     """findings.parquet with (sentence_id, concept, polarity, modifiers "a|b") rows."""
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist([
+    table = pa.Table.from_pylist(schema=FINDINGS_SCHEMA, mapping=[
         {"sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),
-         "start": 0, "end": 3, "text": concept}
+         "start": 0, "end": 3, "text": concept,
+         "modifiers": [{"category": "laterality", "value": m, "text": m, "start": 0, "end": 1}
+                       for m in filter(None, [mods])]}
         for sid, concept, pol, mods in rows
     ])
     pq.write_table(table, folder / "findings.parquet")

@@ -10,6 +10,7 @@ import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.concept_rank import ConceptRanker, PolarityOptions
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
@@ -28,6 +29,8 @@ SENTENCES = {
     "j#0": "No pneumothorax.",
     "k#0": "Bilateral lower lobe pneumonia.",
     "l#0": "Large right pneumothorax.",
+    "m#0": "Fracture.",
+    "n#0": "Old rib fracture.",
 }
 
 
@@ -41,8 +44,10 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
             rows.append({"sentence_id": sid, "report_id": sid[0], "visit_id": sid[0],
                          "patient_id": sid[0], "concept": f.concept, "type": f.type,
                          "polarity": f.polarity, "pattern": f.pattern, "start": f.start,
-                         "end": f.end, "text": f.text})
-    pq.write_table(pa.Table.from_pylist(rows), folder / "findings.parquet")
+                         "end": f.end, "text": f.text,
+                         "modifiers": [{"category": m.category, "value": m.value, "text": m.text,
+                                        "start": m.start, "end": m.end} for m in f.modifiers]})
+    pq.write_table(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA), folder / "findings.parquet")
     write_postings(folder, hierarchy)
     return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors)
 
@@ -98,3 +103,15 @@ def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: Query
     parts = ranking.parts(int(ranking.sentences[0]))
     assert [p.query.concept for p in parts] == ["cardiomegaly", "pleural_effusion"]
     assert ranking.scores[1] == pytest.approx(0.5, abs=0.01)
+
+
+def test_query_anatomy_is_a_part_matched_in_the_same_sentence(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    query = parser.parse("rib fracture")
+    assert [s.concept for s in query.sites[0]] == ["rib"]
+    ranking = ranker.rank(query)
+    assert [ranker.index.sentence_ids[s] for s in ranking.sentences] == ["n#0", "m#0"]
+    parts = ranking.parts(int(ranking.sentences[0]))
+    assert parts[0].match.explain()["anatomy"] == {"rib": 1.0}
+    assert ranking.scores[1] == pytest.approx(2 / 3, abs=0.01)

@@ -30,6 +30,8 @@ CORPUS = (  # id, patient, visit, type, date, text
      "FINDINGS: Pneumonia. Large right pneumothorax."),
     ("r6", "p5", "v1", "CHEST XRAY", "2019-12-31",
      "IMPRESSION: No acute disease. The lungs are clear."),
+    ("r7", "p6", "v1", "CHEST XRAY", "2020-02-02", "FINDINGS: Old left rib fracture."),
+    ("r8", "p7", "v1", "CHEST XRAY", "2020-02-03", "FINDINGS: Fracture of the humerus."),
 )
 
 
@@ -86,7 +88,10 @@ def test_cohort_counts_and_scopes(index_path: Path) -> None:
     assert cohort.counts('no pneumonia OR no pneumothorax')["patient"] == 2
     assert cohort.counts('pneumonia type:"chest xray" date:2020-01-01..2020-12-31')["report"] == 1
     assert cohort.counts("cardiomegaly section:impression")["report"] == 1
-    assert cohort.counts("NOT (pneumonia OR cardiomegaly OR pleural effusion)")["patient"] == 2
+    assert cohort.counts("NOT (pneumonia OR cardiomegaly OR pleural effusion)")["patient"] == 4
+    assert cohort.counts("fracture")["report"] == 2
+    assert cohort.counts("rib fracture")["report"] == 1  # the anatomy must be in the sentence
+    assert cohort.members("rib fracture", "report")[0].term == "finding|present|fracture @rib"
 
 
 def test_cli_search_concept_table_json_and_trec(index_path: Path, tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def check_run_queries(run: Run, qrels: Qrels, allow_unknown: bool) -> list[str]:
     first = unknown[0]
     if not allow_unknown or len(unknown) == len(run.scores):
         raise InputError(
-            f"query {first!r} is not in the qrels {qrels.source or ''} "
+            f"query {first!r} is not in the qrels{' ' + qrels.source if qrels.source else ''} "
             f"({len(unknown)} of {len(run.scores)} run queries are unknown; "
             "--allow-unknown-queries ignores them)",
             file=run.source or None,

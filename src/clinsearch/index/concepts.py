@@ -133,6 +133,14 @@ class ConceptIndex:
         self.pattern_concept: list[str] = concepts
         self.pattern_polarity = np.array([p[1] for p in parts], dtype=object)
         self.pattern_modifiers: list[tuple[str, ...]] = [tuple(p[3:]) for p in parts]
+        # Where each finding and its modifiers are (offsets into the report text), for marking.
+        self.start = findings.column("start").to_numpy()
+        self.end = findings.column("end").to_numpy()
+        mods = findings.column("modifiers").combine_chunks()
+        self.modifier_offsets = mods.offsets.to_numpy()
+        self.modifier_start = mods.values.field("start").to_numpy(zero_copy_only=False)
+        self.modifier_end = mods.values.field("end").to_numpy(zero_copy_only=False)
+        self.modifier_value = mods.values.field("value").to_pylist()
 
     @classmethod
     def open(cls, gen_path: Path) -> ConceptIndex:

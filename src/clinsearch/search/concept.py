@@ -31,7 +31,7 @@ from clinsearch.search.query import ParsedQuery
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
-WORDING_DEPTH = 2000  # BM25 sentences fetched for the wording tie-break
+WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
 
 
 class ConceptRetriever:
@@ -96,14 +96,15 @@ class ConceptRetriever:
 
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
         """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
-        findings = self.ranker.index.findings
+        idx = self.ranker.index
         text = self.store.sentence_texts[row]
         base = int(self._sentence_start[row])
         out = []
         for part in parts:
-            found = findings.slice(part.row, 1).to_pylist()[0]
-            spans = [(found["start"], found["end"], part.query.name)]
-            spans += [(m["start"], m["end"], m["value"]) for m in found["modifiers"]]
+            spans = [(int(idx.start[part.row]), int(idx.end[part.row]), part.query.name)]
+            first, last = idx.modifier_offsets[part.row : part.row + 2]
+            spans += [(int(idx.modifier_start[i]), int(idx.modifier_end[i]), idx.modifier_value[i])
+                      for i in range(first, last)]
             out += [(s - base, e - base, what) for s, e, what in spans
                     if 0 <= s - base < e - base <= len(text)]
         return sorted(set(out))

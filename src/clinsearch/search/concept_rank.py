@@ -82,6 +82,7 @@ class ConceptRanker:
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
+        self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, int, float]] = {}
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
@@ -157,24 +158,34 @@ class ConceptRanker:
         rows, codes = rows[keep], codes[keep]
         sentences = self.index.sentence_code[rows]
         unique, inverse = np.unique(codes, return_inverse=True)
-        scored = [self._score(q, int(code)) for code in unique]
-        total = np.array([p.match.total for p in scored])[inverse]
-        parts = np.array([p.match.parts for p in scored])[inverse] + len(sites)
+        key = _key(q)
+        numbers = np.array([self._numbers_of(q, code, key) for code in unique.tolist()])
+        total = numbers[inverse, 0]
+        parts = numbers[inverse, 1] + len(sites)
         for mask, words in sites:
             as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
                                     for c in unique])[inverse]
             total = total + (mask[sentences] | as_modifier)
         values = total / np.maximum(parts, 1)
-        values = values + TIE_WEIGHT * np.array([p.similarity for p in scored])[inverse]
+        values = values + TIE_WEIGHT * numbers[inverse, 2]
         order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
         first = np.ones(len(order), dtype=bool)
         first[1:] = sentences[order][1:] != sentences[order][:-1]
         pick = order[first]
         return sentences[pick], rows[pick], values[pick]
 
-    def _score(self, q: Finding, code: int) -> PartMatch:
+    def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
+                    ) -> tuple[float, int, float]:
+        """Summed part scores, part count and similarity of pattern ``code`` for ``q``."""
+        key = (*qkey, code)
+        if key not in self._numbers:
+            self._score(q, code, qkey)
+        return self._numbers[key]
+
+    def _score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]] | None = None
+               ) -> PartMatch:
         """The match of pattern ``code`` with ``q`` (memoised across queries)."""
-        key = (q.concept, q.polarity, tuple(modifier_values(q.modifiers)), code)
+        key = (*(qkey or _key(q)), code)
         if key not in self._scored:
             idx = self.index
             m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
@@ -184,7 +195,9 @@ class ConceptRanker:
                 sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))
             if len(self._scored) > MEMO_LIMIT:
                 self._scored.clear()
+                self._numbers.clear()
             self._scored[key] = PartMatch(q, -1, m, sim)
+            self._numbers[key] = (m.total, m.parts, sim)
         return self._scored[key]
 
     def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
@@ -202,6 +215,11 @@ class ConceptRanker:
             assert self.vectors is not None
             self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
         return self._pattern_vectors[code]
+
+
+def _key(q: Finding) -> tuple[str, str, tuple[str, ...]]:
+    """What a query pattern's match with a candidate depends on."""
+    return (q.concept, q.polarity, tuple(modifier_values(q.modifiers)))
 
 
 def _site_words(site: Finding) -> set[str]:

@@ -1,6 +1,7 @@
 """Passage-level benchmark (paper 004): (entity, section) queries over sectioned notes.
 
-Each named section of a report is a passage (id ``REPORT@SECTION``). A query pairs an entity, a
+Each named section of a report is a passage (id ``REPORT@SECTION``, ``REPORT@SECTION-2`` for a
+second section of the same name). A query pairs an entity, a
 finding the section asserts, phrased with its modifiers ("mild right lower lobe atelectasis"),
 with the section's name; relevant are the passages of that section that assert the same finding
 with the same modifiers. Queries with at most ``max_relevant`` relevant passages are sampled
@@ -32,9 +33,10 @@ class PassageBenchmark:
 
 
 def passages_of(doc: SegmentedReport) -> list[tuple[Report, list[int]]]:
-    """Each named, non-empty section as a passage report, with its sentences' positions."""
+    """Each named section holding sentences, as a passage report with its sentences' positions."""
     out = []
     report = doc.report
+    seen: dict[str, int] = {}
     for section in doc.sections:
         text = report.text[section.start : section.end].strip()
         if not section.name or not text:
@@ -44,8 +46,12 @@ def passages_of(doc: SegmentedReport) -> list[tuple[Report, list[int]]]:
             for i, s in enumerate(doc.sentences)
             if s.section == section.name and section.start <= s.start < section.end
         ]
+        if not inside:  # a heading with nothing under it
+            continue
+        seen[section.name] = seen.get(section.name, 0) + 1
+        suffix = f"-{seen[section.name]}" if seen[section.name] > 1 else ""
         passage = Report(
-            id=f"{report.id}@{section.name}",
+            id=f"{report.id}@{section.name}{suffix}",
             text=text,
             patient_id=report.patient_id,
             visit_id=report.visit_id,

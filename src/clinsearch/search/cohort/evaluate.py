@@ -24,6 +24,10 @@ class FindingSpec:
     concepts: tuple[str, ...]  # the concept and its descendants
     polarities: tuple[str, ...]
     modifiers: tuple[str, ...] = ()  # modifier values the finding must carry
+    # Anatomy named with the finding ("rib fracture"): per site, its concepts (with descendants)
+    # and words; the sentence must mention one of the concepts, or the finding carry a word
+    # as a modifier.
+    sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 Resolver = Callable[[Term], FindingSpec]
@@ -142,4 +146,9 @@ def _spec_where(spec: FindingSpec) -> tuple[str, list[object]]:
     if spec.modifiers:
         sql += " AND list_has_all(mods, ?)"
         params.append(list(spec.modifiers))
+    for concepts, words in spec.sites:
+        marks = ", ".join("?" * len(concepts))
+        sql += (f" AND (list_has_any(mods, ?) OR sentence_uid IN"
+                f" (SELECT sentence_uid FROM f WHERE concept IN ({marks})))")
+        params += [list(words), *concepts]
     return sql, params

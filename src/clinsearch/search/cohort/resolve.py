@@ -32,11 +32,14 @@ def term_resolver(query: str, parser: QueryParser, hierarchy: Hierarchy,
                 f"'{term.text}' names {len(findings)} findings ({names}); "
                 "join them with AND or OR", query, term.start)
         f = findings[0]
+        sites = parsed.sites[0] if parsed.sites else ()
         return FindingSpec(
-            label=f.pattern,
+            label=" @".join([f.pattern, *(s.name for s in sites)]),
             concepts=tuple(sorted(hierarchy.descendants(f.concept))),
             polarities=options.allowed(f.polarity),
             modifiers=tuple(modifier_values(f.modifiers)),
+            sites=tuple((tuple(sorted(hierarchy.descendants(s.concept))),
+                         tuple(sorted({s.name.lower(), s.text.lower()}))) for s in sites),
         )
 
     return resolve

@@ -1,0 +1,186 @@
+"""The shared training loop: AdamW with linear warm-up and decay, progress bar, checkpoints, resume.
+
+Batches of epoch ``e`` come from a deterministic function of ``e``, so a run resumed from a
+checkpoint skips exactly the steps already taken and continues with the same data order.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+from tqdm.auto import tqdm
+from transformers import get_linear_schedule_with_warmup
+
+from clinsearch.train.files import atomic_write_dir
+
+B = TypeVar("B")
+STATE_FILE = "state.pt"
+LOG_FILE = "training.json"
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    """Optimiser and schedule settings shared by every trainer (paper 000 appendix defaults)."""
+
+    epochs: int = 1
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    warmup_steps: int = 100  # capped at a tenth of the run, so tiny runs still learn
+    max_steps: int | None = None
+    max_grad_norm: float = 1.0
+    seed: int = 13
+    checkpoint_every: int = 200
+    resume: bool = False
+    keep_checkpoint: bool = False
+    progress: bool = True
+    desc: str = "training"
+
+
+@dataclass(slots=True)
+class LoopResult:
+    """What a run did: steps, per-step losses, wall time and the process's peak memory."""
+
+    out: Path
+    steps: int
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+    resumed_from: int = 0
+
+
+def checkpoint_dir(out: Path) -> Path:
+    """Where checkpoints of a run writing ``out`` live: a sibling folder ``OUT.ckpt``."""
+    out = Path(out)
+    return out.with_name(out.name + ".ckpt")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def warmup_for(total: int, requested: int) -> int:
+    """Warm-up steps: as requested, but never more than a tenth of the run."""
+    return max(0, min(requested, total // 10))
+
+
+def _optimizer(model: torch.nn.Module, config: LoopConfig) -> torch.optim.Optimizer:
+    """AdamW with weight decay on weights only (not biases or layer norms)."""
+    decay, no_decay = [], []
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            continue
+        (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
+    groups = [
+        {"params": decay, "weight_decay": config.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=config.lr)
+
+
+def train_loop(
+    model: torch.nn.Module,
+    batches_for_epoch: Callable[[int], Sequence[B]],
+    step: Callable[[B], float],
+    config: LoopConfig,
+    out: Path,
+    save: Callable[[Path], None],
+    meta: dict[str, Any] | None = None,
+) -> LoopResult:
+    """Train ``model`` with ``step(batch)`` (computes the loss, calls backward) and save it.
+
+    The finished model is written by ``save(folder)`` into ``out`` atomically, with a
+    ``training.json`` log (config, ``meta``, losses, time, peak memory).
+    """
+    out = Path(out)
+    torch.manual_seed(config.seed)
+    plan = [len(batches_for_epoch(e)) for e in range(config.epochs)]
+    total = sum(plan) if config.max_steps is None else min(sum(plan), config.max_steps)
+    if total == 0:
+        raise ValueError("no training batches: need at least two labelled pairs")
+    optimizer = _optimizer(model, config)
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, warmup_for(total, config.warmup_steps), total
+    )
+    result = LoopResult(out=out, steps=0)
+    ckpt = checkpoint_dir(out)
+    if config.resume and (ckpt / STATE_FILE).exists():
+        state = torch.load(ckpt / STATE_FILE, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        result.steps = result.resumed_from = int(state["step"])
+        result.losses = list(state["losses"])
+    started = time.perf_counter()
+    model.train()
+    bar = tqdm(total=total, initial=result.steps, desc=config.desc, disable=not config.progress)
+    done = 0
+    for epoch in range(config.epochs):
+        batches = batches_for_epoch(epoch)
+        for batch in batches:
+            if result.steps >= total:
+                break
+            done += 1
+            if done <= result.steps:  # taken before the checkpoint we resumed from
+                continue
+            loss = step(batch)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            result.steps += 1
+            result.losses.append(loss)
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.4f}", epoch=epoch + 1)
+            if config.checkpoint_every and result.steps % config.checkpoint_every == 0:
+                _save_checkpoint(ckpt, model, optimizer, scheduler, result)
+    bar.close()
+    model.eval()
+    result.seconds = time.perf_counter() - started
+    result.peak_rss_mb = peak_rss_mb()
+    log = {
+        "config": asdict(config),
+        "meta": meta or {},
+        "steps": result.steps,
+        "resumed_from": result.resumed_from,
+        "seconds": round(result.seconds, 2),
+        "peak_rss_mb": round(result.peak_rss_mb, 1),
+        "losses": [round(x, 6) for x in result.losses],
+    }
+
+    def write(folder: Path) -> None:
+        save(folder)
+        (folder / LOG_FILE).write_text(json.dumps(log, indent=1), encoding="utf-8")
+
+    atomic_write_dir(out, write)
+    if not config.keep_checkpoint:
+        shutil.rmtree(ckpt, ignore_errors=True)
+    return result
+
+
+def _save_checkpoint(
+    ckpt: Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    result: LoopResult,
+) -> None:
+    """Write model, optimiser, schedule, step, losses and random state into ``ckpt`` atomically."""
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+        "step": result.steps,
+        "losses": result.losses,
+    }
+    atomic_write_dir(ckpt, lambda folder: torch.save(state, folder / STATE_FILE))

@@ -189,7 +189,7 @@ def main() -> int:
         print("| step | clinsearch | bm25s | ratio |")
         print("| --- | --- | --- | --- |")
         components = ", ".join(IndexConfig().components)
-        print(f"| Index.build from the CSV, BM25 only (read, segment, index) | {full_s:.2f} s | | |")
+        print(f"| Index.build from the CSV, BM25 only | {full_s:.2f} s | | |")
         print(f"| Index.build from the CSV, default ({components}) | {default_s:.2f} s | | |")
         print(f"| of which read / segment | {read_s:.2f} s / {segment_s:.2f} s | | |")
         print(

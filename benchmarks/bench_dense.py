@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import random
 import statistics
 import sys
@@ -41,20 +42,14 @@ from clinsearch.search.registry import METHODS
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")
 DEPTH = 1000
-DENSE_WEIGHTS = (0.1, 0.25, 0.5, 1.0)  # other methods weigh 1
-# Fusion candidates tried on the development queries: (label, hybrid options).
-CANDIDATES: tuple[tuple[str, dict[str, object]], ...] = (
-    *(
-        (f"rrf k={k} dense={w}", {"fusion": "rrf", "rrf_k": k, "dense": w})
-        for k in (10, 60)
-        for w in DENSE_WEIGHTS
-    ),
-    *(
-        (f"{norm} dense={w}", {"fusion": "weighted", "normalisation": norm, "dense": w})
-        for norm in ("minmax", "zscore")
-        for w in DENSE_WEIGHTS
-    ),
+# Fusion settings tried on the development queries: how lists are fused, then method weights.
+FUSIONS: tuple[dict[str, object], ...] = (
+    {"fusion": "rrf", "rrf_k": 10},
+    {"fusion": "rrf", "rrf_k": 60},
+    {"fusion": "weighted", "normalisation": "minmax"},
+    {"fusion": "weighted", "normalisation": "zscore"},
 )
+WEIGHT_GRID = {"bm25": (0.25, 0.5, 1.0), "dense": (0.05, 0.1, 0.25), "concept": (2.0, 4.0, 8.0)}
 console = Console()
 
 
@@ -87,6 +82,11 @@ def fused_run(runs: Sequence[Run], weights: Sequence[float], options: dict[str, 
             )
         scores[qid] = dict(fused[:DEPTH])
     return Run("fused", scores)
+
+
+def _weights(methods: Sequence[str], weights: Sequence[float]) -> str:
+    """Weights as the hybrid option string, e.g. "bm25=1.0,dense=0.25"."""
+    return ",".join(f"{m}={w}" for m, w in zip(methods, weights, strict=True))
 
 
 def _subset(run: Run, bench: Benchmark) -> Run:
@@ -159,17 +159,21 @@ def main() -> int:
     singles = ["bm25", "dense"] + (["concept"] if "concept" in METHODS else [])
     runs = {m: run_of(index, bench, m, m) for m in singles}
     fuse = list(singles)
-    tuning = Table("candidate", "dev MAP", title="fusion settings on the development half")
+    tuning = Table("method or best weights per fusion", "dev MAP", title="development half")
     for m in fuse:
         tuning.add_row(f"({m} alone)", f"{mean_map(dev, _subset(runs[m], dev)):.4f}")
-    best_label, best_options, best_map = "", {}, -1.0
-    for label, cand in CANDIDATES:
-        weights = [float(cand["dense"]) if m == "dense" else 1.0 for m in fuse]
-        fused = fused_run([runs[m] for m in fuse], weights, cand)
-        value = mean_map(dev, _subset(fused, dev))
-        tuning.add_row(label, f"{value:.4f}")
-        if value > best_map:
-            best_label, best_options, best_map = label, cand, value
+    best_label, best_options, best_weights, best_map = "", {}, (), -1.0
+    for cand in FUSIONS:
+        kind = " ".join(str(v) for v in cand.values())
+        kind_best = ("", -1.0)
+        for weights in itertools.product(*(WEIGHT_GRID[m] for m in fuse)):
+            fused = fused_run([runs[m] for m in fuse], weights, cand)
+            value = mean_map(dev, _subset(fused, dev))
+            label = f"{kind}, weights {_weights(fuse, weights)}"
+            kind_best = max(kind_best, (label, value), key=lambda x: x[1])
+            if value > best_map:
+                best_label, best_options, best_weights, best_map = label, cand, weights, value
+        tuning.add_row(kind_best[0], f"{kind_best[1]:.4f}")
     console.print(tuning)
     console.print(f"chosen on dev: {best_label} (MAP {best_map:.4f})")
     defaults = HybridRetriever.__init__.__kwdefaults__
@@ -180,13 +184,9 @@ def main() -> int:
 
     hybrid_options: dict[str, object] = {
         "methods": ",".join(fuse),
-        "fusion": best_options["fusion"],
-        "weights": f"dense={best_options['dense']}",
+        "weights": _weights(fuse, best_weights),
+        **best_options,
     }
-    if best_options["fusion"] == "rrf":
-        hybrid_options["rrf_k"] = best_options["rrf_k"]
-    else:
-        hybrid_options["normalisation"] = best_options["normalisation"]
     runs["hybrid"] = run_of(index, bench, "hybrid", "hybrid", **hybrid_options)
     rows = [*singles, "hybrid"]
     if args.rerank:

@@ -325,6 +325,16 @@ PolarityMode = Annotated[
                  "('pneumonia' never matches 'no pneumonia'); 'any' ignores polarity."),
 ]
 
+SearchPolarity = Annotated[
+    str,
+    typer.Option(
+        help="query: concept search keeps the polarity the query states, other methods do not"
+        " filter; any: results must mention the query's concepts; present / absent: results"
+        " must state them present / absent, with any method (uses the findings table)."
+    ),
+]
+SEARCH_POLARITIES = ("query", "any", "present", "absent")
+
 
 @app.command("search")
 def search_command(
@@ -363,14 +373,6 @@ def search_command(
     weights: Annotated[
         str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
     ] = None,
-    polarity_filter: Annotated[
-        str | None,
-        typer.Option(
-            "--polarity-filter",
-            help="Any method: keep only results whose query concepts are present, absent,"
-            " any (mentioned at all) or query (as the query states); needs the findings table.",
-        ),
-    ] = None,
     rerank: Annotated[
         Path | None,
         typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
@@ -387,7 +389,7 @@ def search_command(
         ),
     ] = None,
     include_uncertain: IncludeUncertain = False,
-    polarity: PolarityMode = "query",
+    polarity: SearchPolarity = "query",
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
@@ -413,13 +415,11 @@ def search_command(
         methods=methods,
         fusion=fusion,
         weights=weights,
-        polarity_filter=polarity_filter,
         rerank=rerank,
         rerank_depth=rerank_depth,
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
-        polarity=None if polarity == "query" else polarity,
-    )
+    ) | _polarity_options(method, polarity)
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -581,6 +581,20 @@ def _print_members(members: list[Any], level: str) -> None:
     for m in members:
         table.add_row(*m.ids, escape(m.term), escape(m.sentence))
     console.print(table)
+
+def _polarity_options(method: str, polarity: str) -> dict[str, str]:
+    """Map --polarity onto concept search's own mode and the filter every method takes."""
+    if polarity not in SEARCH_POLARITIES:
+        raise ClinsearchError(
+            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+        )
+    if polarity == "query":
+        return {}
+    native = {"polarity": "any"} if method == "concept" else {}
+    if method == "concept" and polarity == "any":
+        return native
+    return native | {"polarity_filter": polarity}
+
 
 def _search_options(**given: Any) -> dict[str, Any]:
     """The search options the user set (paths as strings), to pass to the method."""

@@ -26,3 +26,9 @@ def mini_lexicon() -> Lexicon:
 def annotator() -> Annotator:
     """The same cached instance the CLI uses for ``--lexicon mini_lexicon.yaml``."""
     return annotator_for(str(MINI))
+
+
+@pytest.fixture(scope="session")
+def shipped_annotator() -> Annotator:
+    """The annotator with the shipped chest X-ray lexicon (what the CLI uses by default)."""
+    return annotator_for(None)

@@ -93,6 +93,11 @@ def test_surface_forms_resolve(index: SurfaceIndex, term: str, concept: str | No
         ("retrocardiac", {("location", "retrocardiac")}),
         ("unchanged", {("temporal", "stable")}),
         ("moderately", {("severity", "moderate")}),
+        ("small", {("severity", "small")}),
+        ("tiny", {("severity", "small")}),
+        ("large", {("severity", "large")}),
+        ("grossly", set()),
+        ("prominent", set()),
     ],
 )
 def test_modifier_forms_resolve(

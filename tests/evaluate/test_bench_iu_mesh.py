@@ -48,8 +48,8 @@ def test_core_modifier_and_grades(shipped):
     assert grades["core:cardiomegaly"] == {"5": 1, "6": 1}
     # left: relevant 1, 2, 6; right-only 3 judged not relevant; unspecified 4 unjudged
     assert grades["mod:left_pleural_effusion"] == {"1": 1, "2": 1, "3": 0, "6": 1}
-    # the map reads MeSH "small" as severity mild; 1 and 6 leave severity unspecified
-    assert grades["mod:mild_left_pleural_effusion"] == {"2": 1, "3": 0}
+    # the map reads MeSH "small" as severity small; 1 and 6 leave severity unspecified
+    assert grades["mod:small_left_pleural_effusion"] == {"2": 1, "3": 0}
     assert kinds["mod:mild_cardiomegaly"] == "modifier"
     # granuloma covers its descendant calcified granuloma (lexicon parents)
     assert {"8", "9"} <= set(grades["core:granuloma"])

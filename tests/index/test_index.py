@@ -43,7 +43,7 @@ def test_layout_and_manifest_fields(built: Index) -> None:
     assert {p.name for p in (gen / "lexical").iterdir()} == {"sentences", "reports"}
     manifest = built.manifest.to_dict()
     assert manifest["format"] == "clinsearch-index" and manifest["format_version"] == 1
-    assert manifest["config"]["components"] == ["lexical", "findings"]
+    assert manifest["config"]["components"] == ["lexical", "findings", "concepts"]
     assert manifest["components"]["lexical"]["documents"] == {"sentences": 16, "reports": 8}
     assert "no" not in manifest["components"]["lexical"]["analyzer"]["stopwords"]
     assert manifest["created"].endswith("+00:00")

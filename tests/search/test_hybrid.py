@@ -6,7 +6,8 @@ import pytest
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index import Index
-from clinsearch.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
+from clinsearch.search.fusion import RRF_K, reciprocal_rank_fusion, weighted_score_fusion
+from clinsearch.search.hybrid import DEFAULT_FUSION, DEFAULT_NORMALISATION, DEFAULT_WEIGHTS
 
 QUERIES = ("pleural effusion", "enlarged heart", "collapsed lung")
 
@@ -42,11 +43,14 @@ def test_weighted_hybrid_uses_the_given_weights(dense_index: Index) -> None:
     assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
 
 
-def test_default_is_the_dev_tuned_zscore_fusion(dense_index: Index) -> None:
-    runs = [_ranking(dense_index, m, "pleural effusion", "report") for m in ("bm25", "dense")]
-    expected = weighted_score_fusion(runs, weights=[1.0, 0.5], normalisation="zscore")[:5]
-    hits = dense_index.search("pleural effusion", "report", 5, "hybrid")
-    assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
+def test_defaults_are_the_dev_tuned_settings(dense_index: Index) -> None:
+    weights = ",".join(f"{m}={DEFAULT_WEIGHTS.get(m, 1.0)}" for m in ("bm25", "dense"))
+    explicit = {"fusion": DEFAULT_FUSION, "weights": weights}
+    explicit |= {"normalisation": DEFAULT_NORMALISATION, "rrf_k": RRF_K}
+    for query in QUERIES:
+        default = dense_index.search(query, "report", 5, "hybrid")
+        given = dense_index.search(query, "report", 5, "hybrid", **explicit)
+        assert [(h.id, h.score) for h in default] == [(h.id, h.score) for h in given]
 
 
 def test_dense_finds_what_bm25_cannot(dense_index: Index) -> None:

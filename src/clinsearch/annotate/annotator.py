@@ -9,10 +9,16 @@ from itertools import repeat
 
 from spacy.tokens import Doc, Span
 
-from clinsearch.annotate.context_rules import context_of, polarity_of
+from clinsearch.annotate.context_rules import applicable, context_of, polarity_of
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.modifiers import Anchor, ModifierMatcher, ModifierMention, attach
+from clinsearch.annotate.modifiers import (
+    Anchor,
+    ModifierMatcher,
+    ModifierMention,
+    attach,
+    location_words,
+)
 from clinsearch.annotate.pipeline import build_pipeline
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
@@ -83,7 +89,8 @@ class Annotator:
         """Findings of an annotated ``doc``, offsets mapped back to the original ``text``.
 
         A concept whose words are all part of a ConText cue ("excluded" in "cannot be excluded")
-        or of a longer modifier ("lobe" in "right lower lobe") is not a finding; a cue that
+        or of a longer modifier ("lobe" in "right lower lobe") is not a finding, nor is an
+        anatomy word that locates another finding ("opacity in the lingula"); a cue that
         overlaps a finding's own words does not modify it.
         """
         mentions = self._modifiers(doc, keys)
@@ -103,21 +110,28 @@ class Annotator:
             )
             for e in ents
         ]
+        dropped = location_words(doc, mentions, anchors)
+        ents = [e for i, e in enumerate(ents) if i not in dropped]
+        anchors = [a for i, a in enumerate(anchors) if i not in dropped]
         attached = attach(doc, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
-            categories = [
-                m.category
-                for m in ent._.modifiers
-                if not _overlaps(m.modifier_span, (ent.start, ent.end))
-            ]
+            concept_type = self._type(ent.label_)
+            categories = applicable(
+                (
+                    m.category
+                    for m in ent._.modifiers
+                    if not _overlaps(m.modifier_span, (ent.start, ent.end))
+                ),
+                concept_type,
+            )
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
             findings.append(
                 Finding(
                     concept=concept,
                     name=name,
-                    type=self._type(ent.label_),
+                    type=concept_type,
                     text=text[start:end],
                     start=start,
                     end=end,

@@ -20,6 +20,7 @@ from medspacy.context import ConTextRule
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 INDICATION = "INDICATION"
+WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 CONTEXT_FLAGS = {
@@ -98,10 +99,19 @@ def expand_pattern(pattern: list[dict]) -> list[str] | None:
     return sorted(p for p in phrases if p)
 
 
+def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
+    """The ConText categories that bear on a concept of ``concept_type``.
+
+    A normal-limits cue rules out a finding ("engorgement is within normal limits") but says
+    an anatomy mention is normal, not absent ("heart size is normal").
+    """
+    return [c for c in categories if not (c == WITHIN_NORMAL and concept_type == "anatomy")]
+
+
 def polarity_of(categories: Iterable[str]) -> str:
     """Polarity from the ConText categories modifying a finding: negation wins over uncertainty."""
     cats = set(categories)
-    if NEGATED in cats:
+    if NEGATED in cats or WITHIN_NORMAL in cats:
         return "absent"
     if POSSIBLE in cats or INDICATION in cats:
         return "uncertain"

@@ -87,6 +87,26 @@ def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:
     return parts
 
 
+def location_words(doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]) -> set[int]:
+    """Anchors that are only a location word of another finding in their clause.
+
+    An anatomy mention lying wholly inside a location mention ("lobe", "lingula", "lung apices")
+    is where a non-anatomy finding of the same clause is ("scarring at the lung apices"), not a
+    finding of its own; with no such finding in the clause it stays ("lung bases are clear").
+    """
+    clauses = _partition(doc, CLAUSE_BREAKS)
+    with_finding = {clauses[a.start] for a in anchors if not a.anatomy}
+    return {
+        i
+        for i, a in enumerate(anchors)
+        if a.anatomy
+        and clauses[a.start] in with_finding
+        and any(
+            m.category == "location" and m.start <= a.start and a.end <= m.end for m in mentions
+        )
+    }
+
+
 def attach(
     doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]
 ) -> list[list[ModifierMention]]:

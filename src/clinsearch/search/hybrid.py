@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 FUSIONS = ("rrf", "weighted")
 # Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
 DEFAULT_FUSION = "weighted"
-DEFAULT_NORMALISATION: Normalisation = "zscore"
-DEFAULT_WEIGHTS: dict[str, float] = {"dense": 0.5}
+DEFAULT_NORMALISATION: Normalisation = "minmax"
+DEFAULT_WEIGHTS: dict[str, float] = {"bm25": 0.25, "dense": 0.05, "concept": 8.0}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}

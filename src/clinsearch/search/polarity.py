@@ -52,9 +52,10 @@ class PolarityFilter:
             path,
             columns=["sentence_id", "report_id", "visit_id", "patient_id", "concept", "polarity"],
         )
-        from clinsearch.annotate.annotator import Annotator
+        from clinsearch.annotate.annotator import annotator_for
 
-        self.annotator = Annotator()
+        # the lexicon the findings were made with, so query and index concepts agree
+        self.annotator = annotator_for(index.config.options.get("findings", {}).get("lexicon"))
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` that pass the filter."""

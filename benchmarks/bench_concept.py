@@ -139,7 +139,8 @@ benchmark and lexicon, 2026-11-22); core and synonym MAP do not move (0.781, 0.7
 one at a time on the previous lexicon: 0.626 (none) -> 0.636 (related regions) -> 0.638
 (unstated above contradicting) -> 0.661 (stated elsewhere in the report). What remains is
 MeSH wording the lexicon normalises away ("prior" and "chronic" are one temporal value)
-and reports whose text never states the labelled modifier. Recall@100 is below the 0.90 target; part of the gap is out of
+and reports whose text never states the labelled modifier.
+Recall@100 is below the 0.90 target; part of the gap is out of
 reach (queries with more than 100 relevant reports cap it, see the ceiling column), the rest
 is findings the annotator does not extract. The cohort queries stay under 200 ms per level at
 1M sentences; member lists with evidence for 150k units take longer (building Python rows).

@@ -55,7 +55,7 @@ def cohort_command(
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
 ) -> None:
-    from clinsearch.search.cohort import COUNT_LEVELS, Cohort, write_members_csv
+    from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
     from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions
 
@@ -72,12 +72,9 @@ def cohort_command(
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "exported": str(export) if export else None}))
         return
-    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
-    for unit in COUNT_LEVELS:
-        table.add_row(f"{unit}s", f"{counts[unit]:,}")
-    console.print(table)
+    print_counts(query, counts)
     if show:
-        _print_members(members[:show], level)
+        print_members(members[:show], level)
     if export:
         console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
 
@@ -113,7 +110,17 @@ def explain_query_command(
         console.print(explain_table(explained))
 
 
-def _print_members(members: list[Any], level: str) -> None:
+def print_counts(query: str, counts: dict[Any, int]) -> None:
+    """The patients, visits and reports a cohort query matches, as a small table."""
+    from clinsearch.search.cohort import COUNT_LEVELS
+
+    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
+    for unit in COUNT_LEVELS:
+        table.add_row(f"{unit}s", f"{counts[unit]:,}")
+    console.print(table)
+
+
+def print_members(members: list[Any], level: str) -> None:
     """A table of cohort members with their evidence sentences."""
     from clinsearch.search.cohort import ID_COLUMNS
 

@@ -1,4 +1,4 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``search``, ``info`` and ``demo``."""
+"""Index and search commands: ``index``, ``add``, ``delete``, ``search`` and ``info``."""
 
 from __future__ import annotations
 
@@ -32,12 +32,6 @@ from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.progress import track
 
 _BATCH_QUERIES = 64
-_DEMO_QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("pleural effusion", "report", "BM25 matches words: negated mentions rank with positive ones"),
-    ("no pneumothorax", "sentence", "a negated query: 'no' is kept as a term, not a stopword"),
-    ("right lower lobe pneumonia", "patient", "patients, each scored by their best report"),
-    ("cardiomegaly", "visit", "visits, each scored by their best report"),
-)
 
 
 @app.command("index")
@@ -262,31 +256,6 @@ def info_command(
     for key, value in manifest.items():
         table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
     console.print(table)
-
-
-@app.command("demo")
-def demo_command(
-    out: Annotated[Path, typer.Option(help="Where to write the demo index.")] = Path("demo-index"),
-) -> None:
-    """Index the bundled synthetic sample corpus and run a few example searches."""
-    from clinsearch.corpus.readers import read_reports
-    from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
-    from clinsearch.index import Index
-    from clinsearch.search.output import hits_table
-
-    index = Index.build(read_reports(sample_reports_path(), SAMPLE_FORMAT), out)
-    counts = index.manifest.counts
-    console.print(
-        f"indexed the bundled sample: {counts.reports} synthetic reports, {counts.sentences}"
-        f" sentences, {counts.visits} visits, {counts.patients} patients -> {escape(str(out))}\n"
-    )
-    for query, level, note in _DEMO_QUERIES:
-        console.print(
-            f"[bold]$ clinsearch search {escape(str(out))} {query!r} --level {level} --top 5[/]"
-        )
-        console.print(f"[dim]{note}[/]")
-        console.print(hits_table(index.search(query, level=level, top=5), level))  # type: ignore[arg-type]
-    console.print(f'Try your own: clinsearch search {escape(str(out))} "QUERY" --level patient')
 
 
 def _polarity_options(method: str, polarity: str) -> dict[str, str]:

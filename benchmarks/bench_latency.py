@@ -1,0 +1,78 @@
+"""Per-query latency of every search method on one IU X-ray index, side by side in one run.
+
+Queries: the IU X-ray MeSH benchmark's queries (`clinsearch bench build iu-mesh`), report level,
+top 10. Methods: bm25, concept, dense (query encoding included), hybrid (bm25 + dense + concept,
+fused). The index holds every component (lexical, findings, concepts, dense); it is built into
+``--index`` when that folder holds no index yet, and reused otherwise. Skips with a message when
+../shared/data is absent.
+
+    python benchmarks/bench_latency.py --index /tmp/iu-all
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from datetime import date
+from pathlib import Path
+
+from bench_index import latencies
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.corpus.readers import read_reports
+from clinsearch.datasets import IU_XRAY, shared_data
+from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+from clinsearch.evaluate.mesh import MeshMap
+from clinsearch.index import Index, IndexConfig
+
+METHODS = ("bm25", "concept", "dense", "hybrid")
+ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
+TOP = 10
+
+
+def open_or_build(path: Path, csv: Path) -> Index:
+    """The index at ``path``, built with every component if it is not there yet."""
+    if (path / "CURRENT").exists():
+        return Index.open(path)
+    started = time.perf_counter()
+    index = Index.build(
+        read_reports(csv, "iu-xray", skip_bad=True), path, IndexConfig(components=ALL_COMPONENTS)
+    )
+    print(f"built {path} in {time.perf_counter() - started:.0f} s")
+    return index
+
+
+def main() -> int:
+    """Print a Markdown table of p50 / p95 latency per method, with ratios to BM25."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--index", type=Path, required=True, help="index folder (reused or built)")
+    parser.add_argument("--queries", type=int, default=200, help="how many benchmark queries")
+    args = parser.parse_args()
+    csv = shared_data(IU_XRAY)
+    if csv is None:
+        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
+        return 0
+    index = open_or_build(args.index, csv)
+    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
+    bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+    queries = [q.text for q in bench.queries][: args.queries]
+    print(
+        f"{date.today()}, {platform.machine()}, {os.cpu_count()} cores, load average"
+        f" {os.getloadavg()[0]:.1f}; {len(queries)} IU X-ray MeSH queries, report level,"
+        f" top {TOP}\n"
+    )
+    print("| method | p50 ms | p95 ms | p95 of per-query minima ms | p50 vs bm25 |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    base = None
+    for method in METHODS:
+        p50, p95, p95_min = latencies(
+            lambda q, m=method: index.search(q, level="report", top=TOP, method=m), queries
+        )
+        base = base or p50
+        print(f"| {method} | {p50:.1f} | {p95:.1f} | {p95_min:.1f} | {p50 / base:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -258,8 +259,22 @@ def test_demo_runs_as_a_module(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "indexed the bundled sample" in result.stdout
-    for query in ("'no pneumothorax' --level sentence", "--level patient"):
-        assert query in result.stdout
+    # Each step prints its command, then its results: split the output at the commands.
+    steps = {
+        line.partition(str(out))[2].strip(): body
+        for line, _, body in (
+            part.partition("\n") for part in result.stdout.split("$ clinsearch ")[1:]
+        )
+    }
+    bm25 = steps["pneumothorax --level report --top 5 --method bm25"]
+    concept = steps["pneumothorax --level report --top 5 --method concept"]
+    assert "No pneumothorax." in bm25
+    assert "pneumothorax" in concept and "No pneumothorax" not in concept
+    assert "cardiomegaly" in steps["'enlarged heart' --level report --top 5 --method concept"]
+    rll = steps["'right lower lobe pneumonia' --level patient --top 5 --method concept"]
+    assert "lower lobe ✓" in rll
+    cohort = steps["""'pneumonia AND NOT "pleural effusion"' --level patient --show 3"""]
+    assert re.search(r"patients\s+[1-9]", cohort) and "present|pneumonia" in cohort
     assert Index.open(out).manifest.counts.reports > 100
 
 

@@ -1,0 +1,118 @@
+"""Finding extraction commands: ``annotate``, ``explain`` and the ``lexicon`` group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from clinsearch.cli import app, err_console
+from clinsearch.cli.options import LexiconOpt
+
+lexicon_app = typer.Typer(
+    help="Inspect, query and extend the finding lexicon.", no_args_is_help=True
+)
+app.add_typer(lexicon_app, name="lexicon")
+
+
+@app.command("annotate")
+def annotate_cmd(
+    input: Annotated[Path, typer.Option("--input", help='JSONL: {"id", "text", "targets"?}.')],
+    output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
+    lexicon: LexiconOpt = None,
+    batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+) -> None:
+    """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
+    from rich.progress import Progress
+
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.jsonl import annotate_jsonl
+
+    annotator = annotator_for(str(lexicon) if lexicon else None)
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("annotating", total=None)
+        count = annotate_jsonl(
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+        )
+    err_console.print(f"annotated {count} texts -> {escape(str(output))}")
+
+
+@app.command("explain")
+def explain_cmd(
+    sentence: Annotated[str, typer.Argument(help="The sentence to annotate.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show the findings of one sentence: spans marked in the text and a table of patterns."""
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.annotate.explain import explain
+
+    findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
+    Console().print(explain(sentence, findings))
+
+
+@lexicon_app.command("stats")
+def lexicon_stats_cmd(lexicon: LexiconOpt = None) -> None:
+    """Count concepts by type, surface forms and modifier values."""
+    from rich.table import Table
+
+    from clinsearch.annotate.lexicon import Lexicon
+
+    lex = Lexicon.load(lexicon)
+    stats = lex.stats()
+    table = Table(title=f"{lex.name} {lex.version}".strip())
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("concepts", str(stats.concepts))
+    for ctype, n in stats.by_type.items():
+        table.add_row(f"  {ctype}", str(n))
+    table.add_row("surface forms (names, terms, abbreviations)", str(stats.surface_forms))
+    for category, n in stats.modifier_values.items():
+        table.add_row(f"modifier values: {category}", str(n))
+    table.add_row("modifier surface forms (incl. compounds)", str(stats.modifier_forms))
+    Console().print(table)
+
+
+@lexicon_app.command("lookup")
+def lexicon_lookup_cmd(
+    term: Annotated[str, typer.Argument(help="A term as it might appear in a report.")],
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Show which concept(s) and modifier values a term resolves to (exit 1 if none)."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lookup import lookup
+
+    result = lookup(Lexicon.load(lexicon), term)
+    console = Console()
+    if not result.concepts and not result.modifiers:
+        console.print(f"'{escape(term)}': no concept or modifier")
+        raise typer.Exit(1)
+    for c in result.concepts:
+        parents = f" parents={','.join(c.parents)}" if c.parents else ""
+        console.print(f"concept {c.id}: {escape(c.name)} type={c.type} region={c.region}{parents}")
+    for category, value in result.modifiers:
+        console.print(f"modifier {category}={escape(value)}")
+
+
+@lexicon_app.command("import")
+def lexicon_import_cmd(
+    source: Annotated[Path, typer.Argument(help="CSV (concept, term[, type]) or OBO file.")],
+    format: Annotated[str, typer.Option("--format", help="csv or obo.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the merged lexicon YAML.")],
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the base concepts.")] = False,
+    lexicon: LexiconOpt = None,
+    default_type: Annotated[
+        str, typer.Option("--type", help="Type of concepts that name none.")
+    ] = "finding",
+) -> None:
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.annotate.lexicon_import import import_lexicon
+
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type)
+    stats = merged.stats()
+    err_console.print(
+        f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"
+    )

@@ -1,0 +1,134 @@
+"""Concept search and cohort commands: ``cohort`` and ``explain-query``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from clinsearch.cli import app, console
+from clinsearch.cli.options import IncludeUncertain, IndexDir
+from clinsearch.errors import ClinsearchError
+
+PolarityMode = Annotated[
+    str,
+    typer.Option(help="concept/cohort: 'query' keeps the polarity the query states "
+                 "('pneumonia' never matches 'no pneumonia'); 'any' ignores polarity."),
+]
+
+COHORT_HELP = """Count (and export) the patients, visits and reports a Boolean cohort query matches.
+
+\b
+Syntax (keywords in any case):
+  pneumonia                      a finding, present (as the lexicon knows it, synonyms included)
+  "no pleural effusion"          a negated finding; 'possible X' is an uncertain one
+  right lower lobe pneumonia     words in a row form one finding with its modifiers
+  A AND B, A OR B, NOT A, ( )    NOT binds tightest, then AND, then OR; 'A B' means A AND B
+  (A AND B) same sentence        scope: sentence, report, visit or patient (default: --level)
+  type:"CHEST XRAY"              report type          date:2020-01-01..2020-12-31  report date
+  section:impression             sentence section     text:"port"  sentences containing text
+Filters restrict every finding of the AND group they stand in.
+\b
+Example:
+  clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv
+"""
+
+
+@app.command("cohort", help=COHORT_HELP)
+def cohort_command(
+    index_dir: IndexDir,
+    query: Annotated[str, typer.Argument(help="The cohort query (see above).", show_default=False)],
+    level: Annotated[
+        str, typer.Option(help="Unit the query is about and --export lists: patient, visit, "
+                          "report or sentence.")
+    ] = "patient",
+    export: Annotated[
+        Path | None,
+        typer.Option(help="Write the matching units, each with an evidence sentence, to this CSV."),
+    ] = None,
+    show: Annotated[int, typer.Option(help="Print the first N matching units.", min=0)] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    include_uncertain: IncludeUncertain = False,
+    polarity: PolarityMode = "query",
+) -> None:
+    from clinsearch.search.cohort import Cohort, write_members_csv
+    from clinsearch.search.cohort.syntax import UNITS
+    from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions
+
+    if level not in UNITS:
+        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    if polarity not in POLARITY_MODES:
+        raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
+    cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity))
+    counts = cohort.counts(query)
+    members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
+    if export:
+        write_members_csv(members, level, export)  # type: ignore[arg-type]
+    if as_json:
+        typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
+                               "exported": str(export) if export else None}))
+        return
+    print_counts(query, counts)
+    if show:
+        print_members(members[:show], level)
+    if export:
+        console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
+
+
+@app.command("explain-query")
+def explain_query_command(
+    query: Annotated[str, typer.Argument(help="A free-text query.", show_default=False)],
+    index_dir: Annotated[
+        Path | None, typer.Option("--index", help="Use this index's lexicon.")
+    ] = None,
+    lexicon: Annotated[
+        Path | None, typer.Option(help="Lexicon file (default: the shipped chest X-ray one).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
+    from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+    from clinsearch.search.explain import explain_query, explain_table
+
+    if index_dir is not None and lexicon is not None:
+        raise ClinsearchError("give --index or --lexicon, not both")
+    if index_dir is not None:
+        from clinsearch.index import Index
+
+        path = index_lexicon_path(Index.open(index_dir))
+    else:
+        path = str(lexicon) if lexicon else None
+    tools = concept_tools(path)
+    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon)
+    if as_json:
+        typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
+    else:
+        console.print(explain_table(explained))
+
+
+def print_counts(query: str, counts: dict[Any, int]) -> None:
+    """The patients, visits and reports a cohort query matches, as a small table."""
+    from clinsearch.search.cohort import COUNT_LEVELS
+
+    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
+    for unit in COUNT_LEVELS:
+        table.add_row(f"{unit}s", f"{counts[unit]:,}")
+    console.print(table)
+
+
+def print_members(members: list[Any], level: str) -> None:
+    """A table of cohort members with their evidence sentences."""
+    from clinsearch.search.cohort import ID_COLUMNS
+
+    table = Table(show_lines=False)
+    for name in ID_COLUMNS[level]:  # type: ignore[index]
+        table.add_column(name.removesuffix("_id"))
+    table.add_column("matched")
+    table.add_column("evidence sentence", ratio=1)
+    for m in members:
+        table.add_row(*m.ids, escape(m.term), escape(m.sentence))
+    console.print(table)

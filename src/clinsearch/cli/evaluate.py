@@ -1,0 +1,324 @@
+"""Evaluation commands: ``eval`` (score and compare runs) and ``bench build`` (make benchmarks)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from clinsearch.cli import app, console, err_console
+from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.options import Corpus, CorpusFormat, SkipBad
+from clinsearch.errors import InputError
+
+if TYPE_CHECKING:
+    from clinsearch.evaluate.compare import Comparison
+    from clinsearch.evaluate.queries import Query
+    from clinsearch.evaluate.trec import Run
+
+
+def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_query: bool) -> None:
+    """Print a comparison to stdout as a rich table, Markdown or JSON."""
+    from clinsearch.evaluate import render
+
+    out = render.table_console()
+    if fmt == "json":
+        out.print_json(render.to_json(comp))
+        return
+    queries = render.per_query_rows(comp) if per_query else None
+    cols = render.PER_QUERY_TEXT_COLUMNS
+    if fmt == "markdown":
+        text = render.markdown(comp, test, alpha)
+        if queries:
+            text += "\n" + render.markdown_from_rows(*queries, text_columns=cols)
+        out.print(text, markup=False, highlight=False, end="")
+    else:
+        out.print(render.rich_table(comp, test, alpha))
+        if queries:
+            out.print(render.rich_from_rows(*queries, text_columns=cols))
+
+
+def _index_runs(
+    index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
+) -> list[Run]:
+    """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
+    from clinsearch.evaluate.runner import index_runs, parse_method
+    from clinsearch.evaluate.trec import write_run
+    from clinsearch.index import Index
+
+    runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
+    for run in runs if save is not None else []:
+        path = save / (re.sub(r"[^\w.=-]+", "_", run.name) + ".run")
+        write_run(path, run)
+        err_console.print(f"wrote {path}", highlight=False)
+    return runs
+
+
+def _split_metrics(metrics: list[str] | None) -> list[str]:
+    """Metric names from repeated and/or comma-separated ``--metric`` options."""
+    from clinsearch.evaluate.measures import DEFAULT_MEASURES
+
+    names = [n for m in metrics or [] for n in m.split(",") if n.strip()]
+    return names or list(DEFAULT_MEASURES)
+
+
+@app.command("eval")
+def eval_command(
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="More run files (as --run).", show_default=False)
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option("--qrels", help="TREC qrels file: qid iteration docid grade.")
+    ] = None,
+    run: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--run", help="TREC run file; repeat or list several. The first is the baseline."
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric(s): map, rprec, p@K, ndcg@K, bpref, mrr, recall@K, or an ir_measures "
+            "name; repeat or comma-separate. Default: map rprec p@10 ndcg@10 bpref mrr "
+            "recall@1 recall@5 recall@100.",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
+    groups: Annotated[
+        Path | None,
+        typer.Option(
+            "--groups",
+            help="Queries TSV (qid, query[, kind]) whose kind column groups the results; "
+            "without kind, 'no M' queries are negative and the others positive.",
+        ),
+    ] = None,
+    plot_dir: Annotated[
+        Path | None, typer.Option("--plot-dir", help="Write PNG plots into this folder.")
+    ] = None,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="Also show every query's values.")
+    ] = False,
+    test: Annotated[
+        str, typer.Option("--test", help="Paired test vs the first run: randomization | ttest.")
+    ] = "randomization",
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level for the * marker.")
+    ] = 0.05,
+    allow_unknown: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unknown-queries",
+            help="Ignore (with a warning) run queries the qrels do not know, instead of failing.",
+        ),
+    ] = False,
+    index: Annotated[
+        Path | None,
+        typer.Option("--index", help="Index mode: search this index instead of reading runs."),
+    ] = None,
+    queries_file: Annotated[
+        Path | None,
+        typer.Option("--queries", help="Index mode: queries TSV (qid, query[, kind])."),
+    ] = None,
+    method: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--method",
+            help="Index mode: search method, repeatable; NAME or NAME:opt=value,... "
+            "(e.g. bm25, bm25:whole_report=true). The first is the baseline.",
+            show_default=False,
+        ),
+    ] = None,
+    level: Annotated[
+        str, typer.Option("--level", help="Index mode: sentence | report | visit | patient.")
+    ] = "report",
+    top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
+    save_runs: Annotated[
+        Path | None,
+        typer.Option("--save-runs", help="Index mode: write each method's TREC run here."),
+    ] = None,
+) -> None:
+    """Score runs against qrels and compare them side by side, per query group.
+
+    Run mode: clinsearch eval --qrels q.qrels --run bm25.run dense.run --groups queries.tsv
+
+    Index mode: clinsearch eval --index DIR --queries q.tsv --qrels q.qrels --method bm25
+    --method bm25:whole_report=true (each method searches the index; the first is the baseline).
+    """
+    from clinsearch.errors import InputError
+    from clinsearch.evaluate.compare import compare_runs
+    from clinsearch.evaluate.measures import parse_measure
+    from clinsearch.evaluate.plots import write_plots
+    from clinsearch.evaluate.queries import read_queries
+    from clinsearch.evaluate.significance import TESTS
+    from clinsearch.evaluate.trec import read_qrels, read_run
+
+    if fmt not in ("table", "markdown", "json"):
+        raise InputError(f"unknown format {fmt!r}; use table, markdown or json", field="--format")
+    if test not in TESTS:
+        raise InputError(f"unknown test {test!r}; use randomization or ttest", field="--test")
+    if qrels is None:
+        raise InputError("--qrels is required", field="--qrels")
+    paths = [*(run or []), *(runs or [])]
+    if (index is None) == (not paths):
+        raise InputError("give run files (--run) or an index (--index), not both", field="--run")
+    measures = [parse_measure(n) for n in _split_metrics(metric)]
+    judgements = read_qrels(qrels)
+    if index is not None:
+        if queries_file is None or not method:
+            raise InputError("--index needs --queries and at least one --method", field="--index")
+        queries = read_queries(queries_file)
+        loaded = _index_runs(index, queries, method, level, top, save_runs)
+    else:
+        loaded = [read_run(p) for p in paths]
+        queries = read_queries(groups) if groups is not None else None
+    comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
+    for warning in comp.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    _print_comparison(comp, fmt, test, alpha, per_query)
+    if plot_dir is not None:
+        for path in write_plots(comp, judgements, loaded, plot_dir):
+            err_console.print(f"wrote {path}", highlight=False)
+
+
+# --- benchmarks -------------------------------------------------------------------------------
+
+bench_app = typer.Typer(help="Evaluation benchmarks.", no_args_is_help=True)
+build_app = typer.Typer(
+    help="Build a benchmark: OUT/queries.tsv (qid, query, kind) and OUT/qrels.txt (TREC).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+bench_app.add_typer(build_app, name="build")
+
+BenchOut = Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into.")]
+LexiconPath = Annotated[
+    Path | None, typer.Option("--lexicon", help="Lexicon YAML (default: the shipped one).")
+]
+Seed = Annotated[int, typer.Option("--seed", help="Random seed (the output is deterministic).")]
+
+
+def _wrote(paths: list[Path], summary: str) -> None:
+    """Report what a builder wrote."""
+    console.print(summary)
+    for path in paths:
+        err_console.print(f"wrote {path}", highlight=False)
+
+
+@build_app.command("iu-mesh")
+def bench_iu_mesh(
+    out: BenchOut,
+    csv: Annotated[
+        Path | None,
+        typer.Argument(help="IU X-ray CSV (default: ../shared/data/iu_xray/indiana_reports.csv)."),
+    ] = None,
+    lexicon: LexiconPath = None,
+    mesh_map: Annotated[
+        Path | None, typer.Option("--mesh-map", help="MeSH map YAML (default: shipped).")
+    ] = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant reports a query needs.")
+    ] = 5,
+) -> None:
+    """IU X-ray report level, from the manual MeSH labels: core, modifier and synonym queries.
+
+    Report ids are the CSV's uid; reports with no findings/impression text are skipped, as
+    `clinsearch index --format iu-xray --skip-bad` skips them.
+    """
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import read_reports
+    from clinsearch.datasets import IU_XRAY, shared_data
+    from clinsearch.evaluate.bench.benchmark import write_benchmark
+    from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+    from clinsearch.evaluate.mesh import MeshMap
+
+    path = csv or shared_data(IU_XRAY)
+    if path is None:
+        raise InputError("give the IU X-ray CSV (not found under ../shared/data)", field="CSV")
+    reports = list(read_reports(path, "iu-xray", skip_bad=True))
+    bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
+    _wrote(write_benchmark(out, bench), bench.summary())
+
+
+@build_app.command("weak-sentences")
+def bench_weak_sentences(
+    index: Annotated[Path, typer.Option("--index", help="Index whose sentences are labelled.")],
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest relevant sentences a query needs.")
+    ] = 3,
+    seed: Seed = 0,
+) -> None:
+    """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
+
+    Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
+    queries of two halves of the findings that share no finding, and OUT/split.tsv.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
+    from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
+    from clinsearch.index import Index
+
+    annotator = Annotator(Lexicon.load(lexicon))
+    try:
+        weak = weak_benchmark(
+            index_sentence_findings(Index.open(index), annotator), min_relevant, seed=seed
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), file=index) from None
+    paths = write_benchmark(out, weak.all)
+    for k, fold in enumerate(weak.folds, start=1):
+        paths += write_benchmark(out / f"fold{k}", fold)
+    paths.append(write_split(out, weak.split))
+    folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
+    _wrote(paths, f"{weak.all.summary()}\n{folds}")
+
+
+@build_app.command("passages")
+def bench_passages(
+    corpus: Corpus,
+    fmt: CorpusFormat,
+    out: BenchOut,
+    lexicon: LexiconPath = None,
+    max_relevant: Annotated[
+        int, typer.Option("--max-relevant", help="Most relevant passages a query may have.")
+    ] = 3,
+    max_queries: Annotated[int, typer.Option("--queries", help="Queries to sample.")] = 200,
+    seed: Seed = 0,
+    skip_bad: SkipBad = False,
+) -> None:
+    """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
+
+    Writes OUT/passages.jsonl (index it with --format jsonl), OUT/queries.tsv and OUT/qrels.txt;
+    evaluate with -m recall@1,recall@5,mrr.
+    """
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.lexicon import Lexicon
+    from clinsearch.corpus.readers import ReadStats
+    from clinsearch.corpus.segment import Segmenter
+    from clinsearch.evaluate.bench.benchmark import write_benchmark, write_passages
+    from clinsearch.evaluate.bench.passages import passage_benchmark
+    from clinsearch.evaluate.bench.weak import annotate_unique
+
+    stats = ReadStats()
+    reports = read_corpus(corpus, fmt, skip_bad, stats, reader_mapping(*[None] * 7))
+    docs = list(Segmenter().segment_many(reports))
+    texts = [s.text for d in docs for s in d.sentences]
+    found = iter(annotate_unique(Annotator(Lexicon.load(lexicon)), texts))
+    labelled = [(d, [next(found) for _ in d.sentences]) for d in docs]
+    try:
+        built = passage_benchmark(labelled, max_relevant, max_queries, seed)
+    except ValueError as exc:
+        raise InputError(str(exc), file=corpus) from None
+    paths = [write_passages(out / "passages.jsonl", built.passages)]
+    paths += write_benchmark(out, built.bench)
+    _wrote(paths, f"{len(built.passages)} passages; {built.bench.summary()}")
+    report_skips(stats)

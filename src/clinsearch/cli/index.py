@@ -1,0 +1,320 @@
+"""Index and search commands: ``index``, ``add``, ``delete``, ``search`` and ``info``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from clinsearch.cli import app, console
+from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.options import (
+    Corpus,
+    CorpusFormat,
+    DateColumn,
+    EncoderModel,
+    IdColumn,
+    IncludeUncertain,
+    IndexDir,
+    LexiconOpt,
+    PatientColumn,
+    SkipBad,
+    Suffix,
+    TextColumns,
+    TypeColumn,
+    VisitColumn,
+)
+from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.progress import track
+
+_BATCH_QUERIES = 64
+
+
+@app.command("index")
+def index_command(
+    corpus: Corpus,
+    fmt: CorpusFormat,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Index directory to write (replaced if an index).")
+    ],
+    id_column: IdColumn = None,
+    text_columns: TextColumns = None,
+    patient_column: PatientColumn = None,
+    visit_column: VisitColumn = None,
+    type_column: TypeColumn = None,
+    date_column: DateColumn = None,
+    suffix: Suffix = None,
+    skip_bad: SkipBad = False,
+    dense: Annotated[
+        bool,
+        typer.Option(
+            "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
+        ),
+    ] = False,
+    model: EncoderModel = None,
+    lexicon: LexiconOpt = None,
+) -> None:
+    """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
+    the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
+    from clinsearch.corpus.readers import ReadStats
+    from clinsearch.index import Index, IndexConfig
+
+    mapping = reader_mapping(
+        id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
+    )
+    if model is not None and not dense:
+        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
+    components = IndexConfig().components + (("dense",) if dense else ())
+    options: dict[str, dict[str, str]] = {}
+    if model:
+        options["dense"] = {"model": str(model)}
+    if lexicon:
+        options["findings"] = {"lexicon": str(lexicon)}
+    config = IndexConfig(components=components, options=options)
+    stats = ReadStats()
+    index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
+    counts = index.manifest.counts
+    console.print(
+        f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
+        f" {counts.patients} patients) into {escape(str(out))}"
+    )
+    report_skips(stats)
+
+
+@app.command("add")
+def add_command(
+    index_dir: IndexDir,
+    corpus: Corpus,
+    fmt: CorpusFormat,
+    id_column: IdColumn = None,
+    text_columns: TextColumns = None,
+    patient_column: PatientColumn = None,
+    visit_column: VisitColumn = None,
+    type_column: TypeColumn = None,
+    date_column: DateColumn = None,
+    suffix: Suffix = None,
+    skip_bad: SkipBad = False,
+) -> None:
+    """Add the reports of another corpus to an index (their ids must be new)."""
+    from clinsearch.corpus.readers import ReadStats
+    from clinsearch.index import Index
+
+    index = Index.open(index_dir)
+    mapping = reader_mapping(
+        id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
+    )
+    stats = ReadStats()
+    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping))
+    console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
+    report_skips(stats)
+
+
+@app.command("delete")
+def delete_command(
+    index_dir: IndexDir,
+    ids: Annotated[str | None, typer.Option(help="Report ids to delete, comma-separated.")] = None,
+    ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
+) -> None:
+    """Delete reports from an index by id (every id must be in the index)."""
+    from clinsearch.index import Index
+
+    if (ids is None) == (ids_file is None):
+        raise ClinsearchError("give exactly one of --ids or --ids-file")
+    index = Index.open(index_dir)
+    wanted = (
+        _ids_from_file(ids_file, index)
+        if ids_file
+        else [i.strip() for i in ids.split(",") if i.strip()]
+    )
+    deleted = index.delete(wanted)
+    console.print(f"deleted {deleted} reports; the index now holds {index.manifest.counts.reports}")
+
+
+SearchPolarity = Annotated[
+    str,
+    typer.Option(
+        help="query: concept search keeps the polarity the query states, other methods do not"
+        " filter; any: results must mention the query's concepts; present / absent: results"
+        " must state them present / absent, with any method (uses the findings table)."
+    ),
+]
+SEARCH_POLARITIES = ("query", "any", "present", "absent")
+
+
+@app.command("search")
+def search_command(
+    index_dir: IndexDir,
+    query: Annotated[
+        str | None,
+        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
+    ] = None,
+    queries: Annotated[
+        Path | None,
+        typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
+    ] = None,
+    level: Annotated[
+        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
+    ] = "report",
+    top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
+    output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
+    method: Annotated[
+        str,
+        typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
+                     " or hybrid."),
+    ] = "bm25",
+    whole_report: Annotated[
+        bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
+    ] = False,
+    model: EncoderModel = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
+        ),
+    ] = None,
+    fusion: Annotated[
+        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
+    ] = None,
+    rerank: Annotated[
+        Path | None,
+        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
+    ] = None,
+    rerank_depth: Annotated[
+        int | None,
+        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
+    ] = None,
+    rerank_input: Annotated[
+        str | None,
+        typer.Option(
+            help="What the cross-encoder reads: report (text, default), sentence (best"
+            " sentence) or summary (report concepts without negated findings)."
+        ),
+    ] = None,
+    include_uncertain: IncludeUncertain = False,
+    polarity: SearchPolarity = "query",
+    tag: Annotated[
+        str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
+    ] = None,
+) -> None:
+    """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
+    from clinsearch.index import Index
+    from clinsearch.search.hit import LEVELS
+    from clinsearch.search.output import OUTPUT_FORMATS
+    from clinsearch.search.queries import Query, read_queries
+
+    if (query is None) == (queries is None):
+        raise ClinsearchError("give a query or --queries FILE (not both)")
+    if level not in LEVELS:
+        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    if output not in OUTPUT_FORMATS:
+        raise ClinsearchError(
+            f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
+        )
+    batch = read_queries(queries) if queries else [Query("1", query or "")]
+    options = _search_options(
+        whole_report=whole_report or None,
+        model=model,
+        methods=methods,
+        fusion=fusion,
+        weights=weights,
+        rerank=rerank,
+        rerank_depth=rerank_depth,
+        rerank_input=rerank_input,
+        include_uncertain=include_uncertain or None,
+    ) | _polarity_options(method, polarity)
+    index = Index.open(index_dir)
+    run_tag = tag or f"clinsearch-{method}"
+    chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
+    for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
+        results = index.search_many([q.text for q in chunk], level, top, method, **options)
+        for q, hits in zip(chunk, results, strict=True):
+            _print_hits(
+                q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
+            )
+
+
+@app.command("info")
+def info_command(
+    index_dir: IndexDir,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Show an index's manifest: format, counts, configuration and components."""
+    from clinsearch.index import Index
+
+    manifest = Index.open(index_dir).manifest.to_dict()
+    if as_json:
+        typer.echo(json.dumps(manifest, indent=2))
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in manifest.items():
+        table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
+    console.print(table)
+
+
+def _polarity_options(method: str, polarity: str) -> dict[str, str]:
+    """Map --polarity onto concept search's own mode and the filter every method takes."""
+    if polarity not in SEARCH_POLARITIES:
+        raise ClinsearchError(
+            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+        )
+    if polarity == "query":
+        return {}
+    native = {"polarity": "any"} if method == "concept" else {}
+    if method == "concept" and polarity == "any":
+        return native
+    return native | {"polarity_filter": polarity}
+
+
+def _search_options(**given: Any) -> dict[str, Any]:
+    """The search options the user set (paths as strings), to pass to the method."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
+
+
+def _ids_from_file(path: Path, index: Any) -> list[str]:
+    """Report ids from a file (one per line); an id not in the index names its line."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read ids file ({exc})", file=path) from None
+    known = index.store.row_by_report_id
+    ids = []
+    for number, line in enumerate(lines, start=1):
+        report_id = line.strip()
+        if not report_id:
+            continue
+        if report_id not in known:
+            raise InputError(
+                f"id {report_id!r} is not in the index", file=path, line=number, field="id"
+            )
+        ids.append(report_id)
+    return ids
+
+
+def _print_hits(
+    qid: str,
+    query: str,
+    level: Any,
+    method: str,
+    hits: list[Any],
+    output: str,
+    tag: str,
+    *,
+    lines: bool,
+) -> None:
+    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines."""
+    from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
+
+    if output == "table":
+        console.print(hits_table(hits, level, title=escape(f"{qid}: {query}" if lines else query)))
+    elif output == "json":
+        typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
+    else:
+        for line in trec_lines(qid, hits, tag):
+            typer.echo(line)

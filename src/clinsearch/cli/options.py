@@ -1,0 +1,51 @@
+"""Option and argument types that several command modules share (Typer ``Annotated`` aliases)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+LexiconOpt = Annotated[
+    Path | None,
+    typer.Option("--lexicon", help="Lexicon YAML (clinsearch-lexicon/1); default: chest X-ray."),
+]
+Corpus = Annotated[
+    Path,
+    typer.Argument(help="Corpus file or folder to read.", metavar="CORPUS", show_default=False),
+]
+IndexDir = Annotated[
+    Path, typer.Argument(help="Index directory.", metavar="DIR", show_default=False)
+]
+CorpusFormat = Annotated[
+    str,
+    typer.Option(
+        "--format", "-f", help="Corpus format: csv, jsonl, txt-dir, iu-xray or mimic-notes."
+    ),
+]
+IdColumn = Annotated[str | None, typer.Option(help="csv: column holding the report id.")]
+TextColumns = Annotated[
+    str | None, typer.Option(help="csv: text column(s), comma-separated (joined as sections).")
+]
+PatientColumn = Annotated[str | None, typer.Option(help="csv: column holding the patient id.")]
+VisitColumn = Annotated[str | None, typer.Option(help="csv: column holding the visit id.")]
+TypeColumn = Annotated[str | None, typer.Option(help="csv: column holding the report type.")]
+DateColumn = Annotated[str | None, typer.Option(help="csv: column holding the report date.")]
+Suffix = Annotated[str | None, typer.Option(help="txt-dir: file suffix to read (default .txt).")]
+SkipBad = Annotated[
+    bool,
+    typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),
+]
+EncoderModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="Sentence-transformers or Hugging Face model folder for dense retrieval"
+        " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
+    ),
+]
+IncludeUncertain = Annotated[
+    bool,
+    typer.Option("--include-uncertain",
+                 help="concept/cohort: also match hedged findings ('possible pneumonia')."),
+]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.models.folder import check_model_folder, fingerprint
+from clinsearch.models.folder import check_model_folder, fingerprint, load_model_folder
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
@@ -28,18 +28,11 @@ class CrossEncoderScorer:
         """Load the cross-encoder at ``path``; hub access is off."""
         from sentence_transformers import CrossEncoder
 
-        self.path = check_model_folder(path, "cross-encoder model")
-        try:
-            self.model = CrossEncoder(str(self.path), device=device, local_files_only=True)
-        except Exception as exc:  # any loader failure is a bad folder, reported with its path
-            raise ClinsearchError(
-                f"cross-encoder model folder {self.path} could not be loaded: {exc}"
-            ) from exc
-        if not getattr(self.model.tokenizer, "is_fast", False):
-            raise ClinsearchError(
-                f"cross-encoder model folder {self.path}: a fast tokenizer (tokenizer.json) is "
-                "needed to split long passages into windows"
-            )
+        self.path, self.model = load_model_folder(
+            lambda folder: CrossEncoder(folder, device=device, local_files_only=True),
+            path,
+            "cross-encoder model",
+        )
         self.fingerprint = fingerprint(self.path)
         self.max_length = int(self.model.max_seq_length)
 

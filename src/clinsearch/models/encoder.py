@@ -14,8 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from clinsearch.errors import ClinsearchError
-from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
+from clinsearch.models.folder import (
+    check_model_folder,
+    default_encoder_path,
+    fingerprint,
+    load_model_folder,
+)
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
@@ -38,18 +42,11 @@ class SentenceEncoder:
         """Load the model at ``path`` (default: packaged all-MiniLM-L6-v2); hub access is off."""
         from sentence_transformers import SentenceTransformer
 
-        self.path = check_model_folder(path or default_encoder_path(), "encoder model")
-        try:
-            self.model = SentenceTransformer(str(self.path), device=device, local_files_only=True)
-        except Exception as exc:  # any loader failure is a bad folder, reported with its path
-            raise ClinsearchError(
-                f"encoder model folder {self.path} could not be loaded: {exc}"
-            ) from exc
-        if not getattr(self.model.tokenizer, "is_fast", False):
-            raise ClinsearchError(
-                f"encoder model folder {self.path}: a fast tokenizer (tokenizer.json) is needed "
-                "to split long passages into windows"
-            )
+        self.path, self.model = load_model_folder(
+            lambda folder: SentenceTransformer(folder, device=device, local_files_only=True),
+            path or default_encoder_path(),
+            "encoder model",
+        )
         self.fingerprint = fingerprint(self.path)
         self.dim = int(self.model.get_embedding_dimension() or 0)
         special = self.model.tokenizer.num_special_tokens_to_add(pair=False)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from clinsearch.errors import ClinsearchError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "vocab.json")
+Model = TypeVar("Model")
+
 _FINGERPRINT_FILES = (
     "config.json",
     "modules.json",
@@ -78,3 +82,23 @@ def fingerprint(path: Path) -> str:
                     for block in iter(lambda h=handle: h.read(1 << 20), b""):
                         digest.update(block)
     return digest.hexdigest()[:16]
+
+
+def load_model_folder(
+    loader: Callable[[str], Model], path: str | Path, what: str
+) -> tuple[Path, Model]:
+    """Check the folder at ``path`` and load it with ``loader``; any failure names the folder.
+
+    The model must come with a fast tokenizer, which splitting long passages into windows needs.
+    """
+    folder = check_model_folder(path, what)
+    try:
+        model: Any = loader(str(folder))
+    except Exception as exc:  # any loader failure is a bad folder, reported with its path
+        raise ClinsearchError(f"{what} folder {folder} could not be loaded: {exc}") from exc
+    if not getattr(model.tokenizer, "is_fast", False):
+        raise ClinsearchError(
+            f"{what} folder {folder}: a fast tokenizer (tokenizer.json) is needed to split long"
+            " passages into windows"
+        )
+    return folder, model

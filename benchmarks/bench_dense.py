@@ -25,20 +25,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.benchmark import Benchmark
-from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
-from clinsearch.evaluate.mesh import MeshMap
 from clinsearch.evaluate.trec import Run
 from clinsearch.index import COMPONENTS, Index, IndexConfig
 from clinsearch.models.encoder import load_encoder
 from clinsearch.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
 from clinsearch.search.hybrid import DEFAULT_FUSION, DEFAULT_WEIGHTS, HybridRetriever
 from clinsearch.search.registry import METHODS
+from iu_common import iu_mesh
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")
 DEPTH = 1000
@@ -129,8 +126,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
-    bench = iu_mesh_benchmark(reports, Lexicon.load(None), MeshMap.load(None))
+    reports, bench = iu_mesh(csv)
     dev, test = split(bench)
     console.print(f"benchmark: {bench.summary()}\n  dev: {dev.summary()}\n  eval: {test.summary()}")
 

@@ -16,18 +16,13 @@ import time
 from datetime import date
 from pathlib import Path
 
-from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
-from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
-from clinsearch.evaluate.compare import compare_runs
-from clinsearch.evaluate.measures import parse_measure
-from clinsearch.evaluate.mesh import MeshMap
 from clinsearch.evaluate.plots import write_plots
-from clinsearch.evaluate.runner import index_runs, parse_method
 from clinsearch.index import Index
+from iu_common import iu_mesh, run_and_compare
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
@@ -51,13 +46,9 @@ def main() -> int:
     t0 = time.perf_counter()
     index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index")
     t_index = time.perf_counter() - t0
-    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
-    bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+    reports, bench = iu_mesh(csv)
     write_benchmark(OUT / "bench", bench)
-    t1 = time.perf_counter()
-    runs = index_runs(index, bench.queries, [parse_method(m) for m in METHODS], "report", TOP)
-    t_search = time.perf_counter() - t1
-    comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
+    runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))
     plots = write_plots(comp, bench.qrels, runs, PLOTS)
     per_query_ms = 1000 * t_search / (len(runs) * len(bench.queries))

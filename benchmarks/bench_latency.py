@@ -19,12 +19,10 @@ from datetime import date
 from pathlib import Path
 
 from bench_index import latencies
-from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
-from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
-from clinsearch.evaluate.mesh import MeshMap
 from clinsearch.index import Index, IndexConfig
+from iu_common import iu_mesh
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
@@ -54,8 +52,7 @@ def main() -> int:
         print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     index = open_or_build(args.index, csv)
-    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
-    bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+    _, bench = iu_mesh(csv)
     queries = [q.text for q in bench.queries][: args.queries]
     print(
         f"{date.today()}, {platform.machine()}, {os.cpu_count()} cores, load average"

@@ -23,12 +23,10 @@ from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
-from clinsearch.evaluate.compare import compare_runs
-from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.plots import write_plots
-from clinsearch.evaluate.runner import index_runs, parse_method
 from clinsearch.index import Index
 from clinsearch.index.config import IndexConfig
+from iu_common import run_and_compare
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
@@ -57,11 +55,8 @@ def main() -> int:
     weak = weak_benchmark(index_sentence_findings(index, Annotator()))
     t_label = time.perf_counter() - t1
     write_benchmark(OUT / "bench", weak.all)
-    t2 = time.perf_counter()
-    runs = index_runs(index, weak.all.queries, [parse_method(m) for m in METHODS], "sentence", TOP)
-    t_search = time.perf_counter() - t2
     bench = weak.all
-    comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
+    runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "sentence", TOP)
     console.print(render.rich_table(comp))
     plots = write_plots(comp, bench.qrels, runs, PLOTS)
     counts = index.manifest.counts

@@ -1,0 +1,41 @@
+"""Setup shared by the IU X-ray benchmarks: the MeSH benchmark, and method runs compared."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.corpus.model import Report
+from clinsearch.corpus.readers import read_reports
+from clinsearch.evaluate.bench.benchmark import Benchmark
+from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
+from clinsearch.evaluate.compare import Comparison, compare_runs
+from clinsearch.evaluate.measures import parse_measure
+from clinsearch.evaluate.mesh import MeshMap
+from clinsearch.evaluate.runner import index_runs, parse_method
+from clinsearch.evaluate.trec import Run
+from clinsearch.index import Index
+
+
+def iu_mesh(csv: Path) -> tuple[list[Report], Benchmark]:
+    """The IU X-ray reports with text and their MeSH benchmark (shipped lexicon and MeSH map)."""
+    reports = list(read_reports(csv, "iu-xray", skip_bad=True))
+    return reports, iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+
+
+def run_and_compare(
+    index: Index,
+    bench: Benchmark,
+    methods: Sequence[str],
+    measures: Sequence[str],
+    level: str,
+    top: int,
+) -> tuple[list[Run], Comparison, float]:
+    """Search ``bench``'s queries with each method, compare the runs; also the search seconds."""
+    started = time.perf_counter()
+    runs = index_runs(index, bench.queries, [parse_method(m) for m in methods], level, top)
+    seconds = time.perf_counter() - started
+    comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in measures], bench.queries)
+    return runs, comp, seconds

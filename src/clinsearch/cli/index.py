@@ -177,7 +177,12 @@ def search_command(
         ),
     ] = None,
     fusion: Annotated[
-        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+        str | None,
+        typer.Option(
+            help="hybrid: tiered (concept-search tiers first, weighted scores within a tier;"
+            " the default when concept takes part), weighted (normalised scores) or rrf"
+            " (reciprocal rank)."
+        ),
     ] = None,
     weights: Annotated[
         str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")

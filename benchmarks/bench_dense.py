@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
+import json
 import random
 import statistics
 import sys
@@ -52,7 +53,11 @@ FUSION_KINDS: tuple[tuple[str, str, Normalisation, int], ...] = (
     ("tiered min-max", "tiered", "minmax", RRF_K),
     ("tiered z-score", "tiered", "zscore", RRF_K),
 )
-WEIGHT_GRID = {"bm25": (0.25, 0.5, 1.0), "dense": (0.05, 0.25, 0.5), "concept": (1.0, 4.0, 8.0)}
+WEIGHT_GRID = {
+    "bm25": (0.25, 0.5, 1.0),
+    "dense": (0.0, 0.05, 0.25),
+    "concept": (0.0, 1.0, 8.0),
+}
 GROUPS = ("core", "modifier", "synonym", "all")
 console = Console()
 
@@ -81,6 +86,20 @@ def run_of(index: Index, bench: Benchmark, name: str, method: str, **options: ob
         q.qid: {h.id: h.score for h in hits} for q, hits in zip(bench.queries, results, strict=True)
     }
     return Run(name, scores)
+
+
+def single_runs(
+    index: Index, bench: Benchmark, methods: Sequence[str], cache: Path | None
+) -> dict[str, Run]:
+    """Each method's run over the benchmark, searched once (or read from ``cache``)."""
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        console.print(f"single-method runs read from {cache}")
+        return {m: Run(m, stored[m]) for m in methods}
+    runs = {m: run_of(index, bench, m, m) for m in methods}
+    if cache is not None:
+        cache.write_text(json.dumps({m: r.scores for m, r in runs.items()}), encoding="utf-8")
+    return runs
 
 
 def fused_run(name: str, runs: Sequence[Run], fusion: Fusion, bench: Benchmark) -> Run:
@@ -183,6 +202,9 @@ def main() -> int:
     ap.add_argument("--rerank-depth", type=int, default=50)
     ap.add_argument("--sample", type=int, default=2000, help="throughput sentences (0: skip)")
     ap.add_argument("--index", default=None, help="reuse (or build into) this index folder")
+    ap.add_argument("--cache", default=None,
+                    help="JSON file of the single-method runs: read if present, else written"
+                    " (delete it when the index or a method changes)")
     args = ap.parse_args()
     csv = shared_data(IU_XRAY)
     if csv is None:
@@ -209,7 +231,7 @@ def main() -> int:
         throughput(index, args.model, args.sample, args.threads)
 
     singles = ["bm25", "dense"] + (["concept"] if "concept" in METHODS else [])
-    runs = {m: run_of(index, bench, m, m) for m in singles}
+    runs = single_runs(index, bench, singles, Path(args.cache) if args.cache else None)
     console.print(unknown_words(index, dev, test))
     tuned = tune([runs[m] for m in singles], singles, dev)
     halves = Table("method or fusion (best weights on dev)",

@@ -32,7 +32,7 @@ CONCEPT_TIE_SPAN = 2 * TIE_WEIGHT + WORDING_WEIGHT
 # takes part, else weighted; per fusion, the best weights on that half (unnamed methods weigh 1).
 DEFAULT_NORMALISATION: Normalisation = "minmax"
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
-    "tiered": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
+    "tiered": {"bm25": 0.5, "dense": 0.05, "concept": 1.0},
     "weighted": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
     "rrf": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
 }

@@ -59,7 +59,7 @@ WEIGHT_GRID = {
     "concept": (0.0, 1.0, 8.0),
 }
 GROUPS = ("core", "modifier", "synonym", "all")
-console = Console()
+console = Console(width=160)  # wide tables are not cut when the output is a file
 
 
 @dataclass(frozen=True)

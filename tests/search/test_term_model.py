@@ -124,11 +124,13 @@ def test_index_records_its_term_model_and_the_option_overrides_it(
     assert explain("heart is big", "--index", out)["term_model"]["fingerprint"] == tiny_print
     override = explain("heart is big", "--index", out, "--term-model", default_encoder_path())
     assert override["term_model"]["fingerprint"] == fingerprint(default_encoder_path())
-    # concept ranking's pattern-similarity tie-break uses the same vectors
+    # the term model maps words; the pattern-similarity tie-break keeps the default vectors
     retriever = ConceptRetriever(Index.open(out))
-    assert retriever.ranker.vectors is retriever.parser.vectors
     assert retriever.parser.encoder.fingerprint == tiny_print
-    assert retriever.ranker.vectors.vectors.shape[1] == 32
+    assert retriever.parser.vectors.vectors.shape[1] == 32
+    assert retriever.ranker.vectors.vectors.shape[1] == 384
+    default = ConceptRetriever(Index.open(out), term_model=default_encoder_path())
+    assert np.array_equal(default.ranker.vectors.vectors, retriever.ranker.vectors.vectors)
     moved = tmp_path / "moved"
     shutil.move(tiny_terms, moved)
     code, output = run("search", out, "pneumonia", "--method", "concept", "--format", "json")

@@ -48,8 +48,8 @@ TermModel = Annotated[
     Path | None,
     typer.Option(
         help="concept search: term encoder folder (from 'clinsearch train terms') that maps"
-        " unknown query words to lexicon terms and compares finding patterns"
-        " (default: the index's recorded one, else all-MiniLM-L6-v2)."
+        " unknown query words to lexicon terms (default: the index's recorded one, else"
+        " all-MiniLM-L6-v2)."
     ),
 ]
 IncludeUncertain = Annotated[

@@ -49,7 +49,7 @@ class ConceptRetriever:
         tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
-        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors,
+        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity)
         row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}

@@ -1,9 +1,13 @@
 """The lexicon-derived machinery shared by concept search and cohort queries, built once.
 
-The term model (default MiniLM, or a term encoder from ``clinsearch train terms``) embeds the
-lexicon's terms: it maps unknown query words to lexicon terms and breaks ranking ties by pattern
-similarity. An index may record one in its config (``clinsearch index --term-model``); an
-explicit ``term_model`` argument overrides it.
+The term model (default MiniLM, or a term encoder from ``clinsearch train terms``) maps query
+words the lexicon does not know to lexicon terms. An index may record one in its config
+(``clinsearch index --term-model``); an explicit ``term_model`` argument overrides it.
+
+The ranking tie-break (pattern similarity) always uses the default encoder's term vectors: the
+term encoder learns only concept synonym groups, while patterns also hold polarity, type and
+modifier words, and on the IU X-ray benchmark its vectors as tie-break lowered P@10 (0.693 ->
+0.688, p < 0.05) with MAP unchanged (benchmarks/RESULTS.md, term encoder section).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import QueryParser
+from clinsearch.search.vocabulary import TermVectors
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -31,7 +36,12 @@ class ConceptTools:
 
     lexicon: Lexicon
     hierarchy: Hierarchy
-    parser: QueryParser
+    parser: QueryParser  # its vectors come from the term model
+    lexicon_path: str | None = None
+
+    def pattern_vectors(self) -> TermVectors:
+        """Term vectors for the pattern-similarity tie-break: the default encoder's, always."""
+        return concept_tools(self.lexicon_path).parser.vectors
 
 
 @lru_cache(maxsize=4)
@@ -44,7 +54,8 @@ def concept_tools(lexicon_path: str | None = None, term_model: str | None = None
     annotator = annotator_for(lexicon_path)  # the one the findings component uses, shared
     lexicon = annotator.lexicon
     encoder = DefaultEncoder(term_model, TERM_MODEL)
-    return ConceptTools(lexicon, Hierarchy.from_lexicon(lexicon), QueryParser(annotator, encoder))
+    return ConceptTools(lexicon, Hierarchy.from_lexicon(lexicon), QueryParser(annotator, encoder),
+                        lexicon_path)
 
 
 def index_concept_tools(index: Index, term_model: str | Path | None = None) -> ConceptTools:

@@ -2,7 +2,7 @@
 
 They serve two jobs: query words the lexicon does not know are mapped to the nearest lexicon
 terms, and finding patterns are compared as the mean vector of their parts (paper 001, 3.6).
-Both use the same encoder (MiniLM, or a trained term model), so they share one vector space.
+Each table belongs to one encoder: MiniLM, or a trained term model for the word mapping.
 """
 
 from __future__ import annotations

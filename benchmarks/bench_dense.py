@@ -35,7 +35,7 @@ from clinsearch.evaluate.trec import Run
 from clinsearch.index import COMPONENTS, Index, IndexConfig
 from clinsearch.models.encoder import load_encoder
 from clinsearch.progress import track
-from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+from clinsearch.search.concept_tools import index_concept_tools
 from clinsearch.search.fusion import RRF_K, Fusion, Normalisation
 from clinsearch.search.hybrid import TIER_ANCHOR, fusion_of
 from clinsearch.search.registry import METHODS
@@ -134,7 +134,7 @@ def tune(runs: Sequence[Run], names: Sequence[str], dev: Benchmark) -> list[Tune
 def unknown_words(index: Index, *benches: Benchmark) -> str:
     """How many queries of each half hold words the lexicon does not know (query-adaptive
     weights could only differ from the fully parsed case on those)."""
-    parser = concept_tools(index_lexicon_path(index)).parser
+    parser = index_concept_tools(index).parser
     counts = [sum(bool(parser.parse(q.text).mappings) for q in b.queries) for b in benches]
     return "queries with words the lexicon does not know: " + ", ".join(
         f"{n} of {len(b.queries)}" for n, b in zip(counts, benches, strict=True))

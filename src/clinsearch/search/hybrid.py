@@ -55,9 +55,11 @@ class HybridRetriever:
         rrf_k: int = RRF_K,
         depth: int = DEFAULT_DEPTH,
         model: str | Path | None = None,
+        term_model: str | Path | None = None,
     ) -> None:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
-        ``fusion`` defaults to ``default_fusion(methods)``."""
+        ``model`` goes to the dense method, ``term_model`` to the concept method; ``fusion``
+        defaults to ``default_fusion(methods)``."""
         from clinsearch.search.registry import make_retriever
 
         names = _split(methods) if methods else default_methods(index)
@@ -66,10 +68,14 @@ class HybridRetriever:
         self.names = names
         self.fusion = fusion_of(names, fusion, weights, normalisation, rrf_k)
         self.depth = depth
-        self.retrievers = [
-            make_retriever(index, name, **({"model": model} if name == "dense" and model else {}))
-            for name in names
-        ]
+        if term_model is not None and "concept" not in names:
+            raise ClinsearchError(f"hybrid: --term-model needs concept among the fused methods"
+                                  f" (got {', '.join(names)})")
+        given: dict[str, dict[str, str | Path]] = {
+            "dense": {"model": model} if model else {},
+            "concept": {"term_model": term_model} if term_model is not None else {},
+        }
+        self.retrievers = [make_retriever(index, name, **given.get(name, {})) for name in names]
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best fused hits at ``level`` for ``query``."""

@@ -136,7 +136,7 @@ def test_can_be_excluded_is_no_hedge(annotator: Annotator) -> None:
 
 
 def test_a_terminator_ends_a_backward_cue_with_a_short_scope(annotator: Annotator) -> None:
-    text = "Airspace opacity with costophrenic angle blunting which is not seen on the lateral view."
+    text = "Airspace opacity with costophrenic angle blunting which is not seen on the lateral."
     assert polarities(annotator, text) == {"opacity": "present", "costophrenic_blunting": "present"}
     text = "Costophrenic angle blunting is not seen on the lateral view."
     assert polarities(annotator, text) == {"costophrenic_blunting": "absent"}

@@ -16,6 +16,7 @@ queries with more than 100 relevant reports can lose ``R - 100`` of them whateve
 so only the avoidable share of their losses is counted (the table's total is ceiling - recall).
 
     python benchmarks/concept_losses.py [--index DIR] [--method concept:include_uncertain=true]
+    python benchmarks/concept_losses.py --index DIR --run FILE   # a run made earlier on DIR
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import Benchmark
-from clinsearch.evaluate.trec import Run
+from clinsearch.evaluate.trec import Run, read_run
 from clinsearch.index import Index, IndexConfig
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
 from iu_common import iu_mesh, run_and_compare
@@ -121,6 +122,8 @@ def main() -> int:
     ap.add_argument("--index", type=Path, default=Path(__file__).parent / "out" / "concept_iu"
                     / "index", help="IU index folder (built there when missing)")
     ap.add_argument("--method", default="concept", help="method spec of the run to analyse")
+    ap.add_argument("--run", type=Path, default=None,
+                    help="analyse this TREC run file (made on --index) instead of searching")
     ap.add_argument("--examples", type=int, default=0, help="print this many lost pairs per class")
     args = ap.parse_args()
     csv = shared_data(IU_XRAY)
@@ -129,10 +132,14 @@ def main() -> int:
         return 0
     index = open_index(args.index, csv)
     _, bench = iu_mesh(csv)
-    runs, comp, _ = run_and_compare(index, bench, [args.method], ["map", "recall@100"],
-                                    "report", 1000)
-    print(render.markdown(comp))
-    losses = classify_losses(index, bench, runs[0])
+    if args.run is not None:
+        run = read_run(args.run)
+    else:
+        runs, comp, _ = run_and_compare(index, bench, [args.method], ["map", "recall@100"],
+                                        "report", 1000)
+        print(render.markdown(comp))
+        run = runs[0]
+    losses = classify_losses(index, bench, run)
     print(loss_table(losses, bench))
     for cls in CLASSES:
         for qid, report, _ in losses[cls][: args.examples]:

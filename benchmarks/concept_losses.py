@@ -30,17 +30,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import modifier_values
-from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.trec import Run, read_run
-from clinsearch.index import Index, IndexConfig
+from clinsearch.index import Index
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
-from iu_common import iu_mesh, run_and_compare
+from iu_common import iu_mesh, open_or_build, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
+COMPONENTS = ("lexical", "findings", "concepts")
 Losses = dict[str, list[tuple[str, str, float]]]  # class -> (qid, report id, recall points)
 
 
@@ -108,14 +108,6 @@ def loss_table(losses: Losses, bench: Benchmark) -> str:
     return "\n".join(lines)
 
 
-def open_index(path: Path, csv: Path) -> Index:
-    """The IU index at ``path``, built there (lexical, findings, concepts) when missing."""
-    if (path / "CURRENT").exists():
-        return Index.open(path)
-    config = IndexConfig(components=("lexical", "findings", "concepts"))
-    return Index.build(read_reports(csv, "iu-xray", skip_bad=True), path, config)
-
-
 def main() -> int:
     """Print the loss table of one concept run; 0 on success or a clean skip."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -130,7 +122,7 @@ def main() -> int:
     if csv is None:
         print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
-    index = open_index(args.index, csv)
+    index = open_or_build(args.index, csv, COMPONENTS)
     _, bench = iu_mesh(csv)
     if args.run is not None:
         run = read_run(args.run)

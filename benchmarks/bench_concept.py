@@ -92,10 +92,11 @@ remaining loss is reports with no finding of the concept at all (lexicon wording
 labels the text does not state), then hedged findings (default run) and modifiers the text
 states elsewhere or not at all.
 Core and synonym MAP move by at most 0.003, not significantly (the modifier and overall gains
-are, p < 0.05, paired randomization test, before vs after run) (core 0.781 -> 0.781, synonym 0.785 -> 0.784; with
-uncertain 0.800 -> 0.798 and 0.803 -> 0.801): pattern-similarity tie-breaks shift once
-findings carry more modifier values. Admitting uncertain mentions is significant on every
-group (paired randomization, after runs: MAP +0.012, Recall@100 +0.017 overall)."""
+are, p < 0.05, paired randomization test, before vs after run) (core 0.781 -> 0.781,
+synonym 0.785 -> 0.784; with uncertain 0.800 -> 0.798 and 0.803 -> 0.801):
+pattern-similarity tie-breaks shift once findings carry more modifier values. Admitting
+uncertain mentions is significant on every group (paired randomization, after runs: MAP
++0.012, Recall@100 +0.017 overall)."""
 COHORT_HEADER = (
     "| level | query | matching units | count at level (ms) | counts at 3 levels (ms)"
     " | members with evidence (ms) |\n|---|---|---:|---:|---:|---:|"

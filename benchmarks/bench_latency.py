@@ -14,31 +14,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 from datetime import date
 from pathlib import Path
 
 from bench_index import latencies
-from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import IU_XRAY, shared_data
-from clinsearch.index import Index, IndexConfig
-from iu_common import iu_mesh
+from iu_common import iu_mesh, open_or_build
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
 TOP = 10
-
-
-def open_or_build(path: Path, csv: Path) -> Index:
-    """The index at ``path``, built with every component if it is not there yet."""
-    if (path / "CURRENT").exists():
-        return Index.open(path)
-    started = time.perf_counter()
-    index = Index.build(
-        read_reports(csv, "iu-xray", skip_bad=True), path, IndexConfig(components=ALL_COMPONENTS)
-    )
-    print(f"built {path} in {time.perf_counter() - started:.0f} s")
-    return index
 
 
 def main() -> int:
@@ -51,7 +36,7 @@ def main() -> int:
     if csv is None:
         print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
-    index = open_or_build(args.index, csv)
+    index = open_or_build(args.index, csv, ALL_COMPONENTS)
     _, bench = iu_mesh(csv)
     queries = [q.text for q in bench.queries][: args.queries]
     print(

@@ -16,13 +16,24 @@ from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.mesh import MeshMap
 from clinsearch.evaluate.runner import index_runs, parse_method
 from clinsearch.evaluate.trec import Run
-from clinsearch.index import Index
+from clinsearch.index import Index, IndexConfig
 
 
 def iu_mesh(csv: Path) -> tuple[list[Report], Benchmark]:
     """The IU X-ray reports with text and their MeSH benchmark (shipped lexicon and MeSH map)."""
     reports = list(read_reports(csv, "iu-xray", skip_bad=True))
     return reports, iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
+
+
+def open_or_build(path: Path, csv: Path, components: Sequence[str]) -> Index:
+    """The IU index at ``path``, built there with ``components`` if it is not there yet."""
+    if (path / "CURRENT").exists():
+        return Index.open(path)
+    started = time.perf_counter()
+    config = IndexConfig(components=tuple(components))
+    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), path, config)
+    print(f"built {path} in {time.perf_counter() - started:.0f} s")
+    return index
 
 
 def run_and_compare(

@@ -107,3 +107,41 @@ def test_cannot_exclude_hedges_with_the_shipped_lexicon(shipped_annotator: Annot
         "tortuous_aorta": "present",
         "aortic_aneurysm": "uncertain",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "polarity"),
+    [
+        ("It is unclear whether there is a pneumothorax.", "uncertain"),
+        ("It is not clear if this represents a pneumothorax.", "uncertain"),
+        ("Suspicion for pneumothorax at the apex.", "uncertain"),
+        ("Raising the possibility of a pneumothorax.", "uncertain"),
+        ("This does not exclude a pneumothorax.", "uncertain"),
+        ("This doesn't rule out a pneumothorax.", "uncertain"),
+        ("A small pneumothorax cannot be excluded.", "uncertain"),
+        ("A small pneumothorax can not be completely ruled out.", "uncertain"),
+        ("Difficult to exclude a small pneumothorax.", "uncertain"),
+        ("A small pneumothorax is suspected.", "uncertain"),
+        ("No pneumothorax.", "absent"),
+        ("The pneumothorax has resolved.", "absent"),
+        ("Small apical pneumothorax.", "present"),
+    ],
+)
+def test_hedges_are_uncertain_not_negated(annotator: Annotator, text: str, polarity: str) -> None:
+    assert polarities(annotator, text) == {"pneumothorax": polarity}
+
+
+def test_can_be_excluded_is_no_hedge(annotator: Annotator) -> None:
+    assert polarities(annotator, "Pneumothorax can be excluded.")["pneumothorax"] == "present"
+
+
+def test_a_terminator_ends_a_backward_cue_with_a_short_scope(annotator: Annotator) -> None:
+    text = "Airspace opacity with costophrenic angle blunting which is not seen on the lateral."
+    assert polarities(annotator, text) == {"opacity": "present", "costophrenic_blunting": "present"}
+    text = "Costophrenic angle blunting is not seen on the lateral view."
+    assert polarities(annotator, text) == {"costophrenic_blunting": "absent"}
+
+
+def test_the_likelier_alternative_after_a_negation_is_asserted(annotator: Annotator) -> None:
+    text = "This does not look like pneumonia, and more likely represents a granuloma."
+    assert polarities(annotator, text) == {"pneumonia": "absent", "granuloma": "present"}

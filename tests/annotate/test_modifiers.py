@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from clinsearch.annotate.annotator import Annotator
 
 
@@ -20,7 +22,7 @@ def test_location_word_of_a_finding_is_not_a_finding(shipped_annotator: Annotato
         "finding|present|opacity|left|lobar"
     ]
     assert patterns(shipped_annotator, "Scarring at the lung apices.") == [
-        "finding|present|scarring|apex"
+        "finding|present|scarring|bilateral|apex"
     ]
     assert patterns(shipped_annotator, "Opacity in the lingula.") == [
         "finding|present|opacity|lingula"
@@ -28,7 +30,9 @@ def test_location_word_of_a_finding_is_not_a_finding(shipped_annotator: Annotato
 
 
 def test_location_word_alone_in_its_clause_stays_anatomy(shipped_annotator: Annotator) -> None:
-    assert patterns(shipped_annotator, "Lung bases are clear.") == ["anatomy|present|lung|base"]
+    assert patterns(shipped_annotator, "Lung bases are clear.") == [
+        "anatomy|present|lung|bilateral|base"
+    ]
     assert patterns(shipped_annotator, "Opacity is seen; the lingula is clear.") == [
         "finding|present|opacity",
         "anatomy|present|lung|lingula",
@@ -48,3 +52,36 @@ def test_size_words_are_sizes_and_intensifiers_are_not_severity(
         "anatomy|present|lymph nodes|hilum"
     ]
     assert patterns(shipped_annotator, "Grossly clear lungs.") == ["anatomy|present|lung"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Minimal scarring or atelectasis in the left lung base.",
+         ["finding|present|scarring|left|base|minimal",
+          "finding|present|atelectasis|left|base|minimal"]),
+        ("Bibasilar atelectasis/airspace disease.",
+         ["finding|present|atelectasis|bilateral|base",
+          "finding|present|airspace disease|bilateral|base"]),
+        ("Atelectasis and effusion at the left base.",
+         ["finding|present|atelectasis|left|base",
+          "finding|present|pleural effusion|left|base"]),
+        # a list takes only a modifier written after it: "small right" is the effusion's
+        ("Small right effusion and atelectasis.",
+         ["finding|present|pleural effusion|right|small", "finding|present|atelectasis"]),
+        ("Mild cardiomegaly and pulmonary edema.",
+         ["finding|present|cardiomegaly|mild", "finding|present|pulmonary edema"]),
+    ],
+)
+def test_coordinated_findings_share_a_modifier(shipped_annotator: Annotator, text: str,
+                                               expected: list[str]) -> None:
+    assert patterns(shipped_annotator, text) == expected
+
+
+def test_plural_sites_are_bilateral(shipped_annotator: Annotator) -> None:
+    assert patterns(shipped_annotator, "Atelectasis in the bases.") == [
+        "finding|present|atelectasis|bilateral|base"
+    ]
+    assert patterns(shipped_annotator, "Granuloma in the left lower lung zone.") == [
+        "finding|present|granuloma|left|lower zone"
+    ]

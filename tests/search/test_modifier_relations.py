@@ -25,6 +25,8 @@ from clinsearch.search.modifier_relations import (
         ("upper zone", ["apex"], RELATED_CREDIT),
         ("right", ["bilateral"], RELATED_CREDIT),
         ("bilateral", ["left"], RELATED_CREDIT),
+        ("mild", ["minimal"], RELATED_CREDIT),
+        ("minimal", ["mild", "left"], RELATED_CREDIT),
         ("base", ["upper lobe"], 0.0),
         ("apex", ["lower zone"], 0.0),
         ("right", ["left"], 0.0),

@@ -21,6 +21,12 @@ CLAUSE_BREAKS = frozenset(
     {";", ":", "but", "however", "although", "though", "whereas", "while", "which", "otherwise"}
 )
 SEGMENT_BREAKS = frozenset({",", "and", "or", "with", "without", "in", "of"})
+# Findings joined only by these words share a modifier: alternatives ("atelectasis or scarring",
+# "atelectasis/infiltrate") take one written before or after them, a list ("atelectasis and
+# effusion at the left base") one written after it.
+ALTERNATIVES = frozenset({"or", "/", "versus", "vs", "vs.", "and/or"})
+LIST_JOINERS = ALTERNATIVES | {"and", ","}
+FILLERS = frozenset({"xxxx"})  # de-identification tokens may stand between coordinated findings
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,7 @@ def attach(
 
     A mention inside a finding's own words belongs to it ("Heart is mildly enlarged"), unless
     it is part of the concept's name ("pleural" in "pleural effusion"): then it attaches nowhere.
+    A mention also goes to the findings coordinated with its anchor (see ``_coordinated``).
     """
     clauses = _partition(doc, CLAUSE_BREAKS)
     segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
@@ -135,5 +142,29 @@ def attach(
             if best is None or key < best[0]:
                 best = (key, i)
         if best is not None:
-            attached[best[1]].append(m)
+            after = bool(best[0][3])
+            joiners = LIST_JOINERS if after else ALTERNATIVES
+            for i in (best[1], *_coordinated(doc, mentions, anchors, best[1], after, joiners)):
+                attached[i].append(m)
     return attached
+
+
+def _coordinated(doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor], first: int,
+                 backward: bool, joiners: frozenset[str]) -> list[int]:
+    """The non-anatomy anchors chained to ``anchors[first]`` (before it when ``backward``, else
+    after it) with only ``joiners``, fillers and other modifier mentions between each pair:
+    in "scarring or atelectasis in the left base" the location reaches scarring too."""
+    covered = {t for m in mentions for t in range(m.start, m.end)}
+    out: list[int] = []
+    step = -1 if backward else 1
+    near, i = first, first + step
+    while 0 <= i < len(anchors) and not anchors[i].anatomy:
+        lo, hi = (anchors[i].end, anchors[near].start) if backward else (
+            anchors[near].end, anchors[i].start)
+        between = [t for t in range(lo, hi) if t not in covered]
+        words = [doc[t].lower_ for t in between if doc[t].lower_ not in FILLERS]
+        if not words or any(w not in joiners for w in words):
+            break
+        out.append(i)
+        near, i = i, i + step
+    return out

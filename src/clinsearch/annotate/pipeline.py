@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import warnings
 
+import medspacy.context.context_modifier as context_modifier
 import spacy
 from medspacy.custom_tokenizer import create_medspacy_tokenizer
 from spacy.language import Language
@@ -19,6 +20,20 @@ from clinsearch.annotate.context_rules import context_rules
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
 # ConText's token Matcher may hold no patterns once they are expanded into phrases.
 warnings.filterwarnings("ignore", message=r"\[W036\]")
+
+
+def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two (start, end) token spans share a token, containment included.
+
+    medspaCy 1.3.1's ``tuple_overlaps`` misses a span lying strictly inside the other, so a
+    terminator ("which", "but"), whose scope is its whole sentence, never ended the scope of a
+    cue with ``max_scope`` inside it: "blunting which is not evident on the lateral view"
+    negated the opacity before "which". Swapped in for ConText's scope and target checks.
+    """
+    return a[0] < b[1] and b[0] < a[1]
+
+
+context_modifier.tuple_overlaps = spans_overlap
 
 
 def build_pipeline(radiology_rules: bool = True) -> Language:

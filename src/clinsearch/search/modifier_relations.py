@@ -1,9 +1,10 @@
 """Partial credit between related modifier values (paper 001, 3.5: partial pattern matches).
 
-Reports and labels name the same place in different words: a "left base" opacity is usually
-written "left lower lobe" or "left lower zone", and a bilateral finding is also on the right.
-Each entry is a symmetric pair of lexicon modifier values that denote overlapping anatomy,
-with the credit a candidate carrying one earns for a query asking the other. A candidate that
+Reports and labels name the same place (or grade) in different words: a "left base" opacity is
+usually written "left lower lobe" or "left lower zone", and a bilateral finding is also on the
+right. Each entry is a symmetric pair of lexicon modifier values that denote overlapping anatomy
+(or adjacent grades), with the credit a candidate carrying one earns for a query asking the
+other. A candidate that
 states no value of the queried category (the sentence does not say which side) earns a little,
 less than a related value; one that states a conflicting value (left for right) earns nothing.
 An unstated value that another finding of the same report carries ("opacity at the left base.
@@ -36,6 +37,9 @@ _RELATED_PAIRS: tuple[tuple[str, str], ...] = (
     ("lingula", "mid zone"),
     # The hilum and the region around it.
     ("hilum", "perihilar"),
+    # Adjacent grades: reports grade "minimal" below "mild"; MeSH (and most readers) have no
+    # "minimal" and call it mild.
+    ("minimal", "mild"),
 )
 RELATED: dict[tuple[str, str], float] = {
     pair: RELATED_CREDIT for a, b in _RELATED_PAIRS for pair in ((a, b), (b, a))

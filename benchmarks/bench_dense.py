@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import itertools
+import json
 import random
 import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -32,22 +34,42 @@ from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.trec import Run
 from clinsearch.index import COMPONENTS, Index, IndexConfig
 from clinsearch.models.encoder import load_encoder
-from clinsearch.search.fusion import reciprocal_rank_fusion, weighted_score_fusion
-from clinsearch.search.hybrid import DEFAULT_FUSION, DEFAULT_WEIGHTS, HybridRetriever
+from clinsearch.progress import track
+from clinsearch.search.concept_tools import index_concept_tools
+from clinsearch.search.fusion import RRF_K, Fusion, Normalisation
+from clinsearch.search.hybrid import TIER_ANCHOR, fusion_of
 from clinsearch.search.registry import METHODS
 from iu_common import iu_mesh
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")
 DEPTH = 1000
-# Fusion settings tried on the development queries: how lists are fused, then method weights.
-FUSIONS: tuple[dict[str, object], ...] = (
-    {"fusion": "rrf", "rrf_k": 10},
-    {"fusion": "rrf", "rrf_k": 60},
-    {"fusion": "weighted", "normalisation": "minmax"},
-    {"fusion": "weighted", "normalisation": "zscore"},
+# Fusions tried on the development queries: (label, kind, normalisation, rrf k), each over
+# every weight combination of WEIGHT_GRID; the best of each is then shown on both halves.
+FUSION_KINDS: tuple[tuple[str, str, Normalisation, int], ...] = (
+    ("rrf k=10", "rrf", "minmax", 10),
+    ("rrf k=60", "rrf", "minmax", 60),
+    ("weighted min-max", "weighted", "minmax", RRF_K),
+    ("weighted z-score", "weighted", "zscore", RRF_K),
+    ("tiered min-max", "tiered", "minmax", RRF_K),
+    ("tiered z-score", "tiered", "zscore", RRF_K),
 )
-WEIGHT_GRID = {"bm25": (0.25, 0.5, 1.0), "dense": (0.05, 0.1, 0.25), "concept": (2.0, 4.0, 8.0)}
-console = Console()
+WEIGHT_GRID = {
+    "bm25": (0.25, 0.5, 1.0),
+    "dense": (0.0, 0.05, 0.25),
+    "concept": (0.0, 1.0, 8.0),
+}
+GROUPS = ("core", "modifier", "synonym", "all")
+console = Console(width=160)  # wide tables are not cut when the output is a file
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """The best weights of one fusion kind on the development queries."""
+
+    label: str
+    options: dict[str, object]  # hybrid search options (fusion, weights, normalisation, rrf_k)
+    fusion: Fusion
+    dev_map: float
 
 
 def split(bench: Benchmark) -> tuple[Benchmark, Benchmark]:
@@ -66,19 +88,66 @@ def run_of(index: Index, bench: Benchmark, name: str, method: str, **options: ob
     return Run(name, scores)
 
 
-def fused_run(runs: Sequence[Run], weights: Sequence[float], options: dict[str, object]) -> Run:
-    """Fuse per-query rankings offline with the same functions the hybrid retriever uses."""
+def single_runs(
+    index: Index, bench: Benchmark, methods: Sequence[str], cache: Path | None
+) -> dict[str, Run]:
+    """Each method's run over the benchmark, searched once (or read from ``cache``)."""
+    if cache is not None and cache.exists():
+        stored = json.loads(cache.read_text(encoding="utf-8"))
+        console.print(f"single-method runs read from {cache}")
+        return {m: Run(m, stored[m]) for m in methods}
+    runs = {m: run_of(index, bench, m, m) for m in methods}
+    if cache is not None:
+        cache.write_text(json.dumps({m: r.scores for m, r in runs.items()}), encoding="utf-8")
+    return runs
+
+
+def fused_run(name: str, runs: Sequence[Run], fusion: Fusion, bench: Benchmark) -> Run:
+    """Fuse the per-query rankings of ``bench``'s queries offline, as the hybrid retriever does."""
     scores = {}
-    for qid in runs[0].scores:
+    for qid in bench.qrels.grades:
         rankings = [sorted(r.scores.get(qid, {}).items(), key=lambda x: -x[1]) for r in runs]
-        if options["fusion"] == "rrf":
-            fused = reciprocal_rank_fusion(rankings, k=int(options["rrf_k"]), weights=weights)
-        else:
-            fused = weighted_score_fusion(
-                rankings, weights=weights, normalisation=options["normalisation"]
-            )
-        scores[qid] = dict(fused[:DEPTH])
-    return Run("fused", scores)
+        scores[qid] = dict(fusion.apply(rankings)[:DEPTH])
+    return Run(name, scores)
+
+
+def tune(runs: Sequence[Run], names: Sequence[str], dev: Benchmark) -> list[Tuned]:
+    """For each of ``FUSION_KINDS``, the weights with the best MAP on ``dev``."""
+    out = []
+    for label, kind, normalisation, rrf_k in FUSION_KINDS:
+        if kind == "tiered" and TIER_ANCHOR not in names:
+            continue
+        best: Tuned | None = None
+        grid = list(itertools.product(*(WEIGHT_GRID[m] for m in names)))
+        for weights in track(grid, f"tuning {label} on dev", total=len(grid)):
+            options = {"fusion": kind, "weights": _weights(names, weights),
+                       "normalisation": normalisation, "rrf_k": rrf_k}
+            fusion = fusion_of(names, **options)
+            value = mean_map(dev, fused_run(label, runs, fusion, dev))
+            if best is None or value > best.dev_map:
+                best = Tuned(label, options, fusion, value)
+        assert best is not None
+        out.append(best)
+    return out
+
+
+def unknown_words(index: Index, *benches: Benchmark) -> str:
+    """How many queries of each half hold words the lexicon does not know (query-adaptive
+    weights could only differ from the fully parsed case on those)."""
+    parser = index_concept_tools(index).parser
+    counts = [sum(bool(parser.parse(q.text).mappings) for q in b.queries) for b in benches]
+    return "queries with words the lexicon does not know: " + ", ".join(
+        f"{n} of {len(b.queries)}" for n, b in zip(counts, benches, strict=True))
+
+
+def group_maps(run: Run, dev: Benchmark, test: Benchmark) -> list[str]:
+    """MAP of ``run`` per query group (GROUPS) on the development, then the evaluation half."""
+    out = []
+    for half in (dev, test):
+        comp = compare_runs(half.qrels, [_subset(run, half)], [parse_measure("map")],
+                            half.queries, resamples=0)
+        out += [f"{comp.mean(run.name, comp.measures[0], g):.4f}" for g in GROUPS]
+    return out
 
 
 def _weights(methods: Sequence[str], weights: Sequence[float]) -> str:
@@ -109,6 +178,21 @@ def latency(index: Index, queries: Sequence[str], method: str, **options: object
     return statistics.median(times), times[min(len(times) - 1, int(0.95 * len(times)))]
 
 
+def throughput(index: Index, model: str | None, sample: int, threads: int) -> None:
+    """Print the encoding speed of ``sample`` distinct sentences of the index."""
+    encoder = load_encoder(model or index.component("dense").meta.model_path)
+    distinct = sorted(set(index.store.sentence_texts))
+    chosen = random.Random(0).sample(distinct, min(sample, len(distinct)))
+    start = time.perf_counter()
+    encoded = encoder.encode_passages(chosen, batch_size=64)
+    seconds = time.perf_counter() - start
+    console.print(
+        f"encoding ({threads} threads): {len(chosen)} distinct sentences of"
+        f" {len(index.store.sentence_texts)} ({len(distinct)} distinct; {len(encoded.vectors)}"
+        f" windows) in {seconds:.1f} s = {len(chosen) / seconds:.0f} sentences/s"
+    )
+
+
 def main() -> int:
     """Build the index and benchmark, tune fusion on dev, evaluate every method on the rest."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -116,8 +200,11 @@ def main() -> int:
     ap.add_argument("--model", default=None, help="sentence encoder folder (default MiniLM)")
     ap.add_argument("--rerank", default=None, help="cross-encoder folder for the re-rank row")
     ap.add_argument("--rerank-depth", type=int, default=50)
-    ap.add_argument("--sample", type=int, default=2000, help="sentences for the throughput")
+    ap.add_argument("--sample", type=int, default=2000, help="throughput sentences (0: skip)")
     ap.add_argument("--index", default=None, help="reuse (or build into) this index folder")
+    ap.add_argument("--cache", default=None,
+                    help="JSON file of the single-method runs: read if present, else written"
+                    " (delete it when the index or a method changes)")
     args = ap.parse_args()
     csv = shared_data(IU_XRAY)
     if csv is None:
@@ -140,49 +227,33 @@ def main() -> int:
         index = Index.build(reports, path, IndexConfig(tuple(components), options))
         console.print(f"index built in {time.perf_counter() - start:.0f} s: {index}")
 
-    encoder = load_encoder(args.model or index.component("dense").meta.model_path)
-    distinct = sorted(set(index.store.sentence_texts))
-    sample = random.Random(0).sample(distinct, min(args.sample, len(distinct)))
-    start = time.perf_counter()
-    encoded = encoder.encode_passages(sample, batch_size=64)
-    seconds = time.perf_counter() - start
-    console.print(
-        f"encoding ({args.threads} threads): {len(sample)} distinct sentences of"
-        f" {len(index.store.sentence_texts)} ({len(distinct)} distinct; {len(encoded.vectors)}"
-        f" windows) in {seconds:.1f} s = {len(sample) / seconds:.0f} sentences/s"
-    )
+    if args.sample > 0:
+        throughput(index, args.model, args.sample, args.threads)
 
     singles = ["bm25", "dense"] + (["concept"] if "concept" in METHODS else [])
-    runs = {m: run_of(index, bench, m, m) for m in singles}
-    fuse = list(singles)
-    tuning = Table("method or best weights per fusion", "dev MAP", title="development half")
-    for m in fuse:
-        tuning.add_row(f"({m} alone)", f"{mean_map(dev, _subset(runs[m], dev)):.4f}")
-    best_label, best_options, best_weights, best_map = "", {}, (), -1.0
-    for cand in FUSIONS:
-        kind = " ".join(str(v) for v in cand.values())
-        kind_best = ("", -1.0)
-        for weights in itertools.product(*(WEIGHT_GRID[m] for m in fuse)):
-            fused = fused_run([runs[m] for m in fuse], weights, cand)
-            value = mean_map(dev, _subset(fused, dev))
-            label = f"{kind}, weights {_weights(fuse, weights)}"
-            kind_best = max(kind_best, (label, value), key=lambda x: x[1])
-            if value > best_map:
-                best_label, best_options, best_weights, best_map = label, cand, weights, value
-        tuning.add_row(kind_best[0], f"{kind_best[1]:.4f}")
-    console.print(tuning)
-    console.print(f"chosen on dev: {best_label} (MAP {best_map:.4f})")
-    defaults = HybridRetriever.__init__.__kwdefaults__
-    console.print(
-        f"hybrid defaults in code: {DEFAULT_FUSION}, weights {DEFAULT_WEIGHTS}, "
-        f"normalisation {defaults['normalisation']}, rrf k {defaults['rrf_k']}"
-    )
+    runs = single_runs(index, bench, singles, Path(args.cache) if args.cache else None)
+    console.print(unknown_words(index, dev, test))
+    tuned = tune([runs[m] for m in singles], singles, dev)
+    halves = Table("method or fusion (best weights on dev)",
+                   *(f"{h} {g}" for h in ("dev", "eval") for g in GROUPS),
+                   title="MAP per query group, development and evaluation halves")
+    for m in singles:
+        halves.add_row(m, *group_maps(runs[m], dev, test))
+    for t in tuned:
+        fused = fused_run(t.label, [runs[m] for m in singles], t.fusion, bench)
+        halves.add_row(f"{t.label}: {t.options['weights']}", *group_maps(fused, dev, test))
+        if t.fusion.kind == "tiered":  # ablation: every distinct concept score its own tier
+            whole = replace(t.fusion, tolerance=0.0)
+            fused = fused_run(t.label, [runs[m] for m in singles], whole, bench)
+            halves.add_row("  same, tolerance 0", *group_maps(fused, dev, test))
+    console.print(halves)
+    chosen = max(tuned, key=lambda t: t.dev_map)
+    console.print(f"chosen on dev: {chosen.label}, {chosen.options} (dev MAP {chosen.dev_map:.4f})")
+    default = fusion_of(singles)
+    verdict = "the dev choice" if default == chosen.fusion else "NOT the dev choice"
+    console.print(f"hybrid default in code: {default} ({verdict})")
 
-    hybrid_options: dict[str, object] = {
-        "methods": ",".join(fuse),
-        "weights": _weights(fuse, best_weights),
-        **best_options,
-    }
+    hybrid_options: dict[str, object] = {"methods": ",".join(singles), **chosen.options}
     runs["hybrid"] = run_of(index, bench, "hybrid", "hybrid", **hybrid_options)
     rows = [*singles, "hybrid"]
     if args.rerank:

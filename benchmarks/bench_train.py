@@ -7,7 +7,7 @@ Reported: mAP for positive, negative and all queries (mean of the two folds), em
 separation on the test folds' labelled sentences, training time and peak memory per run
 (each run in its own process). Off-the-shelf all-MiniLM-L6-v2 is the baseline.
 
-Run: ``python benchmarks/bench_train.py [--pool 2000 --pairs 1024 --lr 1e-4]``.
+Run: ``python benchmarks/bench_train.py [--epochs 2 | --pairs 1024] [--pool 0 --lr 1e-4]``.
 Skips with a message when ../shared/data is absent.
 """
 
@@ -93,7 +93,7 @@ def _train_worker(spec_path: Path) -> None:
         chunk_size=setup.chunk_size,
         max_seq_length=64,
         loop=LoopConfig(
-            epochs=1,
+            epochs=spec["epochs"],
             lr=spec["lr"],
             max_steps=spec["steps"],
             seed=spec["seed"],
@@ -122,13 +122,13 @@ def _evaluate(model_path: Path | None, bench, pool: dict[str, str], triples, thr
     from clinsearch.evaluate.measures import parse_measure, per_query
     from clinsearch.evaluate.separation import cosine_scorer, separation
     from clinsearch.evaluate.trec import Run
-    from clinsearch.train.base import load_sentence_model
+    from clinsearch.models.encoder import SentenceEncoder
 
     torch.set_num_threads(threads)
-    model = load_sentence_model(model_path, max_seq_length=64)
+    model = SentenceEncoder(model_path)
     ids = list(pool)
-    sent = model.encode([pool[i] for i in ids], batch_size=64, normalize_embeddings=True)
-    qv = model.encode([q.text for q in bench.queries], batch_size=64, normalize_embeddings=True)
+    sent = model.encode_queries([pool[i] for i in ids], batch_size=64)
+    qv = model.encode_queries([q.text for q in bench.queries], batch_size=64)
     sims = qv @ sent.T
     scores = {
         q.qid: {ids[j]: float(sims[n, j]) for j in np.argsort(-sims[n])[:1000]}
@@ -149,10 +149,15 @@ def _evaluate(model_path: Path | None, bench, pool: dict[str, str], triples, thr
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pool", type=int, default=2000, help="unique sentences ranked")
-    parser.add_argument("--pairs", type=int, default=1024, help="training pairs per run")
+    parser.add_argument(
+        "--pool", type=int, default=0, help="unique sentences ranked (0: every labelled one)"
+    )
+    parser.add_argument("--epochs", type=int, default=2, help="full passes over the weak labels")
+    parser.add_argument(
+        "--pairs", type=int, default=0, help="stop each run after this many pairs (0: no limit)"
+    )
     parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--setups", default=",".join(s.name for s in SETUPS))
     parser.add_argument("--json", type=Path, default=None, help="write all figures here")
@@ -176,7 +181,7 @@ def main() -> None:
         s for s in _unique(sentences) if any(usable(f, ("finding", "disease")) for f in s.findings)
     ]
     rng = random.Random(args.seed)
-    pool_sents = rng.sample(labelled, min(args.pool, len(labelled)))
+    pool_sents = rng.sample(labelled, min(args.pool or len(labelled), len(labelled)))
     pool = {s.id: s.text for s in pool_sents}
     weak = weak_benchmark(((s.id, s.findings) for s in pool_sents), seed=args.seed)
     fold_names = [{n for n, (k, _) in weak.split.items() if k == f} for f in (1, 2)]
@@ -221,7 +226,8 @@ def main() -> None:
                         "result": str(out) + ".json",
                         "lr": args.lr,
                         "seed": args.seed,
-                        "steps": max(1, args.pairs // setup.batch_size),
+                        "epochs": args.epochs,
+                        "steps": max(1, args.pairs // setup.batch_size) if args.pairs else None,
                         "threads": args.threads,
                     }
                 )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from clinsearch.search.fusion import normalise, reciprocal_rank_fusion, weighted_score_fusion
+from clinsearch.search.fusion import (
+    Fusion,
+    normalise,
+    reciprocal_rank_fusion,
+    score_tiers,
+    tiered_fusion,
+    weighted_score_fusion,
+)
 
 BM25 = [("a", 12.0), ("b", 8.0), ("c", 4.0)]
 DENSE = [("c", 0.9), ("a", 0.6), ("d", 0.3)]
@@ -65,3 +72,51 @@ def test_ties_break_by_id_and_weights_must_match() -> None:
     assert [d for d, _ in reciprocal_rank_fusion([[("b", 1.0)], [("a", 1.0)]])] == ["a", "b"]
     with pytest.raises(ValueError, match="2 weights given for 1 rankings"):
         weighted_score_fusion([BM25], weights=[1.0, 2.0])
+
+
+# Concept-like scores: completeness plus tie-breaks smaller than 0.002.
+CONCEPT = [("a", 1.0008), ("b", 0.9995), ("c", 0.7504), ("d", 0.7497), ("e", 0.5)]
+
+
+def test_score_tiers_group_scores_within_the_tolerance() -> None:
+    # drops: a->b .0013, b->c .2491, c->d .0007, d->e .2497
+    assert score_tiers(CONCEPT, 0.002) == {"a": 0, "b": 0, "c": 1, "d": 1, "e": 2}
+    assert score_tiers(CONCEPT, 0.0) == {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+    assert score_tiers([("x", 1.0), ("y", 1.0)], 0.0) == {"x": 0, "y": 0}
+    assert score_tiers([], 0.1) == {}
+
+
+def test_tiered_fusion_orders_tiers_then_fused_score() -> None:
+    anchor = [("a", 1.0), ("b", 1.0), ("c", 0.5)]
+    fused = [("d", 0.9), ("c", 0.8), ("b", 0.6), ("a", 0.2), ("e", 0.1)]
+    # 2 tiers: {a, b} scores 2 + ..., {c} 1 + ..., d and e (no tier) 0 + ...
+    # fused min-max: d 1, c .875, b .625, a .125, e 0; halved and added to the tier level
+    assert tiered_fusion(anchor, fused, tolerance=0.0) == [
+        ("b", pytest.approx(2.3125)),
+        ("a", pytest.approx(2.0625)),
+        ("c", pytest.approx(1.4375)),
+        ("d", pytest.approx(0.5)),
+        ("e", pytest.approx(0.0)),
+    ]
+
+
+def test_tiered_fusion_an_anchored_id_missing_from_fused_gets_the_lowest() -> None:
+    fused = tiered_fusion([("a", 1.0), ("z", 1.0)], [("a", 3.0), ("b", 1.0)], tolerance=0.0)
+    # a, z: tier level 1; a fused 1 -> 1.5, z absent -> min 0 -> 1.0; b: 0 + 0
+    assert fused == [("a", 1.5), ("z", 1.0), ("b", 0.0)]
+
+
+def test_fusion_dispatches_and_never_lifts_a_report_above_its_tier() -> None:
+    bm25 = [("e", 50.0), ("d", 40.0), ("c", 1.0)]
+    tiered = Fusion("tiered", (1.0, 1.0), anchor=1, tolerance=0.002).apply([bm25, CONCEPT])
+    # e and d lead BM25 but concept puts them below a and b; within {c, d}, d's BM25 wins
+    assert [doc for doc, _ in tiered] == ["a", "b", "d", "c", "e"]
+    weighted = weighted_score_fusion([bm25, CONCEPT], weights=[1.0, 1.0])
+    assert Fusion("weighted", (1.0, 1.0)).apply([bm25, CONCEPT]) == weighted
+    assert Fusion("rrf", (1.0, 2.0), rrf_k=5).apply([bm25, CONCEPT]) == reciprocal_rank_fusion(
+        [bm25, CONCEPT], k=5, weights=[1.0, 2.0]
+    )
+    with pytest.raises(ValueError, match="unknown fusion 'max'"):
+        Fusion("max", (1.0,))
+    with pytest.raises(ValueError, match="needs an anchor"):
+        Fusion("tiered", (1.0, 1.0), anchor=2)

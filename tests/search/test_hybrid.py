@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import pytest
 
+from clinsearch.corpus.model import Report
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index
-from clinsearch.search.fusion import RRF_K, reciprocal_rank_fusion, weighted_score_fusion
-from clinsearch.search.hybrid import DEFAULT_FUSION, DEFAULT_NORMALISATION, DEFAULT_WEIGHTS
+from clinsearch.index import Index, IndexConfig
+from clinsearch.search.fusion import (
+    RRF_K,
+    Fusion,
+    reciprocal_rank_fusion,
+    weighted_score_fusion,
+)
+from clinsearch.search.hybrid import (
+    CONCEPT_TIE_SPAN,
+    DEFAULT_NORMALISATION,
+    DEFAULT_WEIGHTS,
+    fusion_of,
+)
+
+from .conftest import MINI_LEXICON
 
 QUERIES = ("pleural effusion", "enlarged heart", "collapsed lung")
+
+
+@pytest.fixture(scope="module")
+def concept_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The search corpus with every component (test lexicon): hybrid fuses all three methods."""
+    lexicon = {"lexicon": str(MINI_LEXICON)}
+    config = IndexConfig(
+        components=("lexical", "findings", "concepts", "dense"),
+        options={"findings": lexicon, "concepts": lexicon},
+    )
+    return Index.build(reports, tmp_path_factory.mktemp("hybrid") / "idx", config, progress=False)
 
 
 def _ranking(index: Index, method: str, query: str, level: str) -> list[tuple[str, float]]:
@@ -44,8 +68,9 @@ def test_weighted_hybrid_uses_the_given_weights(dense_index: Index) -> None:
 
 
 def test_defaults_are_the_dev_tuned_settings(dense_index: Index) -> None:
-    weights = ",".join(f"{m}={DEFAULT_WEIGHTS.get(m, 1.0)}" for m in ("bm25", "dense"))
-    explicit = {"fusion": DEFAULT_FUSION, "weights": weights}
+    tuned = DEFAULT_WEIGHTS["weighted"]
+    weights = ",".join(f"{m}={tuned.get(m, 1.0)}" for m in ("bm25", "dense"))
+    explicit = {"fusion": "weighted", "weights": weights}
     explicit |= {"normalisation": DEFAULT_NORMALISATION, "rrf_k": RRF_K}
     for query in QUERIES:
         default = dense_index.search(query, "report", 5, "hybrid")
@@ -67,3 +92,36 @@ def test_hybrid_option_errors(dense_index: Index) -> None:
         dense_index.search("effusion", method="hybrid", methods="bm25")
     with pytest.raises(ClinsearchError, match="unknown fusion 'max'"):
         dense_index.search("effusion", method="hybrid", fusion="max")
+
+
+def test_default_fusion_is_tiered_by_concept_when_concept_takes_part() -> None:
+    tiered = fusion_of(["bm25", "dense", "concept"])
+    tuned = DEFAULT_WEIGHTS["tiered"]
+    assert tiered == Fusion(
+        "tiered",
+        (tuned["bm25"], tuned["dense"], tuned["concept"]),
+        DEFAULT_NORMALISATION,
+        RRF_K,
+        anchor=2,
+        tolerance=CONCEPT_TIE_SPAN,
+    )
+    assert fusion_of(["concept", "bm25"], weights="bm25=2").weights == (1.0, 2.0)
+    assert fusion_of(["bm25", "dense"]).kind == "weighted"
+    with pytest.raises(ClinsearchError, match="add concept to the methods"):
+        fusion_of(["bm25", "dense"], "tiered")
+
+
+def test_tiered_hybrid_keeps_concept_tiers_first(concept_index: Index) -> None:
+    names = ("bm25", "dense", "concept")
+    mixed = 0
+    for query in ("right lower lobe pneumonia", "pleural effusion", "enlarged heart"):
+        runs = [_ranking(concept_index, m, query, "report") for m in names]
+        expected = fusion_of(names).apply(runs)[:6]
+        hits = concept_index.search(query, "report", 6, "hybrid")
+        assert [(h.id, h.score) for h in hits] == [(i, pytest.approx(s)) for i, s in expected]
+        assert hits[0].explanation["fusion"] == "tiered"
+        # every report concept search returns comes before every report it does not
+        found = [h.id in dict(runs[2]) for h in hits]
+        assert found == sorted(found, reverse=True)
+        mixed += any(found) and not all(found)
+    assert mixed  # some query's top 6 holds both kinds, so the order above is tested

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
-from clinsearch.cli.options import IncludeUncertain, IndexDir
+from clinsearch.cli.options import IncludeUncertain, IndexDir, TermModel
 from clinsearch.errors import ClinsearchError
 
 PolarityMode = Annotated[
@@ -54,6 +54,7 @@ def cohort_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
+    term_model: TermModel = None,
 ) -> None:
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
@@ -63,7 +64,7 @@ def cohort_command(
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
-    cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity))
+    cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
     counts = cohort.counts(query)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
@@ -88,10 +89,15 @@ def explain_query_command(
     lexicon: Annotated[
         Path | None, typer.Option(help="Lexicon file (default: the shipped chest X-ray one).")
     ] = None,
+    term_model: TermModel = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
-    from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+    from clinsearch.search.concept_tools import (
+        checked_term_model,
+        concept_tools,
+        index_concept_tools,
+    )
     from clinsearch.search.explain import explain_query, explain_table
 
     if index_dir is not None and lexicon is not None:
@@ -99,11 +105,12 @@ def explain_query_command(
     if index_dir is not None:
         from clinsearch.index import Index
 
-        path = index_lexicon_path(Index.open(index_dir))
+        tools = index_concept_tools(Index.open(index_dir), term_model)
     else:
-        path = str(lexicon) if lexicon else None
-    tools = concept_tools(path)
-    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon)
+        tools = concept_tools(str(lexicon) if lexicon else None,
+                              checked_term_model(term_model) if term_model else None)
+    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
+                              tools.parser.encoder)
     if as_json:
         typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
     else:

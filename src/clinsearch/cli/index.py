@@ -24,6 +24,7 @@ from clinsearch.cli.options import (
     PatientColumn,
     SkipBad,
     Suffix,
+    TermModel,
     TextColumns,
     TypeColumn,
     VisitColumn,
@@ -57,11 +58,19 @@ def index_command(
     ] = False,
     model: EncoderModel = None,
     lexicon: LexiconOpt = None,
+    term_model: Annotated[
+        Path | None,
+        typer.Option(
+            help="Term encoder folder (from 'clinsearch train terms') to record in the index:"
+            " concept search, explain-query and cohort use it unless --term-model overrides."
+        ),
+    ] = None,
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
     from clinsearch.corpus.readers import ReadStats
     from clinsearch.index import Index, IndexConfig
+    from clinsearch.search.concept_tools import TERM_MODEL_OPTION, checked_term_model
 
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
@@ -74,6 +83,8 @@ def index_command(
         options["dense"] = {"model": str(model)}
     if lexicon:
         options["findings"] = {"lexicon": str(lexicon)}
+    if term_model:
+        options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
     index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
@@ -177,7 +188,12 @@ def search_command(
         ),
     ] = None,
     fusion: Annotated[
-        str | None, typer.Option(help="hybrid: rrf (reciprocal rank) or weighted (scores).")
+        str | None,
+        typer.Option(
+            help="hybrid: tiered (concept-search tiers first, weighted scores within a tier;"
+            " the default when concept takes part), weighted (normalised scores) or rrf"
+            " (reciprocal rank)."
+        ),
     ] = None,
     weights: Annotated[
         str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
@@ -199,6 +215,7 @@ def search_command(
     ] = None,
     include_uncertain: IncludeUncertain = False,
     polarity: SearchPolarity = "query",
+    term_model: TermModel = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
@@ -217,6 +234,8 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
+    if term_model is not None and method not in ("concept", "hybrid"):
+        raise ClinsearchError("--term-model applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
     options = _search_options(
         whole_report=whole_report or None,
@@ -228,6 +247,7 @@ def search_command(
         rerank_depth=rerank_depth,
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
+        term_model=term_model,
     ) | _polarity_options(method, polarity)
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"

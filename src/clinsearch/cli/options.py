@@ -44,6 +44,14 @@ EncoderModel = Annotated[
         " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
     ),
 ]
+TermModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="concept search: term encoder folder (from 'clinsearch train terms') that maps"
+        " unknown query words to lexicon terms (default: the index's recorded one, else"
+        " all-MiniLM-L6-v2)."
+    ),
+]
 IncludeUncertain = Annotated[
     bool,
     typer.Option("--include-uncertain",

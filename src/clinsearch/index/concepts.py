@@ -36,7 +36,8 @@ class ConceptComponent:
     """Index component writing the concept postings of a generation from its findings table.
 
     Option ``lexicon``: the lexicon file whose hierarchy is used (default: the shipped one);
-    give the same one as the ``findings`` component.
+    give the same one as the ``findings`` component. Option ``term_model``: a term encoder
+    folder that concept search uses by default (read at search time, not at build time).
     """
 
     name = NAME

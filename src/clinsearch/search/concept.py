@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from clinsearch.search.concept_rank import (
     PartMatch,
     PolarityOptions,
 )
-from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+from clinsearch.search.concept_tools import index_concept_tools
 from clinsearch.search.hit import Hit, Level
 from clinsearch.search.hits import make_hits
 from clinsearch.search.modifier_relations import modifier_categories
@@ -39,15 +40,16 @@ class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
     def __init__(self, index: Index, *, include_uncertain: bool = False,
-                 polarity: str = "query") -> None:
+                 polarity: str = "query", term_model: str | Path | None = None) -> None:
+        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         if polarity not in POLARITY_MODES:
             raise ClinsearchError(
                 f"unknown polarity mode {polarity!r}; choose one of {', '.join(POLARITY_MODES)}")
         self.store = index.store
-        tools = concept_tools(index_lexicon_path(index))
+        tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
-        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.parser.vectors,
+        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity)
         row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}

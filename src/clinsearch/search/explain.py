@@ -12,10 +12,13 @@ from rich.text import Text
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.search.patterns import Hierarchy
 from clinsearch.search.query import ParsedQuery
+from clinsearch.search.vocabulary import DefaultEncoder
 
 
-def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon) -> dict[str, Any]:
-    """Pattern groups (with narrower concepts each one also matches) and unknown-word mappings."""
+def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
+                  encoder: DefaultEncoder | None = None) -> dict[str, Any]:
+    """Pattern groups (with narrower concepts each one also matches) and unknown-word mappings,
+    and the term model (folder and fingerprint) ``encoder`` that computed the mappings."""
     groups = []
     for group in parsed.groups:
         patterns = []
@@ -36,6 +39,8 @@ def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon) -
         groups.append(patterns)
     return {
         "query": parsed.text,
+        "term_model": None if encoder is None else {"path": str(encoder.path),
+                                                    "fingerprint": encoder.fingerprint},
         "groups": groups,
         "unknown_words": [
             {"phrase": m.phrase, "used": m.used,
@@ -71,5 +76,8 @@ def explain_table(explained: dict[str, Any]) -> Group:
             near = "; ".join(f"{n['term']} -> {n['stands_for']} ({n['similarity']:.2f})"
                              for n in u["nearest"])
             unknown.add_row(escape(u["phrase"]), escape(near), "yes" if u["used"] else "no")
+        if explained.get("term_model"):
+            model = explained["term_model"]
+            unknown.caption = escape(f"term model {model['path']} ({model['fingerprint']})")
         parts.append(unknown)
     return Group(*parts)

@@ -1,4 +1,5 @@
-"""Fuse ranked lists from several retrievers: reciprocal rank fusion and weighted score fusion.
+"""Fuse ranked lists from several retrievers: reciprocal rank fusion, weighted score fusion,
+and tiered fusion (one anchor ranking's score tiers first, a fused ranking within each tier).
 
 A ranking is a list of ``(id, score)`` pairs, best first. Fused lists are sorted by fused score,
 ties broken by id so results are deterministic.
@@ -7,6 +8,7 @@ ties broken by id so results are deterministic.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -14,6 +16,40 @@ import numpy as np
 Ranking = Sequence[tuple[str, float]]
 Normalisation = Literal["minmax", "zscore"]
 RRF_K = 60  # Cormack et al. 2009
+FUSIONS = ("rrf", "weighted", "tiered")
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """How rankings are fused: ``kind`` (one of ``FUSIONS``), a weight per ranking, and the
+    kind's parameters. ``tiered`` ranks the ``anchor`` ranking's score tiers (``tolerance``)
+    first and orders each tier, and the ids the anchor lacks, by weighted score fusion."""
+
+    kind: str
+    weights: tuple[float, ...]
+    normalisation: Normalisation = "minmax"
+    rrf_k: int = RRF_K
+    anchor: int | None = None  # tiered: position of the anchor ranking
+    tolerance: float = 0.0  # tiered: score drop that starts a new anchor tier
+
+    def __post_init__(self) -> None:
+        if self.kind not in FUSIONS:
+            raise ValueError(f"unknown fusion {self.kind!r}; choose one of {', '.join(FUSIONS)}")
+        anchored = self.anchor is not None and 0 <= self.anchor < len(self.weights)
+        if self.kind == "tiered" and not anchored:
+            raise ValueError(f"tiered fusion needs an anchor ranking (got {self.anchor!r})")
+
+    def apply(self, rankings: Sequence[Ranking]) -> list[tuple[str, float]]:
+        """The fused ranking of ``rankings`` (one per weight), best first."""
+        if self.kind == "rrf":
+            return reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)
+        fused = weighted_score_fusion(
+            rankings, weights=self.weights, normalisation=self.normalisation
+        )
+        if self.kind == "weighted":
+            return fused
+        assert self.anchor is not None
+        return tiered_fusion(rankings[self.anchor], fused, tolerance=self.tolerance)
 
 
 def reciprocal_rank_fusion(
@@ -44,6 +80,39 @@ def weighted_score_fusion(
         for doc in ids:
             fused[doc] += weight * scores.get(doc, floor)
     return _sorted(fused)
+
+
+def score_tiers(ranking: Ranking, tolerance: float) -> dict[str, int]:
+    """Tier of each id, 0 the best: going down the scores, a drop above ``tolerance`` starts
+    the next tier, so scores that differ only by tie-breaks share one."""
+    tiers: dict[str, int] = {}
+    tier, last = 0, None
+    for doc, score in sorted(ranking, key=lambda item: -item[1]):
+        if last is not None and last - score > tolerance:
+            tier += 1
+        tiers[doc] = tier
+        last = score
+    return tiers
+
+
+def tiered_fusion(
+    anchor: Ranking, fused: Ranking, *, tolerance: float
+) -> list[tuple[str, float]]:
+    """The anchor's ids by tier (``score_tiers``), ordered by ``fused`` within a tier; ids the
+    anchor lacks follow, in ``fused`` order.
+
+    Score: the number of anchor tiers at or below the id's own (0 without one) plus its fused
+    score min-max scaled to [0, 0.5], so the order is (tier, fused score).
+    """
+    tiers = score_tiers(anchor, tolerance)
+    levels = max(tiers.values(), default=-1) + 1
+    within = normalise(fused, "minmax")
+    ids = dict.fromkeys([*(doc for doc, _ in fused), *tiers])
+    floor = min(within.values(), default=0.0)
+    return _sorted({
+        doc: (levels - tiers[doc] if doc in tiers else 0) + 0.5 * within.get(doc, floor)
+        for doc in ids
+    })
 
 
 def normalise(ranking: Ranking, normalisation: Normalisation) -> dict[str, float]:

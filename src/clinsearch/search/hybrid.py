@@ -1,9 +1,12 @@
 """Hybrid retrieval: run several methods at the requested level and fuse their rankings.
 
 Each method ranks its ``depth`` best units (sentences, reports, visits or patients); the lists
-are fused by reciprocal rank fusion or by weighted normalised scores (``search.fusion``). The
-defaults were chosen on the development half of the IU X-ray MeSH queries (see
-benchmarks/RESULTS.md, "Dense and hybrid retrieval"), never on the evaluation half.
+are fused (``search.fusion``) by reciprocal rank fusion, by weighted normalised scores, or, the
+default when concept search takes part, tiered: units ranked first by the completeness tier
+concept search gives them, by weighted scores within a tier, and the units concept search does
+not return after them. The defaults were chosen on the development half of the IU X-ray MeSH
+queries (benchmarks/bench_dense.py; benchmarks/RESULTS.md, "Dense and hybrid retrieval"), never
+on the evaluation half.
 """
 
 from __future__ import annotations
@@ -14,22 +17,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.fusion import (
-    RRF_K,
-    Normalisation,
-    reciprocal_rank_fusion,
-    weighted_score_fusion,
-)
+from clinsearch.search.concept_rank import TIE_WEIGHT, WORDING_WEIGHT
+from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
 from clinsearch.search.hit import Hit, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
-FUSIONS = ("rrf", "weighted")
-# Chosen on the development queries (benchmarks/bench_dense.py); methods not named weigh 1.
-DEFAULT_FUSION = "weighted"
+TIER_ANCHOR = "concept"
+# Concept scores are completeness plus tie-breaks (similarity in [-1, 1], wording in [0, 1]):
+# scores closer than this may be equally complete, so they share a tier.
+CONCEPT_TIE_SPAN = 2 * TIE_WEIGHT + WORDING_WEIGHT
+# Chosen on the development queries (benchmarks/bench_dense.py): tiered when concept search
+# takes part, else weighted; per fusion, the best weights on that half (unnamed methods weigh 1).
 DEFAULT_NORMALISATION: Normalisation = "minmax"
-DEFAULT_WEIGHTS: dict[str, float] = {"bm25": 0.25, "dense": 0.05, "concept": 8.0}
+DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
+    "tiered": {"bm25": 0.5, "dense": 0.05, "concept": 1.0},
+    "weighted": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
+    "rrf": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
+}
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}
@@ -43,31 +49,33 @@ class HybridRetriever:
         index: Index,
         *,
         methods: str | None = None,
-        fusion: str = DEFAULT_FUSION,
+        fusion: str | None = None,
         weights: str | None = None,
         normalisation: Normalisation = DEFAULT_NORMALISATION,
         rrf_k: int = RRF_K,
         depth: int = DEFAULT_DEPTH,
         model: str | Path | None = None,
+        term_model: str | Path | None = None,
     ) -> None:
-        """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2"."""
+        """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
+        ``model`` goes to the dense method, ``term_model`` to the concept method; ``fusion``
+        defaults to ``default_fusion(methods)``."""
         from clinsearch.search.registry import make_retriever
 
         names = _split(methods) if methods else default_methods(index)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
-        if fusion not in FUSIONS:
-            raise ClinsearchError(f"unknown fusion {fusion!r}; choose one of {', '.join(FUSIONS)}")
         self.names = names
-        self.fusion = fusion
-        self.weights = parse_weights(weights, names)
-        self.normalisation = normalisation
-        self.rrf_k = rrf_k
+        self.fusion = fusion_of(names, fusion, weights, normalisation, rrf_k)
         self.depth = depth
-        self.retrievers = [
-            make_retriever(index, name, **({"model": model} if name == "dense" and model else {}))
-            for name in names
-        ]
+        if term_model is not None and "concept" not in names:
+            raise ClinsearchError(f"hybrid: --term-model needs concept among the fused methods"
+                                  f" (got {', '.join(names)})")
+        given: dict[str, dict[str, str | Path]] = {
+            "dense": {"model": model} if model else {},
+            "concept": {"term_model": term_model} if term_model is not None else {},
+        }
+        self.retrievers = [make_retriever(index, name, **given.get(name, {})) for name in names]
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best fused hits at ``level`` for ``query``."""
@@ -81,13 +89,7 @@ class HybridRetriever:
 
     def _fuse(self, runs: list[list[Hit]], top: int) -> list[Hit]:
         """Fuse one query's hit lists; each fused hit keeps the sentence of its best-ranked run."""
-        rankings = [[(hit.id, hit.score) for hit in run] for run in runs]
-        if self.fusion == "rrf":
-            fused = reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)
-        else:
-            fused = weighted_score_fusion(
-                rankings, weights=self.weights, normalisation=self.normalisation
-            )
+        fused = self.fusion.apply([[(hit.id, hit.score) for hit in run] for run in runs])
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
         for name, run in zip(self.names, runs, strict=True):
@@ -99,7 +101,7 @@ class HybridRetriever:
         for rank, (unit, score) in enumerate(fused[:top], start=1):
             explanation = {
                 "method": "hybrid",
-                "fusion": self.fusion,
+                "fusion": self.fusion.kind,
                 "ranks": ranks[unit],
                 "shown_from": shown[unit].explanation.get("method"),
             }
@@ -117,14 +119,47 @@ def default_methods(index: Index) -> list[str]:
     ]
 
 
-def parse_weights(text: str | None, names: Sequence[str]) -> list[float]:
+def default_fusion(names: Sequence[str]) -> str:
+    """Tiered fusion when concept search takes part, else weighted (chosen on dev queries)."""
+    return "tiered" if TIER_ANCHOR in names else "weighted"
+
+
+def fusion_of(
+    names: Sequence[str],
+    fusion: str | None = None,
+    weights: str | None = None,
+    normalisation: Normalisation = DEFAULT_NORMALISATION,
+    rrf_k: int = RRF_K,
+) -> Fusion:
+    """The fusion of the rankings of ``names`` (in that order) from the user's options."""
+    kind = fusion or default_fusion(names)
+    if kind not in FUSIONS:
+        raise ClinsearchError(f"unknown fusion {kind!r}; choose one of {', '.join(FUSIONS)}")
+    if kind == "tiered" and TIER_ANCHOR not in names:
+        raise ClinsearchError(
+            f"tiered fusion ranks by {TIER_ANCHOR} tiers: add {TIER_ANCHOR} to the methods"
+        )
+    anchor = list(names).index(TIER_ANCHOR) if kind == "tiered" else None
+    return Fusion(
+        kind,
+        tuple(parse_weights(weights, names, DEFAULT_WEIGHTS[kind])),
+        normalisation,
+        rrf_k,
+        anchor,
+        CONCEPT_TIE_SPAN if kind == "tiered" else 0.0,
+    )
+
+
+def parse_weights(
+    text: str | None, names: Sequence[str], defaults: dict[str, float] | None = None
+) -> list[float]:
     """Weights in method order from "name=w,..." (unnamed methods weigh 1).
 
-    Without ``text`` the tuned ``DEFAULT_WEIGHTS`` apply to the methods they name.
+    Without ``text`` the ``defaults`` (tuned weights) apply to the methods they name.
     """
     weights = dict.fromkeys(names, 1.0)
     if not text:
-        return [DEFAULT_WEIGHTS.get(name, 1.0) for name in names]
+        return [(defaults or {}).get(name, 1.0) for name in names]
     for part in _split(text):
         name, sep, value = part.partition("=")
         if not sep or name not in weights:

@@ -72,5 +72,8 @@ def json_text(record: dict[str, Any], *, lines: bool) -> str:
 
 
 def trec_lines(qid: str, hits: Sequence[Hit], tag: str) -> list[str]:
-    """TREC run lines ``qid Q0 docid rank score tag`` (docid: the id at the hit's level)."""
-    return [f"{qid} Q0 {hit.id} {hit.rank} {hit.score:.6f} {tag}" for hit in hits]
+    """TREC run lines ``qid Q0 docid rank score tag`` (docid: the id at the hit's level).
+
+    Scores keep full precision: concept search breaks ties by less than 1e-6.
+    """
+    return [f"{qid} Q0 {hit.id} {hit.rank} {float(hit.score)!r} {tag}" for hit in hits]

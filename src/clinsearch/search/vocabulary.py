@@ -2,6 +2,7 @@
 
 They serve two jobs: query words the lexicon does not know are mapped to the nearest lexicon
 terms, and finding patterns are compared as the mean vector of their parts (paper 001, 3.6).
+Each table belongs to one encoder: MiniLM, or a trained term model for the word mapping.
 """
 
 from __future__ import annotations
@@ -31,16 +32,17 @@ class Encoder(Protocol):
 
 
 class DefaultEncoder:
-    """A sentence encoder folder (default MiniLM) whose model is loaded on first encode only.
+    """An encoder folder for term vectors whose model is loaded on first encode only.
 
-    Its fingerprint is computed from the folder's files, so cached term vectors can be found
-    without loading the model.
+    The default MiniLM, or a term encoder from ``clinsearch train terms``. Its fingerprint is
+    computed from the folder's files, so cached term vectors can be found without loading it.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, what: str = "encoder model") -> None:
+        """Check the folder at ``path`` now (errors name it and ``what`` it is for)."""
         from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
 
-        self.path = check_model_folder(path or default_encoder_path(), "encoder model")
+        self.path = check_model_folder(path or default_encoder_path(), what)
         self.fingerprint = fingerprint(self.path)
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:

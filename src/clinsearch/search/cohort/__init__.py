@@ -22,11 +22,12 @@ __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member"
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY
-                 ) -> None:
+    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY,
+                 term_model: str | Path | None = None) -> None:
+        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import Index
         from clinsearch.search.cohort.resolve import term_resolver
-        from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+        from clinsearch.search.concept_tools import index_concept_tools
 
         index = Index.open(index_path)
         gen = index.generation
@@ -36,7 +37,7 @@ class Cohort:
 
             raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
                                   " with the findings component")
-        self.tools = concept_tools(index_lexicon_path(index))
+        self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(
             CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),

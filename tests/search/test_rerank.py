@@ -29,7 +29,7 @@ def test_rerank_orders_top_k_by_cross_encoder(
 ) -> None:
     query = "pleural effusion"
     first = dense_index.search(query, "report", 8, "bm25")
-    depth = 4
+    depth = 2
     hits = dense_index.search(
         query,
         "report",
@@ -49,6 +49,10 @@ def test_rerank_orders_top_k_by_cross_encoder(
     expected = [head[i].id for i in sorted(range(depth), key=lambda i: (-logits[i], i))]
     assert [h.id for h in hits[:depth]] == expected
     assert [h.id for h in hits[depth:]] == [h.id for h in first[depth:]]
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)  # scores sort like ranks (TREC runs)
+    assert len(hits) > depth  # a tail exists
+    assert hits[depth].explanation["first_stage_score"] == first[depth].score
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
     assert hits[0].explanation["reranked"] and hits[0].explanation["rerank_input"] == passage
 

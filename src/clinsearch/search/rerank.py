@@ -78,7 +78,15 @@ class Reranker:
             )
             for i in order
         ]
-        return [replace(hit, rank=rank) for rank, hit in enumerate([*reranked, *tail], 1)][:top]
+        # The tail keeps its first-stage order below the head; its scores are re-based so that
+        # sorting by score (TREC evaluation) gives the same order as the ranks.
+        floor = min((hit.score for hit in reranked), default=0.0)
+        rebased = [
+            replace(hit, score=floor - n,
+                    explanation=hit.explanation | {"first_stage_score": hit.score})
+            for n, hit in enumerate(tail, 1)
+        ]
+        return [replace(hit, rank=rank) for rank, hit in enumerate([*reranked, *rebased], 1)][:top]
 
     def _passages(self, hits: list[Hit]) -> list[str]:
         """What the cross-encoder reads beside the query for each hit."""

@@ -29,7 +29,6 @@ from pathlib import Path
 import duckdb
 
 from clinsearch.corpus.readers import read_reports
-from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.index import Index, IndexConfig
@@ -38,7 +37,7 @@ from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.resolve import term_resolver
 from clinsearch.search.concept_tools import concept_tools
 from concept_losses import classify_losses, loss_table
-from iu_common import iu_mesh, run_and_compare
+from iu_common import iu_csv, iu_mesh, run_and_compare
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
@@ -119,9 +118,8 @@ def main() -> int:
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the index in --index if there is one, instead of rebuilding it")
     args = ap.parse_args()
-    csv = shared_data(IU_XRAY)
+    csv = iu_csv()
     if csv is None:
-        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     console = render.table_console()
     t0 = time.perf_counter()

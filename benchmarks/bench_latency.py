@@ -18,8 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from bench_index import latencies
-from clinsearch.datasets import IU_XRAY, shared_data
-from iu_common import iu_mesh, open_or_build
+from iu_common import iu_csv, iu_mesh, open_or_build
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
@@ -32,9 +31,8 @@ def main() -> int:
     parser.add_argument("--index", type=Path, required=True, help="index folder (reused or built)")
     parser.add_argument("--queries", type=int, default=200, help="how many benchmark queries")
     args = parser.parse_args()
-    csv = shared_data(IU_XRAY)
+    csv = iu_csv()
     if csv is None:
-        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     index = open_or_build(args.index, csv, ALL_COMPONENTS)
     _, bench = iu_mesh(csv)

@@ -19,11 +19,11 @@ from pathlib import Path
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.segment import Segmenter
-from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.weak import annotate_unique, labelled_triples
 from clinsearch.evaluate.separation import cosine_scorer, separation
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.folder import default_encoder_path
+from iu_common import iu_csv
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
@@ -35,9 +35,8 @@ MINILM = default_encoder_path()
 
 def main(models: list[str]) -> int:
     """Measure separation for each model; 0 on success or a clean skip."""
-    csv = shared_data(IU_XRAY)
+    csv = iu_csv()
     if csv is None:
-        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     t0 = time.perf_counter()
     docs = Segmenter().segment_many(read_reports(csv, "iu-xray", skip_bad=True))

@@ -19,14 +19,13 @@ from pathlib import Path
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
-from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
 from clinsearch.evaluate.plots import write_plots
 from clinsearch.index import Index
 from clinsearch.index.config import IndexConfig
-from iu_common import run_and_compare
+from iu_common import iu_csv, run_and_compare
 from results_md import update_section
 
 HERE = Path(__file__).resolve().parent
@@ -42,9 +41,8 @@ TOP = 1000
 
 def main() -> int:
     """Run the comparison; 0 on success or a clean skip."""
-    csv = shared_data(IU_XRAY)
+    csv = iu_csv()
     if csv is None:
-        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     console = render.table_console()
     t0 = time.perf_counter()

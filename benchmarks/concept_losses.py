@@ -30,13 +30,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import modifier_values
-from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.trec import Run, read_run
 from clinsearch.index import Index
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
-from iu_common import iu_mesh, open_or_build, run_and_compare
+from iu_common import iu_csv, iu_mesh, open_or_build, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
@@ -118,9 +117,8 @@ def main() -> int:
                     help="analyse this TREC run file (made on --index) instead of searching")
     ap.add_argument("--examples", type=int, default=0, help="print this many lost pairs per class")
     args = ap.parse_args()
-    csv = shared_data(IU_XRAY)
+    csv = iu_csv()
     if csv is None:
-        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
         return 0
     index = open_or_build(args.index, csv, COMPONENTS)
     _, bench = iu_mesh(csv)

@@ -9,6 +9,7 @@ from pathlib import Path
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
+from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
 from clinsearch.evaluate.compare import Comparison, compare_runs
@@ -17,6 +18,14 @@ from clinsearch.evaluate.mesh import MeshMap
 from clinsearch.evaluate.runner import index_runs, parse_method
 from clinsearch.evaluate.trec import Run
 from clinsearch.index import Index, IndexConfig
+
+
+def iu_csv() -> Path | None:
+    """The IU X-ray CSV in ../shared, or None after saying the benchmark is skipped."""
+    csv = shared_data(IU_XRAY)
+    if csv is None:
+        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
+    return csv
 
 
 def iu_mesh(csv: Path) -> tuple[list[Report], Benchmark]:

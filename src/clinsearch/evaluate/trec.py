@@ -150,11 +150,16 @@ def _token(value: str) -> str:
     return value
 
 
+def run_line(qid: str, docid: str, rank: int, score: float, tag: str) -> str:
+    """One TREC run line; the score keeps full precision (tie-breaks can be below 1e-6)."""
+    return f"{_token(qid)} Q0 {_token(docid)} {rank} {float(score)!r} {tag}"
+
+
 def format_run(scores: Mapping[str, Mapping[str, float]], tag: str) -> Iterator[str]:
     """TREC run lines for ``scores``, queries in given order, documents in trec_eval order."""
     for qid, docs in scores.items():
         for rank, docid in enumerate(ranked(docs), start=1):
-            yield f"{_token(qid)} Q0 {_token(docid)} {rank} {float(docs[docid])!r} {tag}"
+            yield run_line(qid, docid, rank, docs[docid], tag)
 
 
 def write_run(path: str | Path, run: Run) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from clinsearch.evaluate.trec import run_line
 from clinsearch.search.hit import Hit, Level
 
 OUTPUT_FORMATS = ("table", "json", "trec")
@@ -72,8 +73,5 @@ def json_text(record: dict[str, Any], *, lines: bool) -> str:
 
 
 def trec_lines(qid: str, hits: Sequence[Hit], tag: str) -> list[str]:
-    """TREC run lines ``qid Q0 docid rank score tag`` (docid: the id at the hit's level).
-
-    Scores keep full precision: concept search breaks ties by less than 1e-6.
-    """
-    return [f"{qid} Q0 {hit.id} {hit.rank} {float(hit.score)!r} {tag}" for hit in hits]
+    """TREC run lines ``qid Q0 docid rank score tag`` (docid: the id at the hit's level)."""
+    return [run_line(qid, hit.id, hit.rank, hit.score, tag) for hit in hits]

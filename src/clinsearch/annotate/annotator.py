@@ -17,7 +17,9 @@ from clinsearch.annotate.modifiers import (
     ModifierMatcher,
     ModifierMention,
     attach,
+    inner_word_gaps,
     location_words,
+    single_word_categories,
 )
 from clinsearch.annotate.pipeline import build_pipeline
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
@@ -35,6 +37,11 @@ class Annotator:
         self.nlp = build_pipeline(radiology_rules=radiology_rules)
         self._concepts = concept_index(self.lexicon)
         self._modifiers = ModifierMatcher(self.lexicon)
+        self._inner_categories = {  # a word that is itself a concept term is never skipped
+            word: cats
+            for word, cats in single_word_categories(self.lexicon).items()
+            if not self._concepts.lookup(word)
+        }
         self._target_index = lru_cache(maxsize=256)(_target_index)
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
@@ -76,12 +83,17 @@ class Annotator:
         spans: list[Span] = []
         taken: set[int] = set()
         indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
+        gaps = self._inner_words(keys)
         for index in indexes:
-            for label, start, end in index.find(doc, keys):
+            for label, start, end in index.find_with_gaps(doc, keys, gaps):
                 if taken.isdisjoint(range(start, end)):
                     spans.append(Span(doc, start, end, label=label))
                     taken.update(range(start, end))
         return sorted(spans, key=lambda s: s.start)
+
+    def _inner_words(self, keys: TextKeys) -> tuple[frozenset[int], ...]:
+        """Token positions a term may be matched across (see ``inner_word_gaps``)."""
+        return inner_word_gaps(keys, self._inner_categories)
 
     def _findings(
         self, doc: Doc, keys: TextKeys, text: str, offsets: Sequence[int]

@@ -8,13 +8,14 @@ findings over anatomy ones.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from spacy.tokens import Doc
 
 from clinsearch.annotate.finding import MODIFIER_ORDER
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.surface import TextKeys
+from clinsearch.annotate.surface import TextKeys, key_of
 from clinsearch.annotate.surface_index import SurfaceIndex
 
 CLAUSE_BREAKS = frozenset(
@@ -27,6 +28,13 @@ SEGMENT_BREAKS = frozenset({",", "and", "or", "with", "without", "in", "of"})
 ALTERNATIVES = frozenset({"or", "/", "versus", "vs", "vs.", "and/or"})
 LIST_JOINERS = ALTERNATIVES | {"and", ","}
 FILLERS = frozenset({"xxxx"})  # de-identification tokens may stand between coordinated findings
+# Words a lexicon term may be written across, as a first and a wider second choice: side,
+# severity and time ("flattened posterior diaphragm", "irregularity of the 7th right rib").
+INNER_CATEGORIES = (frozenset({"laterality", "severity", "temporal"}), frozenset({"location"}))
+ORDINAL = re.compile(
+    r"\d+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
+    r"|eleventh|twelfth"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +88,38 @@ class ModifierMatcher:
             for label, start, end in self._index.find(doc, keys)
             for category, value in self._meanings[label]
         ]
+
+
+def single_word_categories(lexicon: Lexicon) -> dict[str, frozenset[str]]:
+    """The pattern categories of every one-word modifier form and compound, by lowercase word."""
+    out: dict[str, set[str]] = {}
+    for category in MODIFIER_ORDER:
+        for surface in lexicon.modifiers.get(category, {}).values():
+            for form in surface:
+                if len(words := key_of(form)) == 1:
+                    out.setdefault(words[0], set()).add(category)
+    for form, parts in lexicon.compounds.items():
+        if len(words := key_of(form)) == 1:
+            out.setdefault(words[0], set()).update(c for c in parts if c in MODIFIER_ORDER)
+    return {word: frozenset(cats) for word, cats in out.items()}
+
+
+def inner_word_gaps(
+    keys: TextKeys, categories: dict[str, frozenset[str]]
+) -> tuple[frozenset[int], ...]:
+    """Token positions a concept term may be matched across: ordinals and one-word modifiers of
+    the first ``INNER_CATEGORIES`` group, then those plus the second group's (empty: none)."""
+    out: list[frozenset[int]] = []
+    allowed: frozenset[str] = frozenset()
+    for group in INNER_CATEGORIES:
+        allowed |= group
+        gap = frozenset(
+            p for p, w in zip(keys.positions, keys.lower, strict=True)
+            if not categories.get(w, frozenset()).isdisjoint(allowed) or ORDINAL.fullmatch(w)
+        )
+        if gap and gap not in out:
+            out.append(gap)
+    return tuple(out)
 
 
 def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:

@@ -20,6 +20,7 @@ from spacy.tokens import Doc
 
 DEID = "xxxx"  # IU X-ray de-identification token
 HYPHENS = frozenset({"-", "–", "—"})
+COPULAS = {"is": ("is", "appears"), "are": ("are", "appear")}  # see _with_report_phrasing
 MAX_SPELLING_GAPS = 3  # spelling variants are generated per gap only for terms up to this many gaps
 _SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
 
@@ -151,13 +152,25 @@ def _with_deid_gaps(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
     return out
 
 
+def _with_report_phrasing(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
+    """Report wording of the same statement: "appears"/"appear" for a copula "is"/"are"
+    ("hilum appears prominent"), and "of" without "the" ("prominence of mediastinum")."""
+    options = [COPULAS.get(tok, (tok,)) for tok in tokens]
+    out = set(product(*options))
+    for seq in list(out):
+        drops = [i for i in range(1, len(seq)) if seq[i] == "the" and seq[i - 1] == "of"]
+        if drops:
+            out.add(tuple(t for i, t in enumerate(seq) if i not in drops))
+    return out
+
+
 def term_variants(term: str) -> set[tuple[str, ...]]:
     """All lowercase token sequences a lexicon term may be written as."""
     base = term_tokens(term)
     if not base:
         return set()
     out: set[tuple[str, ...]] = set()
-    for spelled in _spellings(base):
+    for spelled in {v for s in _spellings(base) for v in _with_report_phrasing(s)}:
         for plural in _with_plurals(spelled):
             out |= _with_deid_gaps(plural)
     return out

@@ -8,6 +8,8 @@ a second and matches in tens of microseconds per sentence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from medspacy.common.util import prune_overlapping_matches
 from spacy.tokens import Doc
 
@@ -56,11 +58,41 @@ class SurfaceIndex:
 
     def find(self, doc: Doc, keys: TextKeys | None = None) -> list[tuple[str, int, int]]:
         """Non-overlapping matches ``(label, start token, end token)``; longest wins overlaps."""
+        return self.find_with_gaps(doc, keys)
+
+    def find_with_gaps(
+        self, doc: Doc, keys: TextKeys | None = None, gaps: Sequence[frozenset[int]] = ()
+    ) -> list[tuple[str, int, int]]:
+        """As ``find``, also matching with each set of ``gaps`` token positions left out of the
+        text, so that words such as modifiers may stand inside a term ("flattened posterior
+        diaphragm" for "flattened diaphragm"); such a match must skip a word inside it. Longest
+        span (in the text) wins overlaps."""
         keys = keys if keys is not None else text_keys(doc)
-        lower, exact, firsts = keys.lower, keys.exact, self._firsts
-        n = len(lower)
-        found: list[tuple[int, int, int]] = []
         labels: list[str] = []
+        found: list[tuple[int, int, int]] = []
+        for label, start, end in self._matches(keys):
+            found.append((len(labels), start, end))
+            labels.append(label)
+        for gap in gaps:
+            kept = [k for k, p in enumerate(keys.positions) if p not in gap]
+            if len(kept) == len(keys.positions):
+                continue
+            view = TextKeys(*([seq[k] for k in kept] for seq in (keys.positions, keys.lower,
+                                                                  keys.exact)))
+            for label, start, end in self._matches(view):
+                if not gap.isdisjoint(range(start, end)):
+                    found.append((len(labels), start, end))
+                    labels.append(label)
+        if len(found) > 1:
+            found = prune_overlapping_matches(found)
+        return [(labels[k], i, j) for k, i, j in sorted(found, key=lambda f: f[1])]
+
+    def _matches(self, keys: TextKeys) -> list[tuple[str, int, int]]:
+        """Every match ``(label, start token, end token)`` in ``keys``, overlaps included."""
+        lower, exact, firsts = keys.lower, keys.exact, self._firsts
+        pos = keys.positions
+        n = len(lower)
+        out: list[tuple[str, int, int]] = []
         for i in range(n):
             if lower[i] not in firsts and exact[i] not in firsts:
                 continue
@@ -69,12 +101,8 @@ class SurfaceIndex:
                     tuple(exact[i : i + length])
                 )
                 if hit:
-                    found.append((len(labels), i, i + length))
-                    labels.append(min(hit))
-        if len(found) > 1:
-            found = prune_overlapping_matches(found)
-        pos = keys.positions
-        return [(labels[k], pos[i], pos[j - 1] + 1) for k, i, j in found]
+                    out.append((min(hit), pos[i], pos[i + length - 1] + 1))
+        return out
 
 
 def concept_index(lexicon: Lexicon) -> SurfaceIndex:

@@ -85,3 +85,31 @@ def test_plural_sites_are_bilateral(shipped_annotator: Annotator) -> None:
     assert patterns(shipped_annotator, "Granuloma in the left lower lung zone.") == [
         "finding|present|granuloma|left|lower zone"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mildly flattened posterior diaphragm.",
+         ["finding|present|flattened diaphragm|posterior|mild"]),
+        ("Irregularity of the 7th posterior right rib.",
+         ["finding|present|deformity|right|posterior|rib"]),
+        ("Mild prominence of the right paratracheal soft tissues.",
+         ["finding|present|widened mediastinum|right|paratracheal|mild"]),
+    ],
+)
+def test_terms_match_across_inner_modifier_words(shipped_annotator: Annotator, text: str,
+                                                expected: list[str]) -> None:
+    """Side, severity, time and location words and ordinals may stand inside a term; they
+    become the finding's modifiers."""
+    assert patterns(shipped_annotator, text) == expected
+
+
+def test_inner_words_leave_plain_matches_alone(shipped_annotator: Annotator) -> None:
+    """Modifier words before a term stay modifiers; the term's own words match as before."""
+    assert patterns(shipped_annotator, "Small left pleural effusion.") == [
+        "finding|present|pleural effusion|left|small"
+    ]
+    assert patterns(shipped_annotator, "No new right lower lobe pneumonia.") == [
+        "disease|absent|pneumonia|right|lower lobe|new"
+    ]

@@ -79,6 +79,15 @@ def test_hierarchy_is_acyclic_and_has_regions(lexicon: Lexicon) -> None:
         ("haemothorax", "hemothorax"),
         ("calcified granulomata", "calcified_granuloma"),
         ("bibasilar atelectasis", None),  # a modifier plus a concept is not one term
+        ("prominent ascending aorta", "aortic_enlargement"),
+        ("paratracheal thickening", "widened_mediastinum"),
+        ("prominence of the paratracheal soft tissues", "widened_mediastinum"),
+        ("mediastinal silhouette is widened", "widened_mediastinum"),
+        ("prominence of mediastinum", "widened_mediastinum"),  # "of" without "the"
+        ("pulmonary artery prominence", "enlarged_pulmonary_artery"),
+        ("pulmonary arteries appear enlarged", "enlarged_pulmonary_artery"),  # "appear" for "are"
+        ("hilum appears prominent", "hilar_enlargement"),
+        ("hilar contour is prominent", "hilar_enlargement"),
     ],
 )
 def test_surface_forms_resolve(index: SurfaceIndex, term: str, concept: str | None) -> None:

@@ -96,12 +96,14 @@ def test_plural_sites_are_bilateral(shipped_annotator: Annotator) -> None:
          ["finding|present|deformity|right|posterior|rib"]),
         ("Mild prominence of the right paratracheal soft tissues.",
          ["finding|present|widened mediastinum|right|paratracheal|mild"]),
+        ("Calcified 5 mm right midlung granuloma.",
+         ["finding|present|calcified granuloma|right|mid zone"]),
     ],
 )
 def test_terms_match_across_inner_modifier_words(shipped_annotator: Annotator, text: str,
                                                 expected: list[str]) -> None:
-    """Side, severity, time and location words and ordinals may stand inside a term; they
-    become the finding's modifiers."""
+    """Side, severity, time and location words, ordinals and sizes may stand inside a term;
+    the modifier words become the finding's modifiers."""
     assert patterns(shipped_annotator, text) == expected
 
 

@@ -88,6 +88,8 @@ def test_hierarchy_is_acyclic_and_has_regions(lexicon: Lexicon) -> None:
         ("pulmonary arteries appear enlarged", "enlarged_pulmonary_artery"),  # "appear" for "are"
         ("hilum appears prominent", "hilar_enlargement"),
         ("hilar contour is prominent", "hilar_enlargement"),
+        ("diaphragm elevation", "elevated_hemidiaphragm"),
+        ("aorta is torturous", "tortuous_aorta"),  # a common misspelling
     ],
 )
 def test_surface_forms_resolve(index: SurfaceIndex, term: str, concept: str | None) -> None:
@@ -107,6 +109,7 @@ def test_surface_forms_resolve(index: SurfaceIndex, term: str, concept: str | No
         ("large", {("severity", "large")}),
         ("grossly", set()),
         ("prominent", set()),
+        ("upper limits normal", {("severity", "borderline")}),
     ],
 )
 def test_modifier_forms_resolve(

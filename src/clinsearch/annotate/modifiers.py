@@ -29,11 +29,12 @@ ALTERNATIVES = frozenset({"or", "/", "versus", "vs", "vs.", "and/or"})
 LIST_JOINERS = ALTERNATIVES | {"and", ","}
 FILLERS = frozenset({"xxxx"})  # de-identification tokens may stand between coordinated findings
 # Words a lexicon term may be written across, as a first and a wider second choice: side,
-# severity and time ("flattened posterior diaphragm", "irregularity of the 7th right rib").
+# severity and time, then location ("flattened posterior diaphragm", "irregularity of the 7th
+# right rib"), and always ordinals and sizes ("calcified 5 mm granuloma").
 INNER_CATEGORIES = (frozenset({"laterality", "severity", "temporal"}), frozenset({"location"}))
-ORDINAL = re.compile(
+ORDINAL_OR_SIZE = re.compile(
     r"\d+(st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth"
-    r"|eleventh|twelfth"
+    r"|eleventh|twelfth|\d+(\.\d+)?|mm|cm"
 )
 
 
@@ -107,15 +108,16 @@ def single_word_categories(lexicon: Lexicon) -> dict[str, frozenset[str]]:
 def inner_word_gaps(
     keys: TextKeys, categories: dict[str, frozenset[str]]
 ) -> tuple[frozenset[int], ...]:
-    """Token positions a concept term may be matched across: ordinals and one-word modifiers of
-    the first ``INNER_CATEGORIES`` group, then those plus the second group's (empty: none)."""
+    """Token positions a concept term may be matched across: ordinals, sizes and one-word
+    modifiers of the first ``INNER_CATEGORIES`` group, then those plus the second group's."""
     out: list[frozenset[int]] = []
     allowed: frozenset[str] = frozenset()
     for group in INNER_CATEGORIES:
         allowed |= group
         gap = frozenset(
-            p for p, w in zip(keys.positions, keys.lower, strict=True)
-            if not categories.get(w, frozenset()).isdisjoint(allowed) or ORDINAL.fullmatch(w)
+            p
+            for p, w in zip(keys.positions, keys.lower, strict=True)
+            if ORDINAL_OR_SIZE.fullmatch(w) or categories.get(w, frozenset()) & allowed
         )
         if gap and gap not in out:
             out.append(gap)

@@ -43,6 +43,7 @@ class Setup:
     negatives: str
     batch_size: int
     chunk_size: int
+    pair_opposites: bool = False
 
 
 SETUPS = (
@@ -50,6 +51,8 @@ SETUPS = (
     Setup("HS/NB(32)", "triplet", "hard", 32, 64),
     Setup("RS/NB(32)", "triplet", "random", 32, 64),
     Setup("listwise/MB(128)", "listwise", "hard", 128, 64),
+    Setup("HS/NB(32)+OP", "triplet", "hard", 32, 64, pair_opposites=True),
+    Setup("HS/MB(128)+OP", "triplet", "hard", 128, 64, pair_opposites=True),
 )
 
 
@@ -91,6 +94,7 @@ def _train_worker(spec_path: Path) -> None:
         negatives=setup.negatives,
         batch_size=setup.batch_size,
         chunk_size=setup.chunk_size,
+        pair_opposites=setup.pair_opposites,
         max_seq_length=64,
         loop=LoopConfig(
             epochs=spec["epochs"],

@@ -141,6 +141,12 @@ def train_biencoder_command(
     ] = 64,
     max_seq_length: Annotated[int, typer.Option("--max-seq-length", min=8)] = 128,
     max_pairs_per_query: Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)] = None,
+    pair_opposites: Annotated[
+        bool, typer.Option(
+            "--pair-opposites/--no-pair-opposites",
+            help="Each pair brings a sentence of its opposite-polarity query ('no M' for 'M') "
+            "into its batch as a hard negative.")
+    ] = False,
     phrasings: Annotated[
         bool, typer.Option("--phrasings/--no-phrasings", help="Train on phrasing variants too.")
     ] = True,
@@ -171,7 +177,7 @@ def train_biencoder_command(
         base_model=str(base_model) if base_model else None, loss=loss,  # type: ignore[arg-type]
         negatives=negatives, margin=margin, batch_size=batch_size,  # type: ignore[arg-type]
         chunk_size=chunk_size, max_seq_length=max_seq_length,
-        max_pairs_per_query=max_pairs_per_query,
+        max_pairs_per_query=max_pairs_per_query, pair_opposites=pair_opposites,
         loop=_loop(epochs, lr, weight_decay, warmup, max_steps, checkpoint_every, resume, threads,
                    seed, quiet, "bi-encoder"),
     )

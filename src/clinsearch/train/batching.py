@@ -13,10 +13,16 @@ from clinsearch.train.labels import QueryLabel
 
 @dataclass(frozen=True, slots=True)
 class TrainingQuery:
-    """A query's phrasings (canonical first) and every text id it matches."""
+    """A query's phrasings (canonical first), every text id it matches, and its finding.
+
+    ``finding`` (concept and modifier values, e.g. ``pneumothorax|left``) and ``polarity`` let a
+    batch hold a query's opposite ("no M" for "M"); both are empty for queries without one.
+    """
 
     variants: tuple[str, ...]
     matched: frozenset[str]
+    finding: str = ""
+    polarity: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +47,46 @@ def training_queries(
 ) -> list[TrainingQuery]:
     """Weak labels as training queries; without ``phrasings`` only the canonical "M" / "no M"."""
     return [
-        TrainingQuery(q.key.variants() if phrasings else (q.key.text,), frozenset(q.sentence_ids))
+        TrainingQuery(
+            q.key.variants() if phrasings else (q.key.text,),
+            frozenset(q.sentence_ids),
+            finding="|".join([q.key.concept, *q.key.modifiers]),
+            polarity=q.key.polarity,
+        )
         for q in labels
     ]
+
+
+def opposite_queries(queries: Sequence[TrainingQuery]) -> list[int | None]:
+    """For each query, the index of the query with the same finding and the other polarity."""
+    by_finding: dict[str, dict[str, int]] = {}
+    for index, query in enumerate(queries):
+        if query.finding:
+            by_finding.setdefault(query.finding, {})[query.polarity] = index
+    out: list[int | None] = []
+    for query in queries:
+        others = [i for p, i in by_finding.get(query.finding, {}).items() if p != query.polarity]
+        out.append(others[0] if query.finding and others else None)
+    return out
+
+
+def with_opposites(
+    queries: Sequence[TrainingQuery], pairs: Sequence[Pair], rng: random.Random
+) -> list[Pair]:
+    """``pairs`` with each followed by a random pair of its query's opposite, where one exists.
+
+    Adjacent pairs share a batch, so "M" meets a "no M" sentence as an in-batch negative (and
+    the reverse) for every finding that has both, instead of by chance.
+    """
+    opposite = opposite_queries(queries)
+    matched = [sorted(q.matched) for q in queries]
+    out: list[Pair] = []
+    for pair in pairs:
+        out.append(pair)
+        other = opposite[pair.query]
+        if other is not None:
+            out.append(Pair(other, rng.choice(matched[other])))
+    return out
 
 
 def training_pairs(
@@ -75,15 +118,20 @@ def epoch_batches(
     *,
     batch_size: int,
     seed: int,
+    pair_opposites: bool = False,
 ) -> list[Batch]:
     """The batches of one epoch: pairs shuffled and a phrasing drawn per pair, both from ``seed``.
 
-    The same seed gives the same batches, which is what lets training resume mid-epoch.
-    A last batch of fewer than two pairs (no in-batch negative possible) is dropped.
+    With ``pair_opposites`` every pair brings a pair of its opposite-polarity query along
+    (``with_opposites``), so an epoch holds more pairs. The same seed gives the same batches,
+    which is what lets training resume mid-epoch. A last batch of fewer than two pairs (no
+    in-batch negative possible) is dropped.
     """
     rng = random.Random(seed)
     order = list(pairs)
     rng.shuffle(order)
+    if pair_opposites:
+        order = with_opposites(queries, order, rng)
     out: list[Batch] = []
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]

@@ -36,6 +36,7 @@ class BiEncoderConfig:
     chunk_size: int = 64  # texts (queries + sentences) encoded with a graph at once: bounds memory
     max_seq_length: int = 128
     max_pairs_per_query: int | None = None
+    pair_opposites: bool = False  # each pair brings one of its opposite-polarity query along
     loop: LoopConfig = field(default_factory=LoopConfig)
 
 
@@ -66,7 +67,12 @@ def train_biencoder(
 
     def batches(epoch: int) -> list[Batch]:
         return epoch_batches(
-            queries, pairs, texts, batch_size=config.batch_size, seed=config.loop.seed + epoch
+            queries,
+            pairs,
+            texts,
+            batch_size=config.batch_size,
+            seed=config.loop.seed + epoch,
+            pair_opposites=config.pair_opposites,
         )
 
     def step(batch: Batch) -> float:

@@ -134,8 +134,9 @@ def train_biencoder_command(
     ] = "hard",
     margin: Annotated[float, typer.Option("--margin", help="Triplet margin (cosine).")] = 0.5,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", min=2, help="Pairs per (mega-)batch: in-batch negatives.")
-    ] = 128,
+        int, typer.Option("--batch-size", min=2, help="Pairs per (mega-)batch: in-batch negatives "
+                          "(128 with --chunk-size 64: paper 000's mega-batch).")
+    ] = 32,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Texts encoded with gradients at once.")
     ] = 64,
@@ -146,7 +147,7 @@ def train_biencoder_command(
             "--pair-opposites/--no-pair-opposites",
             help="Each pair brings a sentence of its opposite-polarity query ('no M' for 'M') "
             "into its batch as a hard negative.")
-    ] = False,
+    ] = True,
     phrasings: Annotated[
         bool, typer.Option("--phrasings/--no-phrasings", help="Train on phrasing variants too.")
     ] = True,

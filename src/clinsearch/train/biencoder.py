@@ -25,18 +25,20 @@ LossName = Literal["triplet", "listwise"]
 
 @dataclass(frozen=True, slots=True)
 class BiEncoderConfig:
-    """Bi-encoder settings; defaults follow paper 000 (margin 0.5, hard negatives, batch 128)."""
+    """Bi-encoder settings: paper 000's loss (triplet, margin 0.5, hard negatives, lr 2e-5) on
+    batches of 32 with opposite-polarity pairs, the setting that measured best on unseen findings
+    (benchmarks/RESULTS.md); ``batch_size=128`` gives paper 000's mega-batch."""
 
     base_model: str | None = None  # local folder; None: the packaged all-MiniLM-L6-v2
     loss: LossName = "triplet"
     negatives: NegativeSampling = "hard"
     margin: float = 0.5
     scale: float = 20.0  # listwise loss: similarity scale (inverse temperature)
-    batch_size: int = 128  # pairs per (mega-)batch: the pool of in-batch negatives
+    batch_size: int = 32  # pairs per (mega-)batch: the pool of in-batch negatives
     chunk_size: int = 64  # texts (queries + sentences) encoded with a graph at once: bounds memory
     max_seq_length: int = 128
     max_pairs_per_query: int | None = None
-    pair_opposites: bool = False  # each pair brings one of its opposite-polarity query along
+    pair_opposites: bool = True  # each pair brings one of its opposite-polarity query along
     loop: LoopConfig = field(default_factory=LoopConfig)
 
 

@@ -7,14 +7,15 @@ from pathlib import Path
 
 
 def update_section(path: Path, heading: str, body: str, parent: str = "") -> None:
-    """Replace the section under ``heading`` (up to the next heading of its level or above), or
-    append it, under ``parent`` (a higher heading, added when missing) if given."""
+    """Replace the body of the section under ``heading`` (up to the next heading of any level,
+    so subsections written by hand below it stay), or append it, under ``parent`` (a higher
+    heading, added when missing) if given."""
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
     if parent and not re.search(rf"^{re.escape(parent)}$", text, re.M):
         text = text.rstrip("\n") + f"\n\n{parent}\n"
     level = len(heading) - len(heading.lstrip("#"))
     section = f"{heading}\n\n{body.strip()}\n\n"
-    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^#{{1,{level}}} |\Z)", re.S | re.M)
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^#+ |\Z)", re.S | re.M)
     if pattern.search(text):
         text = pattern.sub(lambda _: section, text, count=1)
     elif parent:

@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from bench_index import latencies
-from iu_common import iu_csv, iu_mesh, open_or_build
+from iu_common import iu_index_and_bench
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
@@ -31,11 +31,10 @@ def main() -> int:
     parser.add_argument("--index", type=Path, required=True, help="index folder (reused or built)")
     parser.add_argument("--queries", type=int, default=200, help="how many benchmark queries")
     args = parser.parse_args()
-    csv = iu_csv()
-    if csv is None:
+    found = iu_index_and_bench(args.index, ALL_COMPONENTS)
+    if found is None:
         return 0
-    index = open_or_build(args.index, csv, ALL_COMPONENTS)
-    _, bench = iu_mesh(csv)
+    index, bench = found
     queries = [q.text for q in bench.queries][: args.queries]
     print(
         f"{date.today()}, {platform.machine()}, {os.cpu_count()} cores, load average"

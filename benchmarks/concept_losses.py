@@ -35,7 +35,7 @@ from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.trec import Run, read_run
 from clinsearch.index import Index
 from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
-from iu_common import iu_csv, iu_mesh, open_or_build, run_and_compare
+from iu_common import iu_index_and_bench, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
@@ -117,11 +117,10 @@ def main() -> int:
                     help="analyse this TREC run file (made on --index) instead of searching")
     ap.add_argument("--examples", type=int, default=0, help="print this many lost pairs per class")
     args = ap.parse_args()
-    csv = iu_csv()
-    if csv is None:
+    found = iu_index_and_bench(args.index, COMPONENTS)
+    if found is None:
         return 0
-    index = open_or_build(args.index, csv, COMPONENTS)
-    _, bench = iu_mesh(csv)
+    index, bench = found
     if args.run is not None:
         run = read_run(args.run)
     else:

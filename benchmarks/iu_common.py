@@ -34,15 +34,25 @@ def iu_mesh(csv: Path) -> tuple[list[Report], Benchmark]:
     return reports, iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
 
 
-def open_or_build(path: Path, csv: Path, components: Sequence[str]) -> Index:
-    """The IU index at ``path``, built there with ``components`` if it is not there yet."""
+def open_or_build(path: Path, reports: Sequence[Report], components: Sequence[str]) -> Index:
+    """The IU index at ``path``, built there from ``reports`` with ``components`` if it is not
+    there yet."""
     if (path / "CURRENT").exists():
         return Index.open(path)
     started = time.perf_counter()
-    config = IndexConfig(components=tuple(components))
-    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), path, config)
+    index = Index.build(reports, path, IndexConfig(components=tuple(components)))
     print(f"built {path} in {time.perf_counter() - started:.0f} s")
     return index
+
+
+def iu_index_and_bench(path: Path, components: Sequence[str]) -> tuple[Index, Benchmark] | None:
+    """The IU index at ``path`` (built when missing) and the MeSH benchmark, reading the CSV
+    once; None after saying the benchmark is skipped when the data is absent."""
+    csv = iu_csv()
+    if csv is None:
+        return None
+    reports, bench = iu_mesh(csv)
+    return open_or_build(path, reports, components), bench
 
 
 def run_and_compare(

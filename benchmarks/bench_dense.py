@@ -6,7 +6,7 @@ Side by side in one run: BM25, concept (when registered), dense (all-MiniLM-L6-v
 fusion settings are chosen on the development half only, every figure is reported on the
 evaluation half. Also measured: sentence encoding throughput and per-query latency p50/p95.
 
-Run: python benchmarks/bench_dense.py [--threads 2] [--rerank FOLDER]
+Run: python benchmarks/bench_dense.py [--threads 2] [--rerank FOLDER [--rerank-input sentence]]
 """
 
 from __future__ import annotations
@@ -200,6 +200,8 @@ def main() -> int:
     ap.add_argument("--model", default=None, help="sentence encoder folder (default MiniLM)")
     ap.add_argument("--rerank", default=None, help="cross-encoder folder for the re-rank row")
     ap.add_argument("--rerank-depth", type=int, default=50)
+    ap.add_argument("--rerank-input", default="report", choices=("report", "sentence", "summary"),
+                    help="what the cross-encoder reads beside the query for each hit")
     ap.add_argument("--sample", type=int, default=2000, help="throughput sentences (0: skip)")
     ap.add_argument("--index", default=None, help="reuse (or build into) this index folder")
     ap.add_argument("--cache", default=None,
@@ -257,7 +259,8 @@ def main() -> int:
     runs["hybrid"] = run_of(index, bench, "hybrid", "hybrid", **hybrid_options)
     rows = [*singles, "hybrid"]
     if args.rerank:
-        rerank = {"rerank": args.rerank, "rerank_depth": args.rerank_depth}
+        rerank = {"rerank": args.rerank, "rerank_depth": args.rerank_depth,
+                  "rerank_input": args.rerank_input}
         runs["hybrid+rerank"] = run_of(
             index, bench, "hybrid+rerank", "hybrid", **hybrid_options, **rerank
         )
@@ -281,7 +284,7 @@ def main() -> int:
         method = "hybrid" if name.startswith("hybrid") else name
         opts = hybrid_options if method == "hybrid" else {}
         if name == "hybrid+rerank":
-            opts = {**opts, "rerank": args.rerank, "rerank_depth": args.rerank_depth}
+            opts = {**opts, **rerank}
         p50, p95 = latency(index, queries, method, **opts)
         lat.add_row(name, f"{p50:.1f}", f"{p95:.1f}")
     console.print(lat)

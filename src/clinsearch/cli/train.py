@@ -191,6 +191,10 @@ def train_crossencoder_command(
     out: ModelOut,
     labels: LabelsIn = None,
     base_model: BaseModel = None,
+    loss: Annotated[
+        str, typer.Option("--loss", help="bce: binary relevance per pair (paper 002); listwise: "
+                          "softmax over each positive and its negatives (paper 004).")
+    ] = "bce",
     negatives: Annotated[int, typer.Option("--negatives", min=1, help="Negatives per positive.")]
     = 10,
     hard_negatives: Annotated[
@@ -200,7 +204,10 @@ def train_crossencoder_command(
     max_positives: Annotated[
         int, typer.Option("--max-positives", min=1, help="Positives sampled per query.")
     ] = 8,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 16,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Pairs per step (listwise: whole groups, "
+                          "at least one).")
+    ] = 16,
     max_length: Annotated[int, typer.Option("--max-length", min=16)] = 128,
     types: Types = "finding,disease",
     epochs: Epochs = 1,
@@ -216,21 +223,22 @@ def train_crossencoder_command(
 ) -> None:
     """Fine-tune a cross-encoder on weak labels, 1:N with BM25 hard negatives (search --rerank)."""
     from clinsearch.index import Index
-    from clinsearch.train.crossencoder import CrossEncoderConfig, cross_examples, train_crossencoder
+    from clinsearch.train.crossencoder import CrossEncoderConfig, cross_groups, train_crossencoder
     from clinsearch.train.pipeline import bm25_retriever, sentence_texts, training_data
 
+    _choice("--loss", loss, ("bce", "listwise"))
     queries, _ = training_data(index_dir, labels_file=labels, phrasings=True,
                                types=_types(types), progress=not quiet)
     index = Index.open(index_dir)
     config = CrossEncoderConfig(
-        base_model=str(base_model) if base_model else None, negatives=negatives,
-        hard_negatives=hard_negatives, bm25_depth=bm25_depth, max_positives_per_query=max_positives,
-        batch_size=batch_size, max_length=max_length,
+        base_model=str(base_model) if base_model else None, loss=loss,  # type: ignore[arg-type]
+        negatives=negatives, hard_negatives=hard_negatives, bm25_depth=bm25_depth,
+        max_positives_per_query=max_positives, batch_size=batch_size, max_length=max_length,
         loop=_loop(epochs, lr, weight_decay, warmup, max_steps, checkpoint_every, resume, threads,
                    seed, quiet, "cross-encoder"),
     )
-    examples = cross_examples(queries, sentence_texts(index), bm25_retriever(index), config)
-    _trained(train_crossencoder(examples, out, config), "cross-encoder")
+    groups = cross_groups(queries, sentence_texts(index), bm25_retriever(index), config)
+    _trained(train_crossencoder(groups, out, config), "cross-encoder")
 
 
 @train_app.command("terms")

@@ -1,8 +1,10 @@
-"""Cross-encoder fine-tuning (papers 002, 004): binary relevance of (query, text) pairs.
+"""Cross-encoder fine-tuning (papers 002, 004): relevance of (query, text) pairs.
 
 Every matched text of a query is a positive; each positive gets ``negatives`` negatives (1:10 as
 in paper 002), first the query's BM25 hits that do not match it (hard negatives), then random
 texts. A candidate whose text equals a matched text (a duplicate sentence) is never a negative.
+The loss is binary cross-entropy on each pair (paper 002) or listwise: a softmax over each
+positive and its own negatives (paper 004), which cannot be lowered by learning the 1:N prior.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from pathlib import Path
+from typing import Literal
 
 import torch
 
@@ -21,6 +25,7 @@ from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
 
 Retrieve = Callable[[str, int], list[str]]
 """``retrieve(query, k)`` -> ids of the ``k`` best texts by BM25, best first."""
+CrossLoss = Literal["bce", "listwise"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +38,29 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
+class Group:
+    """One phrasing of a query, one text it matches and that text's negatives (1:N)."""
+
+    query: str
+    positive: str
+    negatives: tuple[str, ...]
+
+    def examples(self) -> list[Example]:
+        """The group as labelled pairs, positive first."""
+        return [Example(self.query, self.positive, 1.0)] + [
+            Example(self.query, text, 0.0) for text in self.negatives
+        ]
+
+
+@dataclass(frozen=True, slots=True)
 class CrossEncoderConfig:
-    """Cross-encoder settings: 10 negatives per positive, hard ones from BM25 first."""
+    """Cross-encoder settings: 10 negatives per positive, hard ones from BM25 first.
+
+    ``batch_size`` counts pairs; listwise batches hold whole groups (at least one).
+    """
 
     base_model: str | None = None  # local folder; a bi-encoder folder gets a new relevance head
+    loss: CrossLoss = "bce"
     negatives: int = 10
     hard_negatives: bool = True
     bm25_depth: int = 50
@@ -46,16 +70,16 @@ class CrossEncoderConfig:
     loop: LoopConfig = field(default_factory=LoopConfig)
 
 
-def cross_examples(
+def cross_groups(
     queries: Sequence[TrainingQuery],
     texts: Mapping[str, str],
     retrieve: Retrieve | None,
     config: CrossEncoderConfig,
-) -> list[Example]:
-    """Positives and negatives for every query; ``texts`` is the pool (every candidate's text)."""
+) -> list[Group]:
+    """A group per sampled positive of every query; ``texts`` is the pool of candidates."""
     rng = random.Random(config.loop.seed)
     pool = sorted(texts)
-    out: list[Example] = []
+    out: list[Group] = []
     for query in queries:
         text = query.variants[0]
         matched = {normalise_text(texts[i]) for i in query.matched if i in texts}
@@ -70,7 +94,7 @@ def cross_examples(
         if config.hard_negatives and retrieve is not None:
             hard = list(dict.fromkeys(i for i in retrieve(text, config.bm25_depth) if allowed(i)))
         for n, positive in enumerate(positives):
-            out.append(Example(rng.choice(query.variants), texts[positive], 1.0))
+            phrasing = rng.choice(query.variants)
             chosen = hard[n * config.negatives : (n + 1) * config.negatives]
             tries = 0
             while len(chosen) < config.negatives and tries < 20 * config.negatives:
@@ -78,38 +102,73 @@ def cross_examples(
                 candidate = rng.choice(pool)
                 if allowed(candidate) and candidate not in chosen:
                     chosen.append(candidate)
-            out.extend(Example(rng.choice(query.variants), texts[i], 0.0) for i in chosen)
+            out.append(Group(phrasing, texts[positive], tuple(texts[i] for i in chosen)))
     return out
 
 
+def group_batches(groups: Sequence[Group], pairs: int, seed: int) -> list[list[Group]]:
+    """Shuffled groups packed into batches of at most ``pairs`` pairs (at least one group)."""
+    order = list(groups)
+    random.Random(seed).shuffle(order)
+    batches: list[list[Group]] = []
+    size = 0
+    for group in order:
+        n = 1 + len(group.negatives)
+        if batches and size + n <= pairs:
+            batches[-1].append(group)
+            size += n
+        else:
+            batches.append([group])
+            size = n
+    return batches
+
+
+def listwise_cross_loss(logits: torch.Tensor, sizes: Sequence[int]) -> torch.Tensor:
+    """Mean cross-entropy of each group's positive (its first logit) against its negatives."""
+    losses = [
+        torch.logsumexp(group, dim=0) - group[0] for group in torch.split(logits, list(sizes))
+    ]
+    return torch.stack(losses).mean()
+
+
 def train_crossencoder(
-    examples: Sequence[Example],
+    groups: Sequence[Group],
     out: Path,
     config: CrossEncoderConfig = CrossEncoderConfig(),
 ) -> LoopResult:
-    """Fine-tune a one-logit cross-encoder with binary cross-entropy; save it at ``out``."""
-    if not examples:
+    """Fine-tune a one-logit cross-encoder with ``config.loss``; save it at ``out``."""
+    if not groups:
         raise ValueError("no cross-encoder training examples")
+    if config.loss not in ("bce", "listwise"):
+        raise ValueError(f"unknown cross-encoder loss {config.loss!r} (bce or listwise)")
     model = load_cross_model(config.base_model, max_length=config.max_length)
     bce = torch.nn.BCEWithLogitsLoss()
+    examples = [e for g in groups for e in g.examples()]
 
     def batches(epoch: int) -> list[list[Example]]:
+        seed = config.loop.seed + epoch
+        if config.loss == "listwise":
+            packed = group_batches(groups, config.batch_size, seed)
+            return [[e for g in batch for e in g.examples()] for batch in packed]
         order = list(examples)
-        random.Random(config.loop.seed + epoch).shuffle(order)
+        random.Random(seed).shuffle(order)
         return [order[i : i + config.batch_size] for i in range(0, len(order), config.batch_size)]
 
     def step(batch: list[Example]) -> float:
         features = model.preprocess([(e.query, e.text) for e in batch])
         logits = model(dict(features))["scores"].view(-1)
-        loss = bce(logits, torch.tensor([e.label for e in batch]))
+        if config.loss == "listwise":
+            starts = [i for i, e in enumerate(batch) if e.label > 0] + [len(batch)]
+            loss = listwise_cross_loss(logits, [b - a for a, b in pairwise(starts)])
+        else:
+            loss = bce(logits, torch.tensor([e.label for e in batch]))
         loss.backward()
         return float(loss.detach())
 
-    positives = sum(1 for e in examples if e.label > 0)
     meta = {
         "kind": "crossencoder",
         **{k: v for k, v in asdict(config).items() if k != "loop"},
         "examples": len(examples),
-        "positives": positives,
+        "positives": len(groups),
     }
     return train_loop(model, batches, step, config.loop, out, lambda f: model.save(str(f)), meta)

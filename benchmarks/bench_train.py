@@ -6,6 +6,9 @@ fold and ranks a pool of unique IU X-ray sentences for the test fold's "M" / "no
 Reported: mAP for positive, negative and all queries (mean of the two folds), embedding
 separation on the test folds' labelled sentences, training time and peak memory per run
 (each run in its own process). Off-the-shelf all-MiniLM-L6-v2 is the baseline.
+"Polarity oracle" is the mAP the same ranking would reach if every sentence of the wrong polarity
+(no present finding for "M", no ruled-out finding for "no M") were removed: how far learning
+negation alone could lift that model, with its ranking of findings unchanged.
 
 Run: ``python benchmarks/bench_train.py [--epochs 2 | --pairs 1024] [--pool 0 --lr 1e-4]``.
 Skips with a message when ../shared/data is absent.
@@ -119,8 +122,15 @@ def _train_worker(spec_path: Path) -> None:
     )
 
 
-def _evaluate(model_path: Path | None, bench, pool: dict[str, str], triples, threads: int):
-    """mAP per query kind and the separation of a model on one benchmark fold."""
+def _evaluate(
+    model_path: Path | None,
+    bench,
+    pool: dict[str, str],
+    polarities: dict[str, set[str]],
+    triples,
+    threads: int,
+):
+    """mAP per query kind, its polarity-oracle mAP and the separation of a model on one fold."""
     import torch
 
     from clinsearch.evaluate.measures import parse_measure, per_query
@@ -138,13 +148,18 @@ def _evaluate(model_path: Path | None, bench, pool: dict[str, str], triples, thr
         q.qid: {ids[j]: float(sims[n, j]) for j in np.argsort(-sims[n])[:1000]}
         for n, q in enumerate(bench.queries)
     }
-    ap = per_query(bench.qrels, Run("model", scores), [parse_measure("map")])["MAP"]
     kinds = {q.qid: q.kind for q in bench.queries}
-    out = {
-        k: float(np.mean([v for q, v in ap.items() if kinds[q] == k]))
-        for k in ("positive", "negative")
+    wanted = {"positive": "present", "negative": "absent"}
+    oracle = {
+        q: {d: s for d, s in ranked.items() if wanted[kinds[q]] in polarities[d]}
+        for q, ranked in scores.items()
     }
-    out["all"] = float(np.mean(list(ap.values())))
+    out: dict = {}
+    for prefix, run in (("", scores), ("oracle_", oracle)):
+        ap = per_query(bench.qrels, Run("model", run), [parse_measure("map")])["MAP"]
+        for k in ("positive", "negative"):
+            out[prefix + k] = float(np.mean([v for q, v in ap.items() if kinds[q] == k]))
+        out[prefix + "all"] = float(np.mean(list(ap.values())))
     out["n"] = {k: sum(1 for q in kinds.values() if q == k) for k in ("positive", "negative")}
     sep = separation(triples, cosine_scorer(model))
     out["separation"] = (sep.mean, sep.std, sep.n)
@@ -187,6 +202,10 @@ def main() -> None:
     rng = random.Random(args.seed)
     pool_sents = rng.sample(labelled, min(args.pool or len(labelled), len(labelled)))
     pool = {s.id: s.text for s in pool_sents}
+    polarities = {
+        s.id: {f.polarity for f in s.findings if usable(f, ("finding", "disease"))}
+        for s in pool_sents
+    }
     weak = weak_benchmark(((s.id, s.findings) for s in pool_sents), seed=args.seed)
     fold_names = [{n for n, (k, _) in weak.split.items() if k == f} for f in (1, 2)]
     labels = build_labels(sentences)
@@ -208,7 +227,7 @@ def main() -> None:
 
     rows: dict[str, dict] = {}
     fold_eval = [(weak.folds[k], triples(fold_names[k])) for k in (0, 1)]
-    base = [_evaluate(None, b, pool, t, args.threads) for b, t in fold_eval]
+    base = [_evaluate(None, b, pool, polarities, t, args.threads) for b, t in fold_eval]
     rows["MiniLM off-the-shelf"] = {"folds": base}
     _print(rows)
     wanted = [s for s in SETUPS if s.name in args.setups.split(",")]
@@ -238,7 +257,9 @@ def main() -> None:
             )
             subprocess.run([sys.executable, __file__, "--worker", str(spec)], check=True)
             runs.append(json.loads(Path(str(out) + ".json").read_text()))
-            folds.append(_evaluate(out, fold_eval[k][0], pool, fold_eval[k][1], args.threads))
+            folds.append(
+                _evaluate(out, fold_eval[k][0], pool, polarities, fold_eval[k][1], args.threads)
+            )
         rows[setup.name] = {"folds": folds, "runs": runs}
         _print(rows)
         if args.json:
@@ -250,15 +271,19 @@ def main() -> None:
 def _print(rows: dict[str, dict]) -> None:
     """The Table 1 / Table 3 style summary: fold means, time and memory per run."""
     print(
-        "| model | mAP pos | mAP neg | mAP all | separation | train s/run | peak MiB"
-        " | loss first->last |"
+        "| model | mAP pos | mAP neg | mAP all | polarity oracle pos / neg / all | separation"
+        " | train s/run | peak MiB | loss first->last |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---|")
     base = rows["MiniLM off-the-shelf"]["folds"]
     base_all = np.mean([f["all"] for f in base])
     for name, row in rows.items():
         f = row["folds"]
-        m = {k: np.mean([x[k] for x in f]) for k in ("positive", "negative", "all")}
+        m = {
+            p + k: np.mean([x[p + k] for x in f])
+            for p in ("", "oracle_")
+            for k in ("positive", "negative", "all")
+        }
         sep = np.mean([x["separation"][0] for x in f])
         std = np.mean([x["separation"][1] for x in f])
         runs = row.get("runs", [])
@@ -274,7 +299,9 @@ def _print(rows: dict[str, dict]) -> None:
         )
         print(
             f"| {name} | {m['positive']:.3f} | {m['negative']:.3f} | {m['all']:.3f} "
-            f"(x{m['all'] / base_all:.2f}) | {sep:.2f}±{std:.2f} | {secs} | {mem} | {loss} |",
+            f"(x{m['all'] / base_all:.2f}) | {m['oracle_positive']:.3f} / "
+            f"{m['oracle_negative']:.3f} / {m['oracle_all']:.3f} | {sep:.2f}±{std:.2f} "
+            f"| {secs} | {mem} | {loss} |",
             flush=True,
         )
 

@@ -194,7 +194,7 @@ def train_crossencoder_command(
     loss: Annotated[
         str, typer.Option("--loss", help="bce: binary relevance per pair (paper 002); listwise: "
                           "softmax over each positive and its negatives (paper 004).")
-    ] = "bce",
+    ] = "listwise",
     negatives: Annotated[int, typer.Option("--negatives", min=1, help="Negatives per positive.")]
     = 10,
     hard_negatives: Annotated[
@@ -203,15 +203,15 @@ def train_crossencoder_command(
     bm25_depth: Annotated[int, typer.Option("--bm25-depth", min=1)] = 50,
     max_positives: Annotated[
         int, typer.Option("--max-positives", min=1, help="Positives sampled per query.")
-    ] = 8,
+    ] = 4,
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=1, help="Pairs per step (listwise: whole groups, "
                           "at least one).")
-    ] = 16,
+    ] = 33,
     max_length: Annotated[int, typer.Option("--max-length", min=16)] = 128,
     types: Types = "finding,disease",
     epochs: Epochs = 1,
-    lr: Lr = 2e-5,
+    lr: Lr = 5e-5,
     weight_decay: WeightDecay = 0.01,
     warmup: Warmup = 100,
     max_steps: MaxSteps = None,

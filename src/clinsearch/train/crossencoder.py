@@ -56,18 +56,19 @@ class Group:
 class CrossEncoderConfig:
     """Cross-encoder settings: 10 negatives per positive, hard ones from BM25 first.
 
-    ``batch_size`` counts pairs; listwise batches hold whole groups (at least one).
+    ``batch_size`` counts pairs; listwise batches hold whole groups (at least one). The
+    defaults (listwise, 4 positives per query, lr 5e-5) are the best measured on IU X-ray.
     """
 
     base_model: str | None = None  # local folder; a bi-encoder folder gets a new relevance head
-    loss: CrossLoss = "bce"
+    loss: CrossLoss = "listwise"
     negatives: int = 10
     hard_negatives: bool = True
     bm25_depth: int = 50
-    max_positives_per_query: int = 8
-    batch_size: int = 16
+    max_positives_per_query: int = 4
+    batch_size: int = 33
     max_length: int = 128
-    loop: LoopConfig = field(default_factory=LoopConfig)
+    loop: LoopConfig = field(default_factory=lambda: LoopConfig(lr=5e-5))
 
 
 def cross_groups(

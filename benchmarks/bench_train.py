@@ -188,6 +188,7 @@ def main() -> None:
     if shared_data(IU_XRAY) is None:
         print("IU X-ray data not found (../shared/data/iu_xray); skipping the training benchmark")
         return
+    from clinsearch.evaluate.bench.weak import labels as weak_labels
     from clinsearch.evaluate.bench.weak import weak_benchmark
     from clinsearch.evaluate.separation import Labelled
     from clinsearch.train.batching import training_queries
@@ -202,10 +203,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     pool_sents = rng.sample(labelled, min(args.pool or len(labelled), len(labelled)))
     pool = {s.id: s.text for s in pool_sents}
-    polarities = {
-        s.id: {f.polarity for f in s.findings if usable(f, ("finding", "disease"))}
-        for s in pool_sents
-    }
+    polarities = {s.id: {p for p, _ in weak_labels(s.findings)} for s in pool_sents}
     weak = weak_benchmark(((s.id, s.findings) for s in pool_sents), seed=args.seed)
     fold_names = [{n for n, (k, _) in weak.split.items() if k == f} for f in (1, 2)]
     labels = build_labels(sentences)

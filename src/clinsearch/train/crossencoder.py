@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -146,25 +145,31 @@ def train_crossencoder(
     bce = torch.nn.BCEWithLogitsLoss()
     examples = [e for g in groups for e in g.examples()]
 
-    def batches(epoch: int) -> list[list[Example]]:
-        seed = config.loop.seed + epoch
-        if config.loss == "listwise":
-            packed = group_batches(groups, config.batch_size, seed)
-            return [[e for g in batch for e in g.examples()] for batch in packed]
-        order = list(examples)
-        random.Random(seed).shuffle(order)
-        return [order[i : i + config.batch_size] for i in range(0, len(order), config.batch_size)]
-
-    def step(batch: list[Example]) -> float:
+    def logits_of(batch: Sequence[Example]) -> torch.Tensor:
         features = model.preprocess([(e.query, e.text) for e in batch])
-        logits = model(dict(features))["scores"].view(-1)
-        if config.loss == "listwise":
-            starts = [i for i, e in enumerate(batch) if e.label > 0] + [len(batch)]
-            loss = listwise_cross_loss(logits, [b - a for a, b in pairwise(starts)])
-        else:
-            loss = bce(logits, torch.tensor([e.label for e in batch]))
+        return model(dict(features))["scores"].view(-1)
+
+    def backward(loss: torch.Tensor) -> float:
         loss.backward()
         return float(loss.detach())
+
+    def save(folder: Path) -> None:
+        model.save(str(folder))
+
+    def bce_batches(epoch: int) -> list[list[Example]]:
+        order = list(examples)
+        random.Random(config.loop.seed + epoch).shuffle(order)
+        return [order[i : i + config.batch_size] for i in range(0, len(order), config.batch_size)]
+
+    def bce_step(batch: list[Example]) -> float:
+        return backward(bce(logits_of(batch), torch.tensor([e.label for e in batch])))
+
+    def listwise_batches(epoch: int) -> list[list[Group]]:
+        return group_batches(groups, config.batch_size, config.loop.seed + epoch)
+
+    def listwise_step(batch: list[Group]) -> float:
+        logits = logits_of([e for g in batch for e in g.examples()])
+        return backward(listwise_cross_loss(logits, [1 + len(g.negatives) for g in batch]))
 
     meta = {
         "kind": "crossencoder",
@@ -172,4 +177,6 @@ def train_crossencoder(
         "examples": len(examples),
         "positives": len(groups),
     }
-    return train_loop(model, batches, step, config.loop, out, lambda f: model.save(str(f)), meta)
+    if config.loss == "listwise":
+        return train_loop(model, listwise_batches, listwise_step, config.loop, out, save, meta)
+    return train_loop(model, bce_batches, bce_step, config.loop, out, save, meta)

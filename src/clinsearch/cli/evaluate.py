@@ -46,7 +46,8 @@ def _index_runs(
 ) -> list[Run]:
     """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
     from clinsearch import Index
-    from clinsearch.evaluate.runner import index_runs, parse_method
+    from clinsearch.evaluate.runner import index_runs
+    from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
     runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)

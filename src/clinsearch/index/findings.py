@@ -139,11 +139,10 @@ class FindingsTable:
 
     def sql(self, query: str) -> pa.Table:
         """Run a DuckDB query in which the table is named ``findings``."""
-        import duckdb
+        from clinsearch.duck import connect
 
-        con = duckdb.connect()
+        con = connect({"findings": self.path})
         try:
-            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
             return con.sql(query).to_arrow_table()
         finally:
             con.close()

@@ -24,6 +24,9 @@ def annotate_cmd(
     output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
     lexicon: LexiconOpt = None,
     batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the --output file if it exists.")
+    ] = False,
 ) -> None:
     """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
     from rich.progress import Progress
@@ -35,7 +38,7 @@ def annotate_cmd(
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("annotating", total=None)
         count = annotate_jsonl(
-            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n), force
         )
     err_console.print(f"annotated {count} texts -> {escape(str(output))}")
 

@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.permissions import dir_mode, file_mode, make_private
+from clinsearch.user_files import open_user_file
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
 TMP_PREFIX = ".tmp-"
 _GEN = re.compile(r"^gen-(\d{6,})$")
+_POINTER_MAX = 64  # bytes: a generation name and a newline
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +52,16 @@ def current_generation(root: Path) -> Path:
         raise ClinsearchError(f"{root}: no such index directory")
     if not is_index(root):
         raise ClinsearchError(f"{root}: not a clinsearch index (no {CURRENT} file)")
-    name = (root / CURRENT).read_text(encoding="utf-8").strip()
-    if not _GEN.match(name) or not (root / name).is_dir():
-        raise ClinsearchError(f"{root / CURRENT}: names generation {name!r}, which is missing")
+    with open_user_file(root / CURRENT) as handle:
+        raw = handle.read(_POINTER_MAX + 1)
+    name = raw.decode("ascii", errors="replace").strip()
+    if len(raw) > _POINTER_MAX or not _GEN.match(name):  # never echo it: it may be anything
+        raise ClinsearchError(
+            f"{root / CURRENT}: corrupt pointer (it does not name a generation); restore it"
+            " from a backup or rebuild the index"
+        )
+    if not (root / name).is_dir():
+        raise ClinsearchError(f"{root / CURRENT}: names generation {name}, which is missing")
     return root / name
 
 
@@ -72,7 +82,7 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
             f"{root}: refusing to write an index into a folder that is not empty and is not a"
             " clinsearch index"
         )
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=dir_mode(), parents=True, exist_ok=True)
     try:
         with _locked(root):
             live = _live_name(root)
@@ -82,7 +92,7 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
             pending = PendingGeneration(
                 root / f"{TMP_PREFIX}{uuid.uuid4().hex}", _next_number(root)
             )
-            pending.path.mkdir()
+            pending.path.mkdir(mode=dir_mode())
             try:
                 yield pending
                 _publish(root, pending)
@@ -99,10 +109,12 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
 def _publish(root: Path, pending: PendingGeneration) -> None:
     """Rename the finished folder into place, then point ``CURRENT`` at it atomically."""
     name = generation_name(pending.number)
+    make_private(pending.path)
     _fsync_tree(pending.path)
     os.rename(pending.path, root / name)
     tmp_pointer = root / f"{TMP_PREFIX}{CURRENT}-{uuid.uuid4().hex}"
-    with open(tmp_pointer, "w", encoding="utf-8") as handle:
+    fd = os.open(tmp_pointer, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode())
+    with open(fd, "w", encoding="utf-8") as handle:
         handle.write(name + "\n")
         handle.flush()
         os.fsync(handle.fileno())
@@ -140,7 +152,8 @@ def _user_entries(root: Path) -> list[Path]:
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on the index so that two writers never interleave."""
-    with open(root / LOCK, "a+") as handle:
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, file_mode())
+    with open(fd, "a+") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

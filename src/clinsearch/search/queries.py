@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinsearch.errors import InputError
+from clinsearch.user_files import read_user_bytes
 
 _HEADER_IDS = {"qid", "query_id", "id", "topic"}
 _HEADER_TEXTS = {"query", "text", "title"}
@@ -22,10 +23,7 @@ class Query:
 def read_queries(path: str | Path) -> list[Query]:
     """Read a query file; malformed lines raise InputError naming file, line and field."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read query file ({exc.strerror})", file=path) from None
+    raw = read_user_bytes(path)
     queries: list[Query] = []
     seen: dict[str, int] = {}
     for number, line_bytes in enumerate(raw.splitlines(), start=1):

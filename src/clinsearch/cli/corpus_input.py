@@ -49,6 +49,17 @@ def read_corpus(
         raise InputError("no reports found", file=corpus)
 
 
+def report_long_sentences(count: int) -> None:
+    """Warn, with their number, about sentences annotated in pieces (see annotate.pieces)."""
+    from clinsearch.annotate.pieces import PIECE_CHARS
+
+    if count:
+        err_console.print(
+            f"warning: {count} long sentence(s) (over {PIECE_CHARS:,} characters) were annotated"
+            " in pieces; a negation or modifier does not reach across a cut"
+        )
+
+
 def report_skips(stats: Any) -> None:
     """Tell how many bad records --skip-bad skipped, by reason, with the first examples."""
     if not stats.skipped_total:

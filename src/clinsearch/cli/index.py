@@ -11,7 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
-from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.corpus_input import (
+    read_corpus,
+    reader_mapping,
+    report_long_sentences,
+    report_skips,
+)
 from clinsearch.cli.options import (
     Corpus,
     CorpusFormat,
@@ -99,6 +104,7 @@ def index_command(
         f" {counts.patients} patients) into {escape(str(out))}"
     )
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("add")
@@ -128,6 +134,7 @@ def add_command(
     added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format))
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("delete")

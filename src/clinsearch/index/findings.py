@@ -77,14 +77,14 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator())
+        table, long_sentences = self._annotate(gen, None)
+        return _write(gen.path, table, self._annotator(), long_sentences)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
         old = FindingsTable(prev.path).table()
-        new = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+        new, long_sentences = self._annotate(gen, change.report_keys)
+        return _write(gen.path, pa.concat_tables([old, new]), self._annotator(), long_sentences)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
@@ -103,13 +103,17 @@ class FindingsComponent:
 
         return annotator_for(str(self.lexicon) if self.lexicon else None)
 
-    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
-        """The findings table of the sentences of ``report_keys`` (all when None)."""
+    def _annotate(
+        self, gen: Generation, report_keys: Collection[int] | None
+    ) -> tuple[pa.Table, int]:
+        """The findings table of the sentences of ``report_keys`` (all when None), and how
+        many sentences were too long to annotate in one piece."""
         batches = gen.sentence_batches(
             None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
         )
         sentences = [row for batch in batches for row in batch.to_pylist()]
         annotator = self._annotator()
+        long_before = annotator.long_sentences
         texts = (s["text"] for s in sentences)
         results = track(
             annotator.annotate_many(texts, batch_size=self.batch_size),
@@ -122,7 +126,8 @@ class FindingsComponent:
             for sentence, findings in zip(sentences, results, strict=True)
             for finding in findings
         ]
-        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        return table, annotator.long_sentences - long_before
 
 
 class FindingsTable:
@@ -185,8 +190,11 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry."""
+def _write(
+    folder: Path, table: pa.Table, annotator: Annotator, long_sentences: int = 0
+) -> dict[str, Any]:
+    """Write the findings table into a generation folder; returns the manifest entry
+    (``long_sentences``: sentences of this change annotated in pieces)."""
     pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
     lexicon = annotator.lexicon
     return {
@@ -194,4 +202,5 @@ def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),
+        "long_sentences": long_sentences,
     }

@@ -19,6 +19,7 @@ from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
 from clinsearch.search.hit import LEVELS, Hit, Level
+from clinsearch.trust import allow
 
 _BATCH = 512
 
@@ -53,7 +54,7 @@ class Index:
         progress: bool = True,
     ) -> Index:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace)."""
-        config = config or IndexConfig()
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
         with new_generation(root) as pending:
             gen = Generation(pending.path, progress)
@@ -164,7 +165,15 @@ class Index:
         for query in queries:
             if not query.strip():
                 raise InputError("empty query", field="query")
+        top = min(top, self.level_size(level))  # more than exist would only waste memory
         return self._retriever(method, options).search_many(list(queries), level, top)
+
+    def level_size(self, level: Level) -> int:
+        """How many sentences, reports, visits or patients the index holds (at least 1)."""
+        counts = self.manifest.counts
+        size = {"sentence": counts.sentences, "report": counts.reports,
+                "visit": counts.visits, "patient": counts.patients}[level]
+        return max(1, size)
 
     def _retriever(self, method: str, options: dict[str, Any]) -> Any:
         """The retriever for ``method`` and ``options``, made once per open generation."""

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from clinsearch import __version__
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, shown
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.tables import Counts
+from clinsearch.trust import check_recorded
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = "clinsearch-index"
@@ -59,19 +60,25 @@ class Manifest:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ClinsearchError(f"{path}: cannot read the index manifest ({exc})") from None
-        if data.get("format") != FORMAT:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ClinsearchError(f"{path}: not a clinsearch index manifest")
         if data.get("format_version") != FORMAT_VERSION:
             raise ClinsearchError(
-                f"{path}: index format version {data.get('format_version')} is not supported"
+                f"{path}: index format version {shown(data.get('format_version'))} is not supported"
                 f" (this clinsearch reads version {FORMAT_VERSION}); rebuild the index"
             )
-        return cls(
-            generation=data["generation"],
-            counts=Counts(**data["counts"]),
-            config=IndexConfig.from_dict(data["config"]),
-            components=data["components"],
-            next_report_key=data["next_report_key"],
-            created=data["created"],
-            clinsearch_version=data["clinsearch_version"],
-        )
+        try:
+            return cls(
+                generation=data["generation"],
+                counts=Counts(**data["counts"]),
+                config=IndexConfig.from_dict(data["config"]).with_paths(
+                    lambda value, what: check_recorded(value, gen_path.parent, what)
+                ),
+                components=data["components"],
+                next_report_key=data["next_report_key"],
+                created=data["created"],
+                clinsearch_version=data["clinsearch_version"],
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ClinsearchError(f"{path}: malformed index manifest ({type(exc).__name__})"
+                                  ) from None

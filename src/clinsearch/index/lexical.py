@@ -10,6 +10,8 @@ mapped to its sentence, report, visit and patient without reading stored documen
 from __future__ import annotations
 
 import shutil
+import tempfile
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,8 +161,26 @@ class LexicalSearcher:
     def __init__(self, folder: Path, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
         self._text_analyzer = analyzer.tantivy()
-        self._indexes = {g: _open(folder / g, analyzer) for g in GRANULARITIES}
+        self._indexes = {g: self._open_read_only(folder / g, analyzer) for g in GRANULARITIES}
         self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
+
+    def _open_read_only(self, folder: Path, analyzer: Analyzer) -> tantivy.Index:
+        """Open a tantivy index to search it, also where the folder is not writable.
+
+        tantivy takes a lock file in the index folder even to read; in a read-only folder the
+        index is opened through a private folder of links to its files instead.
+        """
+        try:
+            return _open(folder, analyzer)
+        except ValueError as exc:
+            if "Lockfile" not in str(exc):
+                raise
+        shadow = Path(tempfile.mkdtemp(prefix="clinsearch-readonly-"))
+        weakref.finalize(self, shutil.rmtree, shadow, True)
+        for entry in folder.iterdir():
+            if not entry.name.endswith(".lock"):
+                (shadow / entry.name).symlink_to(entry.resolve())
+        return _open(shadow, analyzer)
 
     def num_docs(self, granularity: str) -> int:
         """How many live documents an index holds."""

@@ -20,6 +20,7 @@ from clinsearch.index.generations import (
     lease_current,
     new_generation,
 )
+from clinsearch.index.integrity import file_digests
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
@@ -305,5 +306,9 @@ def _finish(
     components: dict[str, dict[str, Any]],
     next_key: int,
 ) -> None:
-    """Write the manifest, last, so that only a complete generation has one."""
-    Manifest(pending.number, count(gen), config, components, next_key).write(gen.path)
+    """Write the manifest, last, so that only a complete generation has one.
+
+    It records the size and checksum of every file, for ``check``.
+    """
+    files = file_digests(gen.path)
+    Manifest(pending.number, count(gen), config, components, next_key, files).write(gen.path)

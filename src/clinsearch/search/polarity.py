@@ -17,19 +17,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.hit import Hit, Level
+from clinsearch.hit import Hit
+from clinsearch.units import UNIT_KEYS, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
 POLARITY_FILTERS = ("present", "absent", "any", "query")
 FINDINGS_FILE = "findings.parquet"
-_UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "sentence": ("sentence_id",),
-    "report": ("report_id",),
-    "visit": ("patient_id", "visit_id"),
-    "patient": ("patient_id",),
-}
 
 
 class PolarityFilter:
@@ -78,7 +73,7 @@ class PolarityFilter:
 
     def allowed_units(self, concepts: dict[str, str], level: Level) -> set[tuple[str, ...]]:
         """Units at ``level`` holding every concept with the wanted polarity."""
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         allowed: set[tuple[str, ...]] | None = None
         for concept, stated in concepts.items():
             mask = pc.equal(self.findings.column("concept"), concept)
@@ -93,7 +88,7 @@ class PolarityFilter:
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
         allowed = self.allowed_units(self.query_concepts(query), level)
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)

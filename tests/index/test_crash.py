@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clinsearch.index import Index, IndexConfig
+from clinsearch import Index, IndexConfig
 
 from .conftest import CORPUS, segmented
 
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, {tests!r})
 from conftest import CORPUS, segmented
 import clinsearch.index.generations as generations
-from clinsearch.index import Index, IndexConfig
+from clinsearch import Index, IndexConfig
 from clinsearch.index.lexical import LexicalComponent
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.tables import TableWriter

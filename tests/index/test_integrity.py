@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from clinsearch import Index, IndexConfig
 from clinsearch.cli import app
 from clinsearch.corpus.model import SegmentedReport
-from clinsearch.index import Index, IndexConfig
 from clinsearch.index.integrity import check_index, file_digests
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
 from clinsearch.models.tiny import build_tiny_bert

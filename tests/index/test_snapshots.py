@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
-from clinsearch.index import Index, IndexConfig
 
 from .conftest import segmented
 
 READER = """
 import sys
 from pathlib import Path
-from clinsearch.index import Index
+from clinsearch import Index
 
 root, signals = Path(sys.argv[1]), Path(sys.argv[2])
 snapshot = Index.open(root)
@@ -73,7 +73,7 @@ def test_reader_process_searches_through_20_commits(
 
 READ_ONLY = """
 import sys
-from clinsearch.index import Index
+from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 
 with Index.open(sys.argv[1]) as index:

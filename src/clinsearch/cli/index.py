@@ -153,7 +153,6 @@ SearchPolarity = Annotated[
         " must state them present / absent, with any method (uses the findings table)."
     ),
 ]
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 @app.command("search")
@@ -224,6 +223,7 @@ def search_command(
     from clinsearch.index import Index
     from clinsearch.search.hit import LEVELS
     from clinsearch.search.output import OUTPUT_FORMATS
+    from clinsearch.search.polarity import polarity_options
     from clinsearch.search.queries import Query, read_queries
 
     if (query is None) == (queries is None):
@@ -248,7 +248,7 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | _polarity_options(method, polarity)
+    ) | polarity_options(method, polarity)
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -276,20 +276,6 @@ def info_command(
     for key, value in manifest.items():
         table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
     console.print(table)
-
-
-def _polarity_options(method: str, polarity: str) -> dict[str, str]:
-    """Map --polarity onto concept search's own mode and the filter every method takes."""
-    if polarity not in SEARCH_POLARITIES:
-        raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
-        )
-    if polarity == "query":
-        return {}
-    native = {"polarity": "any"} if method == "concept" else {}
-    if method == "concept" and polarity == "any":
-        return native
-    return native | {"polarity_filter": polarity}
 
 
 def _search_options(**given: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
@@ -19,6 +19,9 @@ from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
 from clinsearch.search.hit import LEVELS, Hit, Level
+
+if TYPE_CHECKING:
+    from clinsearch.index.report_view import ReportView
 
 _BATCH = 512
 
@@ -136,6 +139,13 @@ class Index:
             _finish(pending, gen, self.config, components, self.manifest.next_report_key)
         self._reopen()
         return len(ids)
+
+    def report(self, report_id: str) -> ReportView:
+        """The report ``report_id`` with its sections, sentences and findings."""
+        from clinsearch.index.report_view import read_report_view
+
+        with self._replaced_as_error():
+            return read_report_view(self.generation, report_id)
 
     def search(
         self,

@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.index import Index, IndexConfig
 
 from .conftest import CORPUS, segmented
 

@@ -68,9 +68,9 @@ def index_command(
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
+    from clinsearch import Index, IndexConfig
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index, IndexConfig
-    from clinsearch.search.concept_tools import TERM_MODEL_OPTION, checked_term_model
+    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
 
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
@@ -111,8 +111,8 @@ def add_command(
     skip_bad: SkipBad = False,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
+    from clinsearch import Index
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
 
     index = Index.open(index_dir)
     mapping = reader_mapping(
@@ -131,7 +131,7 @@ def delete_command(
     ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     if (ids is None) == (ids_file is None):
         raise ClinsearchError("give exactly one of --ids or --ids-file")
@@ -220,11 +220,11 @@ def search_command(
     ] = None,
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
-    from clinsearch.index import Index
-    from clinsearch.search.hit import LEVELS
+    from clinsearch import Index
+    from clinsearch.hit import LEVELS
+    from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
-    from clinsearch.search.queries import Query, read_queries
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -266,7 +266,7 @@ def info_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Show an index's manifest: format, counts, configuration and components."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     manifest = Index.open(index_dir).manifest.to_dict()
     if as_json:

@@ -45,10 +45,10 @@ def serve_command(
     the server follows 'clinsearch add' and 'delete' without a restart)."""
     import uvicorn
 
-    from clinsearch.serve.app import create_app
-    from clinsearch.serve.audit import AuditLog
-    from clinsearch.serve.auth import UserStore, default_users_path
-    from clinsearch.serve.live import LiveIndex
+    from clinsearch.server.app import create_app
+    from clinsearch.server.audit import AuditLog
+    from clinsearch.server.auth import UserStore, default_users_path
+    from clinsearch.server.live import LiveIndex
 
     store = UserStore(users or default_users_path())
     if no_auth:
@@ -95,7 +95,7 @@ def users_add_command(
     users: UsersFile = None,
 ) -> None:
     """Add a user and print its API token once (only its SHA-256 is stored)."""
-    from clinsearch.serve.auth import UserStore, default_users_path
+    from clinsearch.server.auth import UserStore, default_users_path
 
     store = UserStore(users or default_users_path())
     token = store.add(name, role)
@@ -110,7 +110,7 @@ def users_remove_command(
     users: UsersFile = None,
 ) -> None:
     """Remove a user (its token stops working at once, also on a running server)."""
-    from clinsearch.serve.auth import UserStore, default_users_path
+    from clinsearch.server.auth import UserStore, default_users_path
 
     store = UserStore(users or default_users_path())
     store.remove(name)
@@ -120,7 +120,7 @@ def users_remove_command(
 @users_app.command("list")
 def users_list_command(users: UsersFile = None) -> None:
     """List users and roles (tokens are not stored, so never shown)."""
-    from clinsearch.serve.auth import UserStore, default_users_path
+    from clinsearch.server.auth import UserStore, default_users_path
 
     store = UserStore(users or default_users_path())
     for user in store.users.values():
@@ -133,7 +133,7 @@ def audit_verify_command(
 ) -> None:
     """Check the hash chain: exit 0 if intact, 1 (listing each problem) if a record was edited,
     removed, inserted or reordered."""
-    from clinsearch.serve.audit import verify_audit
+    from clinsearch.server.audit import verify_audit
 
     result = verify_audit(path)
     if result.ok:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinsearch.atomic import atomic_path, fsync_tree
 from clinsearch.errors import ClinsearchError
 
 CURRENT = "CURRENT"
@@ -99,15 +100,10 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
 def _publish(root: Path, pending: PendingGeneration) -> None:
     """Rename the finished folder into place, then point ``CURRENT`` at it atomically."""
     name = generation_name(pending.number)
-    _fsync_tree(pending.path)
+    fsync_tree(pending.path)
     os.rename(pending.path, root / name)
-    tmp_pointer = root / f"{TMP_PREFIX}{CURRENT}-{uuid.uuid4().hex}"
-    with open(tmp_pointer, "w", encoding="utf-8") as handle:
-        handle.write(name + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp_pointer, root / CURRENT)
-    _fsync_dir(root)
+    with atomic_path(root / CURRENT, prefix=f"{TMP_PREFIX}{CURRENT}-", durable=True) as tmp:
+        tmp.write_text(name + "\n", encoding="utf-8")
 
 
 def _sweep(root: Path, keep: str | None) -> None:
@@ -149,24 +145,3 @@ def _locked(root: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _fsync_tree(path: Path) -> None:
-    """Flush every file and folder under ``path`` to disk before it is published."""
-    for folder, _, files in os.walk(path):
-        for name in files:
-            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(folder))
-
-
-def _fsync_dir(path: Path) -> None:
-    """Flush a directory entry list (so renames inside it survive a power loss)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

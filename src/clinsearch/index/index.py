@@ -1,8 +1,12 @@
-"""The ``Index`` API: build, open, add to, delete from and search an index directory."""
+"""The ``Index`` store: build, open, add to and delete from an index directory, transactionally.
+
+Searching is the next stage's job (``clinsearch.search.session``); ``clinsearch.Index`` is this
+store with a search session attached.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
@@ -18,7 +22,6 @@ from clinsearch.index.manifest import Manifest
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
-from clinsearch.search.hit import LEVELS, Hit, Level
 
 if TYPE_CHECKING:
     from clinsearch.index.report_view import ReportView
@@ -38,7 +41,6 @@ class Index:
         self.generation = generation
         self.manifest = manifest
         self._components: dict[str, Any] = {}
-        self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
 
     def __repr__(self) -> str:
         counts = self.manifest.counts
@@ -147,44 +149,6 @@ class Index:
         with self._replaced_as_error():
             return read_report_view(self.generation, report_id)
 
-    def search(
-        self,
-        query: str,
-        level: Level = "report",
-        top: int = 10,
-        method: str = "bm25",
-        **options: Any,
-    ) -> list[Hit]:
-        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
-        return self.search_many([query], level, top, method, **options)[0]
-
-    def search_many(
-        self,
-        queries: Sequence[str],
-        level: Level = "report",
-        top: int = 10,
-        method: str = "bm25",
-        **options: Any,
-    ) -> list[list[Hit]]:
-        """``search`` for each query, in order."""
-        if level not in LEVELS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-        if top < 1:
-            raise ClinsearchError(f"top must be at least 1 (got {top})")
-        for query in queries:
-            if not query.strip():
-                raise InputError("empty query", field="query")
-        return self._retriever(method, options).search_many(list(queries), level, top)
-
-    def _retriever(self, method: str, options: dict[str, Any]) -> Any:
-        """The retriever for ``method`` and ``options``, made once per open generation."""
-        from clinsearch.search.registry import make_retriever
-
-        key = (method, tuple(sorted(options.items())))
-        if key not in self._retrievers:
-            self._retrievers[key] = make_retriever(self, method, **options)
-        return self._retrievers[key]
-
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:
         """Report a generation removed under us (another process changed the index) clearly."""
@@ -208,7 +172,6 @@ class Index:
         fresh = Index.open(self.path)
         self.generation, self.manifest = fresh.generation, fresh.manifest
         self._components.clear()
-        self._retrievers.clear()
         self.__dict__.pop("store", None)
 
 

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clinsearch import __version__
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.tables import Counts
+from clinsearch.version import __version__
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = "clinsearch-index"

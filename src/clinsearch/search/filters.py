@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.hit import Hit, Level
+from clinsearch.hit import Hit
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index

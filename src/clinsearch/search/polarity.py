@@ -17,7 +17,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.hit import Hit, Level
+from clinsearch.hit import Hit
+from clinsearch.units import UNIT_KEYS, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -25,12 +26,6 @@ if TYPE_CHECKING:
 POLARITY_FILTERS = ("present", "absent", "any", "query")
 SEARCH_POLARITIES = ("query", "any", "present", "absent")
 FINDINGS_FILE = "findings.parquet"
-_UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "sentence": ("sentence_id",),
-    "report": ("report_id",),
-    "visit": ("patient_id", "visit_id"),
-    "patient": ("patient_id",),
-}
 
 
 class PolarityFilter:
@@ -79,7 +74,7 @@ class PolarityFilter:
 
     def allowed_units(self, concepts: dict[str, str], level: Level) -> set[tuple[str, ...]]:
         """Units at ``level`` holding every concept with the wanted polarity."""
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         allowed: set[tuple[str, ...]] | None = None
         for concept, stated in concepts.items():
             mask = pc.equal(self.findings.column("concept"), concept)
@@ -94,7 +89,7 @@ class PolarityFilter:
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
         allowed = self.allowed_units(self.query_concepts(query), level)
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)

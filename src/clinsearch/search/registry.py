@@ -7,42 +7,23 @@ Later methods (``concept``, ``dense``, ``hybrid``) register here and are reached
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.bm25 import BM25Retriever
-from clinsearch.search.concept import ConceptRetriever
+from clinsearch.search.concept.retriever import ConceptRetriever
 from clinsearch.search.dense import DenseRetriever
-from clinsearch.search.hit import Hit, Level
 from clinsearch.search.hybrid import HybridRetriever
+from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
     from clinsearch.search.filters import ReportFilters
 
 
-class Retriever(Protocol):
-    """Ranks sentences, reports, visits or patients of one index for a text query."""
-
-    def search(self, query: str, level: Level, top: int) -> list[Hit]:
-        """The ``top`` best hits at ``level``, best first."""
-        ...
-
-    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
-        """``search`` for each query (a retriever may batch the work)."""
-        ...
-
-
 RetrieverFactory = Callable[..., Retriever]
-
-METHODS: dict[str, RetrieverFactory] = {
-    "bm25": BM25Retriever,
-    "concept": ConceptRetriever,
-    "dense": DenseRetriever,
-    "hybrid": HybridRetriever,
-}
-
 
 def make_retriever(
     index: Index,
@@ -93,3 +74,12 @@ def make_retriever(
     elif rerank_depth is not None or rerank_input is not None:
         raise ClinsearchError("--rerank-depth and --rerank-input need --rerank MODEL")
     return retriever
+
+
+METHODS: dict[str, RetrieverFactory] = {
+    "bm25": BM25Retriever,
+    "concept": ConceptRetriever,
+    "dense": DenseRetriever,
+    # hybrid fuses other methods: it makes their retrievers with make_retriever
+    "hybrid": partial(HybridRetriever, make=make_retriever),
+}

@@ -19,17 +19,35 @@ from typing import Any
 
 import pytest
 
+from clinsearch import Index
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
-from clinsearch.index import Index
 
 PURPOSE = "test: service checks"
 
 
-def clinsearch(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a subprocess."""
-    return subprocess.run([sys.executable, "-m", "clinsearch", *args], capture_output=True,
-                          text=True, check=check, timeout=300)
+@dataclass
+class CliResult:
+    """What a CLI command did: exit status and its two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clinsearch(*args: str, check: bool = True) -> CliResult:
+    """Run the real CLI in-process (its models are then loaded once per test session)."""
+    from typer.testing import CliRunner
+
+    from clinsearch.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    done = CliResult(result.exit_code, result.stdout, result.stderr)
+    if check and done.returncode:
+        raise AssertionError(f"clinsearch {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
 
 
 @dataclass

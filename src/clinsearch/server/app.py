@@ -24,15 +24,16 @@ from pydantic import BaseModel, Field
 
 import clinsearch
 from clinsearch.errors import ClinsearchError
+from clinsearch.hit import Hit
 from clinsearch.search.cohort import ID_COLUMNS, CohortSyntaxError, members_csv_rows
 from clinsearch.search.filters import ReportFilters
-from clinsearch.search.hit import LEVELS, Hit
 from clinsearch.search.polarity import polarity_options
-from clinsearch.serve.audit import AuditLog
-from clinsearch.serve.auth import User, UserStore
-from clinsearch.serve.live import LiveIndex, Snapshot
+from clinsearch.server.audit import AuditLog
+from clinsearch.server.auth import User, UserStore
+from clinsearch.server.live import LiveIndex, Snapshot
+from clinsearch.units import LEVELS
 
-log = logging.getLogger("clinsearch.serve")
+log = logging.getLogger("clinsearch.server")
 MAX_TOP = 100
 RESULT_CAP = 200  # hits computed per query (paging slices them): total is exact below it
 MAX_MEMBERS_PAGE = 500
@@ -119,7 +120,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
                   description="Negation-aware search over clinical reports: search, cohorts,"
                   " report views (audited), query explanation and annotation.")
     app.state.clinsearch = state
-    static = resources.files("clinsearch.serve") / "static"
+    static = resources.files("clinsearch.server") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
     @app.exception_handler(ClinsearchError)
@@ -257,8 +258,8 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
 
     @app.get("/api/explain-query", summary="How a query is understood (finding patterns)")
     def explain(q: str, user: Caller) -> dict[str, Any]:
-        from clinsearch.search.concept_tools import index_concept_tools
-        from clinsearch.search.explain import explain_query
+        from clinsearch.search.concept.tools import index_concept_tools
+        from clinsearch.search.explain_query import explain_query
 
         def run(snap: Snapshot) -> dict[str, Any]:
             tools = index_concept_tools(snap.index)
@@ -270,7 +271,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     @app.post("/api/annotate", summary="Findings of a text (polarity, context, modifiers)")
     def annotate(body: AnnotateRequest, user: Caller) -> dict[str, Any]:
         from clinsearch.annotate.annotator import annotator_for
-        from clinsearch.search.concept_tools import index_lexicon_path
+        from clinsearch.search.concept.tools import index_lexicon_path
 
         if not body.text.strip():
             raise ClinsearchError("field 'text': empty text")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.serve.audit import AuditLog, verify_audit
+from clinsearch.server.audit import AuditLog, verify_audit
 
 from .conftest import clinsearch
 

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.evaluate.files import atomic_path
 
 ROLES = ("viewer", "researcher", "admin")
 USERS_FORMAT = "clinsearch-users/1"
@@ -109,9 +109,6 @@ class UserStore:
     def _write(self) -> None:
         data = {"format": USERS_FORMAT, "users": [asdict(u) for u in self.users.values()]}
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with atomic_path(self.path) as tmp:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=2)
-                out.write("\n")
+        with atomic_path(self.path, durable=True) as tmp:  # mkstemp: private to its owner
+            tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         self._by_hash = {u.token_sha256: u for u in self.users.values()}

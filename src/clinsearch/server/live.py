@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index
 from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.session import Index
 
-log = logging.getLogger("clinsearch.serve")
+log = logging.getLogger("clinsearch.server")
 T = TypeVar("T")
 WARM_QUERY = "no pneumothorax"
 

@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from clinsearch.index import Index
+from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 
 from .conftest import Server, clinsearch

@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.index.component import Change, Generation
-from clinsearch.search.patterns import Hierarchy
 
 NAME = "concepts"
 FINDINGS_FILE = "findings.parquet"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -130,11 +131,17 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             body |= {"column": exc.position + 1, "message": exc.message}
         return JSONResponse(body, status_code=400)
 
-    @app.exception_handler(Exception)
-    async def server_error(request: Request, exc: Exception) -> JSONResponse:
-        # The exception's text may quote report text: log its type only.
-        log.error("internal error on %s: %s", request.url.path, type(exc).__name__)
-        return JSONResponse({"detail": "internal server error"}, status_code=500)
+    @app.middleware("http")
+    async def internal_errors(request: Request, call_next: Any) -> Any:
+        """A bug answers 500 and keeps the connection; the log gets the exception's type and
+        code location only, since its message may quote report text."""
+        try:
+            return await call_next(request)
+        except Exception as exc:
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            log.error("internal error on %s: %s at %s:%d", request.url.path,
+                      type(exc).__name__, where.filename, where.lineno)
+            return JSONResponse({"detail": "internal server error"}, status_code=500)
 
     def needs_text(user: User) -> None:
         if not user.sees_text:

@@ -153,7 +153,6 @@ SearchPolarity = Annotated[
         " must state them present / absent, with any method (uses the findings table)."
     ),
 ]
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 @app.command("search")
@@ -225,6 +224,7 @@ def search_command(
     from clinsearch.hit import LEVELS
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
+    from clinsearch.search.polarity import polarity_options
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -248,7 +248,7 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | _polarity_options(method, polarity)
+    ) | polarity_options(method, polarity)
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -292,20 +292,6 @@ def check_command(index_dir: IndexDir) -> None:
         raise typer.Exit(1)
     console.print(f"{escape(str(index_dir))}: ok ({files} files match their checksums; reports,"
                   " sentences, BM25 documents, vectors and findings agree)")
-
-
-def _polarity_options(method: str, polarity: str) -> dict[str, str]:
-    """Map --polarity onto concept search's own mode and the filter every method takes."""
-    if polarity not in SEARCH_POLARITIES:
-        raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
-        )
-    if polarity == "query":
-        return {}
-    native = {"polarity": "any"} if method == "concept" else {}
-    if method == "concept" and polarity == "any":
-        return native
-    return native | {"polarity_filter": polarity}
 
 
 def _search_options(**given: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
@@ -29,6 +29,9 @@ from clinsearch.index.manifest import Manifest
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
+
+if TYPE_CHECKING:
+    from clinsearch.index.report_view import ReportView
 
 _BATCH = 512
 
@@ -176,6 +179,13 @@ class Index:
             self.close()  # our own lease must not keep the replaced generation on disk
         self.reopen()
         return len(ids)
+
+    def report(self, report_id: str) -> ReportView:
+        """The report ``report_id`` with its sections, sentences and findings."""
+        from clinsearch.index.report_view import read_report_view
+
+        with self._replaced_as_error():
+            return read_report_view(self.generation, report_id)
 
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:

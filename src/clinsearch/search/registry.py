@@ -20,6 +20,7 @@ from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
+    from clinsearch.search.filters import ReportFilters
 
 
 RetrieverFactory = Callable[..., Retriever]
@@ -29,6 +30,7 @@ def make_retriever(
     method: str,
     *,
     polarity_filter: str | None = None,
+    filters: ReportFilters | None = None,
     rerank: str | None = None,
     rerank_depth: int | None = None,
     rerank_input: str | None = None,
@@ -36,7 +38,8 @@ def make_retriever(
 ) -> Retriever:
     """The retriever ``method`` over ``index``; unknown methods or options are user errors.
 
-    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
+    ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters
+    (date, type, section, context; ``search/filters.py``); ``rerank`` (a cross-encoder
     folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
     """
     try:
@@ -54,6 +57,10 @@ def make_retriever(
         from clinsearch.search.polarity import PolarityFilter
 
         retriever = PolarityFilter(index, retriever, polarity_filter)
+    if filters is not None and filters.active:
+        from clinsearch.search.filters import FilteredRetriever
+
+        retriever = FilteredRetriever(index, retriever, filters)
     if rerank is not None:
         from clinsearch.search.rerank import DEFAULT_DEPTH, Reranker
 

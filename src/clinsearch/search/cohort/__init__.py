@@ -10,13 +10,14 @@ from clinsearch.search.cohort.engine import (
     ID_COLUMNS,
     CohortEngine,
     Member,
+    members_csv_rows,
     write_members_csv,
 )
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
-__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member", "parse",
-           "write_members_csv"]
+__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
+           "members_csv_rows", "parse", "write_members_csv"]
 
 
 class Cohort:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,16 +119,18 @@ class CohortEngine:
         return tuple(str(ids[col]) for col in ID_COLUMNS[level])
 
 
+def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
+    """The cohort CSV's rows: a header, then one row per member with its evidence."""
+    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
+           "evidence_sentence"]
+    for m in members:
+        yield [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
+
+
 def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
     """Write the cohort to ``path`` as CSV atomically (a temporary file renamed into place)."""
     with (
         atomic_path(path, make_parent=False) as tmp,
         tmp.open("w", newline="", encoding="utf-8") as out,
     ):
-        writer = csv.writer(out)
-        writer.writerow(
-            [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
-             "section", "evidence_sentence"]
-        )
-        for m in members:
-            writer.writerow([*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
+        csv.writer(out).writerows(members_csv_rows(members, level))

@@ -11,7 +11,7 @@ import pytest
 
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
-from clinsearch.index import Index
+from clinsearch import Index
 from clinsearch.search.cohort.syntax import MAX_CLAUSES, MAX_DEPTH
 
 from .hostile import run

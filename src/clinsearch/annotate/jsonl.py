@@ -6,17 +6,17 @@ temporary file and renamed into place, so a failure never leaves a half-written 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import InputError
 from clinsearch.exports import open_export
-from clinsearch.user_files import open_user_file
+from clinsearch.jsonl import json_line, read_json_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,24 +31,12 @@ class Request:
 
 def read_requests(path: Path) -> Iterator[Request]:
     """Parse and validate an input JSONL file line by line (blank lines are skipped)."""
-    with open_user_file(path) as fh:
-        for number, data in enumerate(fh, start=1):
-            try:
-                raw = data.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError:
-                raise InputError("undecodable bytes (not UTF-8)", file=path, line=number) from None
-            if raw.strip():
-                yield parse_request(raw, path, number)
+    for number, obj in read_json_lines(path):
+        yield parse_request(obj, path, number)
 
 
-def parse_request(raw: str, path: Path, number: int) -> Request:
-    """One input line as a Request, or an InputError naming the line and field."""
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number) from None
-    if not isinstance(obj, dict):
-        raise InputError("expected a JSON object", file=path, line=number)
+def parse_request(obj: dict[str, Any], path: Path, number: int) -> Request:
+    """One input object as a Request, or an InputError naming the line and field."""
     if "id" not in obj or not isinstance(obj["id"], str | int) or isinstance(obj["id"], bool):
         raise InputError("missing or not a string", file=path, line=number, field="id")
     if not isinstance(obj.get("text"), str):
@@ -103,7 +91,7 @@ def annotate_jsonl(
             )
             for request, findings in zip(batch, results, strict=True):
                 record = {"id": request.id, "findings": [finding_to_dict(f) for f in findings]}
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                out.write(json_line(record) + "\n")
             count += len(batch)
             if progress is not None:
                 progress(len(batch))

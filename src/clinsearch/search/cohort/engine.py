@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.corpus import CohortCorpus
-from clinsearch.search.cohort.evaluate import Evaluator, Resolver
+from clinsearch.search.cohort.evaluator import Evaluator, Resolver
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
@@ -119,16 +119,19 @@ class CohortEngine:
         return tuple(str(ids[col]) for col in ID_COLUMNS[level])
 
 
+def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
+    """The cohort CSV's rows: a header, then one row per member with its evidence; cells are
+    neutralised against formula injection (see ``csv_cell``)."""
+    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
+           "evidence_sentence"]
+    for m in members:
+        row = [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
+        yield [csv_cell(cell) for cell in row]
+
+
 def write_members_csv(members: list[Member], level: Unit, path: Path, force: bool = False
                       ) -> None:
     """Write the cohort to ``path`` as CSV through ``open_export`` (atomic, private, never
-    overwriting unless ``force``; cells safe from formula injection)."""
+    overwriting unless ``force``)."""
     with open_export(path, force=force, newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(
-            [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
-             "section", "evidence_sentence"]
-        )
-        for m in members:
-            row = [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
-            writer.writerow([csv_cell(cell) for cell in row])
+        csv.writer(out).writerows(members_csv_rows(members, level))

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
-from clinsearch.evaluate.files import atomic_write_lines
 from clinsearch.user_files import open_user_file
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")

@@ -1,4 +1,4 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``search`` and ``info``."""
+"""Index and search commands: ``index``, ``add``, ``delete``, ``search``, ``info``, ``check``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clinsearch.cli import app, console
+from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.options import (
     Corpus,
@@ -276,6 +276,22 @@ def info_command(
     for key, value in manifest.items():
         table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
     console.print(table)
+
+
+@app.command("check")
+def check_command(index_dir: IndexDir) -> None:
+    """Verify an index: the checksum of every file, and that its parts agree (reports, the
+    sentences' reports, BM25 documents, vectors, findings' sentences). Exit status 1 if not."""
+    from clinsearch.index.integrity import check_index
+
+    files, problems = check_index(index_dir)
+    for problem in problems:
+        err_console.print(f"[bold red]problem:[/] {escape(problem)}", highlight=False)
+    if problems:
+        err_console.print(f"{escape(str(index_dir))}: {len(problems)} problem(s) found")
+        raise typer.Exit(1)
+    console.print(f"{escape(str(index_dir))}: ok ({files} files match their checksums; reports,"
+                  " sentences, BM25 documents, vectors and findings agree)")
 
 
 def _search_options(**given: Any) -> dict[str, Any]:

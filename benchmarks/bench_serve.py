@@ -11,6 +11,7 @@ latency per endpoint, errors (any non-200 answer or connection failure), the gen
 answered, how long each switch took, and the server's start time with warm models.
 
     python benchmarks/bench_serve.py --index iu-dense [--requests 2000 --clients 8]
+    python benchmarks/bench_serve.py --index iu-dense --requests 300 --clients 1 --no-changes
 """
 
 from __future__ import annotations
@@ -215,6 +216,8 @@ def main() -> None:
                         help="IU X-ray index built with --dense (copied; never changed)")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--no-changes", action="store_true",
+                        help="no add/delete during the run (warm latency alone)")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="seconds after which no request is sent (counted as errors)")
     args = parser.parse_args()
@@ -250,13 +253,17 @@ def main() -> None:
             clients = [threading.Thread(target=client, args=(port, token, jobs, tally, done))
                        for _ in range(args.clients)]
             t0 = time.monotonic()
-            changer.start()
+            if args.no_changes:
+                finished.set()
+            else:
+                changer.start()
             for c in clients:
                 c.start()
             for c in clients:
                 c.join()
             wall = time.monotonic() - t0
-            changer.join(timeout=1)
+            if changer.is_alive():
+                changer.join(timeout=1)
             audit_lines = (work / "audit.jsonl").read_text().count("\n")
         finally:
             server.terminate()
@@ -297,8 +304,8 @@ def _print(args: argparse.Namespace, start_s: float, wall: float, tally: Tally,
         served = [t for t, g in tally.generations if g == generation]
         lag = f"{min(served) - committed:.2f} s after the commit" if served else "never"
         print(f"after {name}: {generation} first answered {lag}")
-    order = [g for g, _ in itertools.groupby(g for _, g in sorted(tally.generations))]
-    print(f"generations in answer order: {' -> '.join(order)}")
+    first_seen = list(dict.fromkeys(g for _, g in sorted(tally.generations)))
+    print(f"generations that answered, in order of first answer: {' -> '.join(first_seen)}")
     print(f"audit records written: {audit_lines}")
     for error in tally.errors[:10]:
         print(f"error: {error}")

@@ -45,3 +45,10 @@ class InputError(ClinsearchError):
 class DataError(ClinsearchError):
     """The input is well-formed but holds too little for the task (no labels, no pairs); the
     caller that knows where the input came from may name it."""
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``value`` quoted for an error message, cut to ``limit`` characters: a message names a
+    value (an id, a date) but never carries a whole field, which could be report text."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "...")

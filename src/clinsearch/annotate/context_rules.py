@@ -24,8 +24,7 @@ from typing import Any
 import yaml
 from medspacy.context import ConTextRule
 
-from clinsearch.annotate.yaml_nodes import NodeReader, compose
-from clinsearch.errors import InputError
+from clinsearch.annotate.yaml_nodes import NodeReader, read_document
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
@@ -64,14 +63,7 @@ class RuleFile:
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
     """Parse and validate ConText rule YAML; errors name ``file``, the line and the field."""
-    reader = NodeReader(file)
-    root = compose(text, file)
-    if root is None:
-        raise InputError("rule file is empty", file=file, line=1)
-    top = reader.mapping(root, None)
-    for key, node in reader.key_nodes(root).items():
-        if key not in RULE_FILE_KEYS:
-            raise reader.fail(node, key, f"unknown key (allowed: {', '.join(RULE_FILE_KEYS)})")
+    reader, root, top = read_document(text, file, "rule", RULE_FILE_KEYS)
     if "rules" not in top:
         raise reader.fail(root, "rules", "missing")
     replaced = reader.strings(top["replace_defaults"], "replace_defaults") if (

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from clinsearch.annotate.yaml_nodes import NodeReader, compose
-from clinsearch.errors import InputError
+from clinsearch.annotate.yaml_nodes import NodeReader, read_document
+from clinsearch.user_files import read_user_text
 
 FORMAT = "clinsearch-lexicon/1"
 CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "anatomy", "device", "technical")
@@ -76,13 +76,7 @@ class Lexicon:
             ref = resources.files("clinsearch.annotate") / "data" / SHIPPED
             return parse_lexicon(ref.read_text(encoding="utf-8"), f"<shipped>/{SHIPPED}")
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read lexicon: {exc.strerror}", file=path) from None
-        except UnicodeDecodeError:
-            raise InputError("lexicon is not UTF-8 text", file=path) from None
-        return parse_lexicon(text, path)
+        return parse_lexicon(read_user_text(path), path)
 
     def stats(self) -> LexiconStats:
         """Counts of concepts by type, surface forms and modifier values."""
@@ -128,14 +122,7 @@ def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def parse_lexicon(text: str, file: str | Path) -> Lexicon:
     """Parse and validate lexicon YAML text; errors name ``file``, the line and the field."""
-    reader = NodeReader(file)
-    root = compose(text, file)
-    if root is None:
-        raise InputError("lexicon file is empty", file=file, line=1)
-    top = reader.mapping(root, None)
-    for key, node in reader.key_nodes(root).items():
-        if key not in TOP_KEYS:
-            raise reader.fail(node, key, f"unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")
+    reader, root, top = read_document(text, file, "lexicon", TOP_KEYS)
     if "format" not in top:
         raise reader.fail(root, "format", f"missing; expected '{FORMAT}'")
     fmt = reader.scalar(top["format"], "format")

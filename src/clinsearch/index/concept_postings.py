@@ -15,7 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +22,7 @@ import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.duck import connect
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.findings import FindingsTable
 
@@ -69,14 +69,32 @@ class ConceptComponent:
         """The query-time reader."""
         return ConceptIndex.open(gen.path)
 
+    def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: postings that point outside the findings table or disagree with the keys."""
+        findings = FindingsTable(gen.path).num_rows
+        rows = pq.read_table(gen.path / NAME / POSTINGS_FILE, columns=["row"]).column("row")
+        keys = pq.read_table(gen.path / NAME / KEYS_FILE).to_pydict()
+        folder = gen.path / NAME
+        problems = []
+        if len(rows) and (pc.max(rows).as_py() >= findings or pc.min(rows).as_py() < 0):
+            problems.append(f"{folder / POSTINGS_FILE}: rows outside the {findings} findings")
+        ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
+        if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
+            problems.append(f"{folder / KEYS_FILE}: offsets do not cover the postings exactly")
+        if (entry.get("postings"), entry.get("keys")) != (len(rows), len(keys["key"])):
+            problems.append(f"{folder}: {len(rows)} postings under {len(keys['key'])} keys, the"
+                            f" manifest says {entry.get('postings')} under {entry.get('keys')}")
+        return problems
+
 
 def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     """Write ``concepts/{postings,keys}.parquet`` for the generation's findings table."""
     out = gen_path / NAME
     out.mkdir(exist_ok=True)
-    with duckdb.connect() as db:
-        FindingsTable(gen_path).register(db, row_numbers=True)
-        concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM findings").fetchall()]
+    column = FindingsTable(gen_path).table(["concept"]).column("concept")
+    rows = pa.table({"concept": column, "row": pa.array(range(len(column)), pa.int64())})
+    with connect({"f": rows}) as db:
+        concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM f").fetchall()]
         expansion = pa.Table.from_pylist(
             [{"concept": c, "key": a, "depth": d}
              for c in concepts for a, d in hierarchy.ancestors(c).items()],
@@ -85,8 +103,8 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
         )
         db.register("expansion", expansion)
         db.execute(
-            "CREATE TABLE p AS SELECT e.key, e.depth, f.file_row_number AS row"
-            " FROM findings f JOIN expansion e USING (concept) ORDER BY e.key, e.depth, row"
+            "CREATE TABLE p AS SELECT e.key, e.depth, f.row"
+            " FROM f JOIN expansion e USING (concept) ORDER BY e.key, e.depth, row"
         )
         postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
         keys = db.sql(

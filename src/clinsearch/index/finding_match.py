@@ -10,12 +10,14 @@ numbering) or the units that hold such a finding, by DuckDB over the findings ta
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
+from clinsearch.duck import connect
 from clinsearch.index.unit_map import UnitMap
 from clinsearch.units import Level
 
@@ -61,11 +63,10 @@ class FindingMatcher:
     """
 
     def __init__(self, findings: pa.Table, sentence_ids: list[str] | np.ndarray) -> None:
-        self.con = duckdb.connect()
-        self.con.register("findings", findings)
         numbering = pa.table({"sentence_id": pa.array(list(sentence_ids), pa.string()),
                               "sentence": pa.array(np.arange(len(sentence_ids)), pa.int64())})
-        self.con.register("numbering", numbering)
+        self.con = connect({"findings": findings, "numbering": numbering})
+        self._local = threading.local()
         modifiers = findings.schema.field("modifiers").type
         values = "x.modifiers"
         if pa.types.is_struct(modifiers.value_type):
@@ -82,7 +83,7 @@ class FindingMatcher:
     def sentences(self, spec: FindingSpec) -> np.ndarray:
         """Numbers of the sentences holding a finding that matches ``spec`` (one per finding)."""
         where, params = spec.where()
-        got = self.con.execute(f"SELECT sentence FROM f WHERE {where}", params).fetchnumpy()
+        got = self._cursor().execute(f"SELECT sentence FROM f WHERE {where}", params).fetchnumpy()
         return np.asarray(got["sentence"], dtype=np.int64)
 
     def unit_mask(self, spec: FindingSpec, level: Level, units: UnitMap) -> np.ndarray:
@@ -90,6 +91,13 @@ class FindingMatcher:
         mask = np.zeros(units.size(level), dtype=bool)
         mask[units.of(level, "sentence", self.sentences(spec))] = True
         return mask
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor (one DuckDB connection is not safe across threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.con.cursor()
+        return cursor
 
     def close(self) -> None:
         """Release the DuckDB connection."""

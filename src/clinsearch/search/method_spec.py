@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from clinsearch.errors import ClinsearchError, InputError
 
-Kind = Literal["bool", "int", "float", "str", "path", "list", "weights"]
+Kind = Literal["bool", "int", "float", "str", "path", "list", "weights", "object"]
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 
@@ -26,7 +26,8 @@ class Param:
     """One parameter of a search method: its type, allowed values, default and help.
 
     ``list`` values are comma-separated names, ``weights`` comma-separated ``name=number``
-    pairs; both reach the method as that text. ``needs`` names the index component the
+    pairs; both reach the method as that text; an ``object`` is an instance of ``of`` (given
+    through the Python API, not in a spec). ``needs`` names the index component the
     parameter requires; ``what`` is how errors name a bad value (default: the name).
     """
 
@@ -38,6 +39,7 @@ class Param:
     minimum: float | None = None
     needs: str | None = None
     what: str = ""
+    of: type | None = None  # the class an ``object`` parameter takes (Python API only)
 
     def convert(self, value: Any, method: str) -> Any:
         """``value`` as this parameter's type, or a ClinsearchError naming method and option."""
@@ -110,9 +112,15 @@ def _weights(p: Param, value: Any, method: str) -> str:
     return ",".join(i.strip() for i in value.split(",") if i.strip())
 
 
+def _object(p: Param, value: Any, method: str) -> Any:
+    if p.of is None or not isinstance(value, p.of):
+        raise p._fail(method, value, f"a {p.of.__name__ if p.of else 'Python'} object")
+    return value
+
+
 _CONVERT: dict[Kind, Callable[[Param, Any, str], Any]] = {
     "bool": _bool, "int": _int, "float": _float, "str": _str, "path": _str, "list": _list,
-    "weights": _weights,
+    "weights": _weights, "object": _object,
 }
 
 

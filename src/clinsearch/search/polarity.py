@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from clinsearch.index import Index
 
 POLARITY_FILTERS = ("present", "absent", "any", "query")
+SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 class PolarityFilter:
@@ -97,3 +98,18 @@ class PolarityFilter:
             replace(hit, rank=rank, explanation=hit.explanation | {"polarity": self.polarity})
             for rank, hit in enumerate(kept[:top], start=1)
         ]
+
+
+def polarity_options(method: str, polarity: str) -> dict[str, str]:
+    """Map a search polarity (--polarity) onto concept search's own mode and the filter
+    every method takes."""
+    if polarity not in SEARCH_POLARITIES:
+        raise ClinsearchError(
+            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+        )
+    if polarity == "query":
+        return {}
+    native = {"polarity": "any"} if method == "concept" else {}
+    if method == "concept" and polarity == "any":
+        return native
+    return native | {"polarity_filter": polarity}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from clinsearch.errors import ClinsearchError
 from clinsearch.search import bm25, dense, hybrid
 from clinsearch.search.concept import retriever as concept
+from clinsearch.search.filters import ReportFilters
 from clinsearch.search.method_spec import Kind, Method, MethodSpec, Param, parse_spec
 from clinsearch.search.polarity import POLARITY_FILTERS
 from clinsearch.search.rerank import DEFAULT_DEPTH, RERANK_INPUTS
@@ -27,11 +28,13 @@ if TYPE_CHECKING:
 
 RetrieverFactory = Callable[..., Retriever]
 
-# Options every method takes: a polarity filter and a cross-encoder re-ranker around it.
+# Options every method takes: a polarity filter, report filters and a cross-encoder re-ranker.
 WRAPPER_PARAMS = (
     Param("polarity_filter", "str", "Keep only units stating the query's concepts present /"
           " absent (any: mentioned at all; query: as the query states them).",
           choices=POLARITY_FILTERS, needs="findings", what="polarity"),
+    Param("filters", "object", "Report filters (date range, type, section, finding context):"
+          " a search.filters.ReportFilters.", of=ReportFilters),
     Param("rerank", "path", "Cross-encoder model folder: re-rank the top rerank_depth results."),
     Param("rerank_depth", "int", "How many first-stage results to re-rank.",
           default=DEFAULT_DEPTH, minimum=1),
@@ -80,7 +83,8 @@ def checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
 def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retriever:
     """The retriever of ``spec`` (a method name or spec) with ``options`` over ``index``.
 
-    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
+    ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters
+    (date, type, section, context; ``search/filters.py``); ``rerank`` (a cross-encoder
     folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
     """
     if isinstance(spec, str):
@@ -89,6 +93,7 @@ def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retr
     chosen = checked_options(name, spec.options | options)
     own = {k: v for k, v in chosen.items() if k not in {p.name for p in WRAPPER_PARAMS}}
     polarity_filter = chosen.get("polarity_filter")
+    filters = chosen.get("filters")
     rerank = chosen.get("rerank")
     rerank_depth = chosen.get("rerank_depth")
     rerank_input = chosen.get("rerank_input")
@@ -100,6 +105,10 @@ def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retr
         from clinsearch.search.polarity import PolarityFilter
 
         retriever = PolarityFilter(index, retriever, polarity_filter)
+    if filters is not None and filters.active:
+        from clinsearch.search.filters import FilteredRetriever
+
+        retriever = FilteredRetriever(index, retriever, filters)
     if rerank is not None:
         from clinsearch.search.rerank import Reranker
 

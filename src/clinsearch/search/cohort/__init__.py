@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
@@ -16,6 +17,9 @@ from clinsearch.search.cohort.engine import (
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
 __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
            "members_csv_rows", "parse", "write_members_csv"]
 
@@ -23,14 +27,15 @@ __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member"
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY,
+    def __init__(self, index_path: str | Path | Index, options: PolarityOptions = DEFAULT_POLARITY,
                  term_model: str | Path | None = None) -> None:
-        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
+        """``index_path``: an index directory or an open Index (its generation is used);
+        ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import Index
         from clinsearch.search.cohort.resolve import term_resolver
         from clinsearch.search.concept.tools import index_concept_tools
 
-        index = Index.open(index_path)
+        index = index_path if isinstance(index_path, Index) else Index.open(index_path)
         gen = index.generation
         findings = gen.path / "findings.parquet"
         if not findings.is_file():

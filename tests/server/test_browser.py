@@ -25,7 +25,7 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-COHORT_QUERY = 'pleural effusion AND NOT cardiomegaly'
+COHORT_QUERY = 'pneumonia AND NOT "pleural effusion"'
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +111,7 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
     wait(browser, ec.visibility_of_element_located((By.ID, "cohort-counts")))
     counts = Cohort(server.index).counts(COHORT_QUERY)
+    assert counts["report"] > counts["patient"] > 0
     for unit in ("patient", "visit", "report"):
         shown = browser.find_element(By.ID, f"count-{unit}").text.replace(",", "")
         assert int(shown) == counts[unit]
@@ -125,3 +126,4 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     clinsearch("cohort", str(server.index), COHORT_QUERY, "--level", "report", "--export",
                str(expected))
     assert target.read_bytes() == expected.read_bytes()
+    assert target.read_text().count("\n") == counts["report"] + 1

@@ -37,7 +37,8 @@ from clinsearch.units import LEVELS
 
 log = logging.getLogger("clinsearch.server")
 MAX_TOP = 100
-RESULT_CAP = 200  # hits computed per query (paging slices them): total is exact below it
+RESULT_CAP = 200  # hits one query pages through at most: ``total`` is exact below it
+FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESULT_CAP)
 MAX_MEMBERS_PAGE = 500
 HITS_CACHE = 256  # queries whose hits are kept for paging
 LOCAL_USER = User("local", "admin", "", "")
@@ -202,24 +203,30 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
-        def run(snap: Snapshot) -> tuple[int, list[dict[str, Any]], dict[str, int], str]:
+        def run(snap: Snapshot) -> tuple[int, bool, list[dict[str, Any]], dict[str, int], str]:
+            # the first pages come from a shallow search, later ones from the deepest
+            depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
             key = (snap.generation, q, method, level, tuple(sorted(options.items())))
-            hits = state.cached_hits(key)
+            hits = state.cached_hits((*key, RESULT_CAP))
             if hits is None:
-                hits = snap.index.search(q, level, RESULT_CAP, method, **options)  # type: ignore[arg-type]
-                state.cache_hits(key, hits)
+                hits = state.cached_hits((*key, depth))
+            if hits is None:
+                hits = snap.index.search(q, level, depth, method, **options)  # type: ignore[arg-type]
+                state.cache_hits((*key, depth), hits)
+            capped = len(hits) == depth
             page_hits = hits[offset : offset + top]
             counts = {"total": len(hits)}
             if not user.sees_text:
-                return len(hits), [], counts, snap.generation
+                return len(hits), capped, [], counts, snap.generation
             counts |= {"returned": len(page_hits),
                        "reports": len({h.report_id for h in page_hits}),
                        "patients": len({h.patient_id for h in page_hits})}
-            return len(hits), [_hit_record(h, snap) for h in page_hits], counts, snap.generation
+            shown = [_hit_record(h, snap) for h in page_hits]
+            return len(hits), capped, shown, counts, snap.generation
 
-        total, shown, counts, generation = state.live.run(run)
+        total, capped, shown, counts, generation = state.live.run(run)
         audit(user, why, "search", params, counts, generation)
-        return {"hits": shown, "total": total, "total_capped": total == RESULT_CAP,
+        return {"hits": shown, "total": total, "total_capped": capped,
                 "offset": offset, "top": top, "generation": generation}
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")

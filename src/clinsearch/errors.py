@@ -35,3 +35,10 @@ class InputError(ClinsearchError):
             where = f"line {self.line}: "
         what = f"field '{self.field}': " if self.field else ""
         return f"{where}{what}{self.message}"
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``value`` quoted for an error message, cut to ``limit`` characters: a message names a
+    value (an id, a date) but never carries a whole field, which could be report text."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "...")

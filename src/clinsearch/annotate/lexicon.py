@@ -16,6 +16,7 @@ import yaml
 
 from clinsearch.annotate.yaml_nodes import NodeReader, compose
 from clinsearch.errors import InputError
+from clinsearch.user_files import read_user_text
 
 FORMAT = "clinsearch-lexicon/1"
 CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "anatomy", "device", "technical")
@@ -69,13 +70,7 @@ class Lexicon:
             ref = resources.files("clinsearch.annotate") / "data" / SHIPPED
             return parse_lexicon(ref.read_text(encoding="utf-8"), f"<shipped>/{SHIPPED}")
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read lexicon: {exc.strerror}", file=path) from None
-        except UnicodeDecodeError:
-            raise InputError("lexicon is not UTF-8 text", file=path) from None
-        return parse_lexicon(text, path)
+        return parse_lexicon(read_user_text(path), path)
 
     def stats(self) -> LexiconStats:
         """Counts of concepts by type, surface forms and modifier values."""

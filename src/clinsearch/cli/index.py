@@ -11,11 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console, err_console
-from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.corpus_input import (
+    read_corpus,
+    reader_mapping,
+    report_long_sentences,
+    report_skips,
+)
 from clinsearch.cli.options import (
     Corpus,
     CorpusFormat,
     DateColumn,
+    DateFormat,
     EncoderModel,
     IdColumn,
     IncludeUncertain,
@@ -29,8 +35,10 @@ from clinsearch.cli.options import (
     TypeColumn,
     VisitColumn,
 )
-from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.progress import track
+from clinsearch.terminal import printable
+from clinsearch.user_files import read_user_text
 
 _BATCH_QUERIES = 64
 
@@ -49,6 +57,7 @@ def index_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     dense: Annotated[
         bool,
@@ -87,13 +96,15 @@ def index_command(
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
-    index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+    index = Index.build(reports, out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
         f" {counts.patients} patients) into {escape(str(out))}"
     )
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("add")
@@ -108,6 +119,7 @@ def add_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
@@ -119,16 +131,23 @@ def add_command(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
     stats = ReadStats()
-    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping))
+    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format))
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("delete")
 def delete_command(
     index_dir: IndexDir,
     ids: Annotated[str | None, typer.Option(help="Report ids to delete, comma-separated.")] = None,
-    ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            help='File with one report id per line; write an id holding a comma, a newline or'
+            ' a leading quote as a JSON string, e.g. "a,b" or "line\\nbreak".'
+        ),
+    ] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
     from clinsearch import Index
@@ -274,7 +293,8 @@ def info_command(
         return
     table = Table(show_header=False, box=None)
     for key, value in manifest.items():
-        table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
+        shown_value = value if isinstance(value, str) else json.dumps(value)
+        table.add_row(key, escape(printable(shown_value, one_line=True)))
     console.print(table)
 
 
@@ -300,20 +320,27 @@ def _search_options(**given: Any) -> dict[str, Any]:
 
 
 def _ids_from_file(path: Path, index: Any) -> list[str]:
-    """Report ids from a file (one per line); an id not in the index names its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ids file ({exc})", file=path) from None
+    """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
+    "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
+    names its line."""
     known = index.store.row_by_report_id
     ids = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         report_id = line.strip()
         if not report_id:
             continue
+        if report_id.startswith('"'):
+            try:
+                report_id = json.loads(report_id)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"bad JSON string: {exc.msg}", file=path, line=number, field="id"
+                ) from None
+            if not isinstance(report_id, str):
+                raise InputError("expected a JSON string", file=path, line=number, field="id")
         if report_id not in known:
             raise InputError(
-                f"id {report_id!r} is not in the index", file=path, line=number, field="id"
+                f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
         ids.append(report_id)
     return ids
@@ -334,7 +361,8 @@ def _print_hits(
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
-        console.print(hits_table(hits, level, title=escape(f"{qid}: {query}" if lines else query)))
+        title = escape(printable(f"{qid}: {query}" if lines else query))
+        console.print(hits_table(hits, level, title=title))
     elif output == "json":
         typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
     else:

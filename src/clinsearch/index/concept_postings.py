@@ -15,13 +15,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.duck import connect
 from clinsearch.index.component import Change, Generation
 
 NAME = "concepts"
@@ -91,9 +91,10 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     findings = gen_path / FINDINGS_FILE
     out = gen_path / NAME
     out.mkdir(exist_ok=True)
-    with duckdb.connect() as db:
-        concepts = [r[0] for r in db.execute(
-            "SELECT DISTINCT concept FROM read_parquet(?)", [str(findings)]).fetchall()]
+    column = pq.read_table(findings, columns=["concept"]).column("concept")
+    rows = pa.table({"concept": column, "row": pa.array(range(len(column)), pa.int64())})
+    with connect({"f": rows}) as db:
+        concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM f").fetchall()]
         expansion = pa.Table.from_pylist(
             [{"concept": c, "key": a, "depth": d}
              for c in concepts for a, d in hierarchy.ancestors(c).items()],
@@ -102,10 +103,8 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
         )
         db.register("expansion", expansion)
         db.execute(
-            "CREATE TABLE p AS SELECT e.key, e.depth, f.file_row_number AS row"
-            " FROM read_parquet(?, file_row_number=true) f JOIN expansion e USING (concept)"
-            " ORDER BY e.key, e.depth, row",
-            [str(findings)],
+            "CREATE TABLE p AS SELECT e.key, e.depth, f.row"
+            " FROM f JOIN expansion e USING (concept) ORDER BY e.key, e.depth, row"
         )
         postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
         keys = db.sql(

@@ -78,14 +78,14 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator())
+        table, long_sentences = self._annotate(gen, None)
+        return _write(gen.path, table, self._annotator(), long_sentences)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
         old = FindingsTable(prev.path).table()
-        new = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+        new, long_sentences = self._annotate(gen, change.report_keys)
+        return _write(gen.path, pa.concat_tables([old, new]), self._annotator(), long_sentences)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
@@ -118,13 +118,17 @@ class FindingsComponent:
 
         return annotator_for(str(self.lexicon) if self.lexicon else None)
 
-    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
-        """The findings table of the sentences of ``report_keys`` (all when None)."""
+    def _annotate(
+        self, gen: Generation, report_keys: Collection[int] | None
+    ) -> tuple[pa.Table, int]:
+        """The findings table of the sentences of ``report_keys`` (all when None), and how
+        many sentences were too long to annotate in one piece."""
         batches = gen.sentence_batches(
             None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
         )
         sentences = [row for batch in batches for row in batch.to_pylist()]
         annotator = self._annotator()
+        long_before = annotator.long_sentences
         texts = (s["text"] for s in sentences)
         results = track(
             annotator.annotate_many(texts, batch_size=self.batch_size),
@@ -137,7 +141,8 @@ class FindingsComponent:
             for sentence, findings in zip(sentences, results, strict=True)
             for finding in findings
         ]
-        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        return table, annotator.long_sentences - long_before
 
 
 class FindingsTable:
@@ -154,11 +159,10 @@ class FindingsTable:
 
     def sql(self, query: str) -> pa.Table:
         """Run a DuckDB query in which the table is named ``findings``."""
-        import duckdb
+        from clinsearch.duck import connect
 
-        con = duckdb.connect()
+        con = connect({"findings": self.path})
         try:
-            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
             return con.sql(query).to_arrow_table()
         finally:
             con.close()
@@ -201,8 +205,11 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry."""
+def _write(
+    folder: Path, table: pa.Table, annotator: Annotator, long_sentences: int = 0
+) -> dict[str, Any]:
+    """Write the findings table into a generation folder; returns the manifest entry
+    (``long_sentences``: sentences of this change annotated in pieces)."""
     pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
     lexicon = annotator.lexicon
     return {
@@ -210,4 +217,5 @@ def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),
+        "long_sentences": long_sentences,
     }

@@ -56,7 +56,8 @@ class Reranker:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """First-stage hits for all queries, then each query's top ``depth`` re-scored."""
-        first = self.base.search_many(list(queries), level, max(top, self.depth))
+        depth = min(max(top, self.depth), self.index.level_size(level))
+        first = self.base.search_many(list(queries), level, depth)
         return [self._rerank(q, hits, top) for q, hits in zip(queries, first, strict=True)]
 
     def _rerank(self, query: str, hits: list[Hit], top: int) -> list[Hit]:

@@ -46,6 +46,7 @@ class SearchSession:
         for query in queries:
             if not query.strip():
                 raise InputError("empty query", field="query")
+        top = min(top, self.index.level_size(level))  # more than exist would only waste memory
         return self.retriever(method, options).search_many(list(queries), level, top)
 
     def retriever(self, method: str, options: dict[str, Any]) -> Retriever:

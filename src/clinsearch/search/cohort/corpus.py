@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from clinsearch.duck import connect
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit
 
 _LOAD = (
@@ -104,19 +105,12 @@ class CohortCorpus:
     @classmethod
     def from_parquet(cls, reports: Path, sentences: Path, findings: Path) -> CohortCorpus:
         """Load the three Parquet tables of an index generation."""
-        con = duckdb.connect()
-        for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            quoted = str(path).replace("'", "''")  # views cannot take prepared parameters
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
-        return cls(con)
+        return cls(connect({"reports": reports, "sentences": sentences, "findings": findings}))
 
     @classmethod
     def from_arrow(cls, reports: object, sentences: object, findings: object) -> CohortCorpus:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
-        con = duckdb.connect()
-        for name, table in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            con.register(name, table)
-        return cls(con)
+        return cls(connect({"reports": reports, "sentences": sentences, "findings": findings}))
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""

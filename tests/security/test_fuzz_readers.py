@@ -14,8 +14,8 @@ from clinsearch.annotate.jsonl import read_requests
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.errors import ClinsearchError
-from clinsearch.trec import read_qrels, read_run
 from clinsearch.query_file import read_queries
+from clinsearch.trec import read_qrels, read_run
 
 SEED = 14
 CASES = 60  # per reader

@@ -10,6 +10,7 @@ import pytest
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index import Index, IndexConfig
+from clinsearch.index.manifest import seal_checksum
 from clinsearch.trust import TRUSTED_ENV
 
 from .hostile import one_line_error, run
@@ -18,10 +19,13 @@ MINI_LEXICON = Path(__file__).parents[1] / "search" / "data" / "mini_lexicon.yam
 
 
 def _point(index_dir: Path, component: str, key: str, value: str) -> None:
-    """Rewrite the live manifest so that ``component``'s ``key`` option names ``value``."""
+    """Rewrite the live manifest so that ``component``'s ``key`` option names ``value``, resealed
+    as an attacker with write access could (the seal detects damage, not forgery)."""
     gen = index_dir / (index_dir / "CURRENT").read_text().strip()
     manifest = json.loads((gen / "manifest.json").read_text())
+    manifest.pop("checksum")
     manifest["config"]["options"].setdefault(component, {})[key] = value
+    manifest["checksum"] = seal_checksum(manifest)
     (gen / "manifest.json").write_text(json.dumps(manifest))
 
 

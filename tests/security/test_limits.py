@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
-from clinsearch import Index
 from clinsearch.search.cohort.syntax import MAX_CLAUSES, MAX_DEPTH
 
 from .hostile import run

@@ -136,3 +136,14 @@ def test_model_folder_of_the_wrong_kind(built_once: Path, tmp_path: Path) -> Non
     assert "could not be loaded" in line
     line = one_line_error(*run("search", built_once, "pneumonia", "--rerank", built_once)[::2])
     assert "not a sentence-transformers or Hugging Face model folder" in line
+
+
+def test_a_fifo_planted_in_an_index_does_not_hang_readers(index_dir: Path) -> None:
+    gen = index_dir / (index_dir / "CURRENT").read_text().strip()
+    (gen / ".lease").unlink()
+    os.mkfifo(gen / ".lease")
+    done = subprocess.run(
+        [sys.executable, "-m", "clinsearch", "search", str(index_dir), "pneumonia"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert "FIFO" in one_line_error(done.returncode, done.stderr)

@@ -193,10 +193,16 @@ def search_command(
     method: Annotated[
         str,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid."),
+                     " or hybrid, optionally with options: NAME:key=value,... (e.g."
+                     " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
+                     " see 'clinsearch methods')."),
     ] = "bm25",
     whole_report: Annotated[
-        bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
+        bool,
+        typer.Option(
+            "--whole-report",
+            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
+        ),
     ] = False,
     model: EncoderModel = None,
     methods: Annotated[
@@ -244,6 +250,7 @@ def search_command(
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
+    from clinsearch.search.registry import parse_method
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -253,10 +260,12 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
-    if term_model is not None and method not in ("concept", "hybrid"):
+    spec = parse_method(method)
+    if term_model is not None and spec.method not in ("concept", "hybrid"):
         raise ClinsearchError("--term-model applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = _search_options(
+    # the command's options join the spec's, in the one spec every method is built from
+    spec = spec.with_options(**_search_options(
         whole_report=whole_report or None,
         model=model,
         methods=methods,
@@ -267,16 +276,45 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | polarity_options(method, polarity)
+    ) | polarity_options(spec.method, polarity))
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, method, **options)
+        results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             _print_hits(
                 q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
             )
+
+
+@app.command("methods")
+def methods_command() -> None:
+    """List the search methods and the options each takes (for --method NAME:key=value,...)."""
+    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
+
+    table = Table(title="search methods", title_justify="left", show_lines=True)
+    for column in ("method", "option", "type", "default", "choices"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("what", ratio=1)
+    for name in METHODS:
+        spec = method(name)
+        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
+        table.add_row(name, "", "", "", "", escape(spec.help + needs))
+        for param in spec.params:
+            table.add_row("", *_param_cells(param))
+    table.add_row("every method", "", "", "", "", "")
+    for param in WRAPPER_PARAMS:
+        table.add_row("", *_param_cells(param))
+    console.print(table)
+
+
+def _param_cells(param: Any) -> list[str]:
+    """A parameter's name, type, default, choices and help as table cells."""
+    default = "" if param.default is None else str(param.default)
+    needs = f" (needs the {param.needs} component)" if param.needs else ""
+    return [param.name, param.kind, default, ", ".join(param.choices),
+            escape(param.help + needs)]
 
 
 @app.command("info")

@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import track
 
 if TYPE_CHECKING:
@@ -146,26 +148,56 @@ class FindingsComponent:
 
 
 class FindingsTable:
-    """A generation's findings table: read it whole or query it with DuckDB."""
+    """The findings service: the one reader of a generation's findings table.
+
+    Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
+    ``findings``), or ask which sentences and units hold a finding matching a term
+    (``matcher``: ``index.finding_match``).
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FINDINGS_FILE
         if not self.path.is_file():
             raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
 
-    def table(self, columns: list[str] | None = None) -> pa.Table:
-        """The findings as a pyarrow Table (optionally only some columns)."""
-        return pq.read_table(self.path, columns=columns, schema=FINDINGS_SCHEMA)
+    @classmethod
+    def optional(cls, folder: Path) -> FindingsTable | None:
+        """The findings table of a generation folder, or None when it has none."""
+        return cls(folder) if (folder / FINDINGS_FILE).is_file() else None
 
-    def sql(self, query: str) -> pa.Table:
-        """Run a DuckDB query in which the table is named ``findings``."""
+    def table(
+        self, columns: list[str] | None = None, filters: list[tuple[str, str, Any]] | None = None
+    ) -> pa.Table:
+        """The findings as a pyarrow Table (optionally only some columns, or rows by filters)."""
+        return pq.read_table(self.path, columns=columns, filters=filters, schema=FINDINGS_SCHEMA)
+
+    @property
+    def num_rows(self) -> int:
+        """How many findings the table holds (from its metadata)."""
+        return pq.ParquetFile(self.path).metadata.num_rows
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str = "findings") -> None:
+        """Make the table a relation ``name`` of ``con``, handed over as a dataset (DuckDB never
+        sees the path)."""
+        import pyarrow.dataset as ds
+
+        con.register(name, ds.dataset(str(self.path), format="parquet"))
+
+    def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
+        """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
         from clinsearch.duck import connect
 
         con = connect({"findings": self.path})
         try:
-            return con.sql(query).to_arrow_table()
+            return con.sql(query, params=params).to_arrow_table()
         finally:
             con.close()
+
+    def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
+        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+        return FindingMatcher(
+            self.table(["sentence_id", "concept", "polarity", "modifiers"]), sentence_ids
+        )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""

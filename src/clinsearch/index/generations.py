@@ -27,7 +27,7 @@ from typing import IO
 from clinsearch.atomic import atomic_path, fsync_tree
 from clinsearch.errors import ClinsearchError
 from clinsearch.permissions import dir_mode, file_mode, make_private
-from clinsearch.user_files import open_user_file
+from clinsearch.user_files import open_regular, open_user_file
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
@@ -97,7 +97,7 @@ def lease_current(root: Path) -> Lease:
     for _ in range(_OPEN_RETRIES):
         gen = current_generation(root)
         try:
-            handle = open(gen / LEASE, "rb")  # noqa: SIM115 (held open for the lease)
+            handle = open_regular(gen / LEASE)  # held open for the lease
         except FileNotFoundError:
             if gen.is_dir() and not (gen / LEASE).exists() and current_generation(root) == gen:
                 return Lease(gen, None)  # a generation written before leases existed

@@ -53,7 +53,7 @@ class Manifest:
     def write(self, gen_path: Path) -> None:
         """Write ``manifest.json`` into a generation folder, sealed with its own checksum."""
         data = self.to_dict()
-        data["checksum"] = _checksum(data)
+        data["checksum"] = seal_checksum(data)
         text = json.dumps(data, indent=2, sort_keys=False) + "\n"
         (gen_path / MANIFEST_FILE).write_text(text, encoding="utf-8")
 
@@ -74,7 +74,7 @@ class Manifest:
             )
         recorded = data.pop("checksum", None)
         sealed = recorded is not None or "files" in data  # older indexes have neither
-        if sealed and recorded != _checksum(data):
+        if sealed and recorded != seal_checksum(data):
             raise ClinsearchError(f"{path}: the manifest is damaged (its checksum does not match)")
         try:
             return cls._from_dict(data, gen_path.parent)
@@ -101,7 +101,7 @@ class Manifest:
         )
 
 
-def _checksum(data: dict[str, Any]) -> str:
+def seal_checksum(data: dict[str, Any]) -> str:
     """SHA-256 of the manifest's content in a canonical JSON form."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()

@@ -60,8 +60,9 @@ def transformer_folder(path: Path) -> Path:
 
 def _inside(root: Path, relative: str) -> Path:
     """``root / relative`` if it stays inside ``root``; a module path may not leave the folder."""
-    inner = (root / relative).resolve()
-    if inner != root.resolve() and root.resolve() not in inner.parents:
+    inner = root / relative
+    real, real_root = inner.resolve(), root.resolve()
+    if real != real_root and real_root not in real.parents:
         raise ClinsearchError(f"model folder {root}: a module path leaves the folder")
     return inner
 

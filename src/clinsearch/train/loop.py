@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from clinsearch.atomic import atomic_write_dir
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, DataError
 
 B = TypeVar("B")
 STATE_FILE = "state.pt"
@@ -108,7 +108,7 @@ def train_loop(
     plan = [len(batches_for_epoch(e)) for e in range(config.epochs)]
     total = sum(plan) if config.max_steps is None else min(sum(plan), config.max_steps)
     if total == 0:
-        raise ValueError("no training batches: need at least two labelled pairs")
+        raise DataError("no training batches: the labels need at least two labelled pairs")
     optimizer = _optimizer(model, config)
     scheduler = get_linear_schedule_with_warmup(
         optimizer, warmup_for(total, config.warmup_steps), total

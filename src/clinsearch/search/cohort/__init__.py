@@ -36,9 +36,7 @@ class Cohort:
         from clinsearch.search.concept.tools import index_concept_tools
 
         index = index_path if isinstance(index_path, Index) else Index.open(index_path)
-        gen = index.generation
-        findings = gen.path / "findings.parquet"
-        if not findings.is_file():
+        if "findings" not in index.config.components:
             from clinsearch.errors import ClinsearchError
 
             raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
@@ -46,7 +44,7 @@ class Cohort:
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(
-            CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),
+            CohortCorpus.from_index(index),
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 

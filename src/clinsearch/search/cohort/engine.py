@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clinsearch.errors import ClinsearchError
 from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver
@@ -47,7 +48,7 @@ class CohortEngine:
 
     def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:
-            raise ValueError(f"level must be one of {UNITS}, not {level!r}")
+            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
         tree = parse(query)
         evaluator = Evaluator(self.corpus, self._resolver_for(query))
         return evaluator, tree, evaluator.units(tree, level)

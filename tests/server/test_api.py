@@ -29,6 +29,7 @@ def test_page_and_its_assets_are_served_locally(server: Server) -> None:
     assert page.status == 200 and "<title>clinsearch</title>" in page.text
     assets = re.findall(r'(?:src|href)="([^"#]+)"', page.text)
     assert assets and all(a.startswith("/static/") for a in assets)
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
     for asset in assets:
         answer = server.call("GET", asset, role=None)
         assert answer.status == 200

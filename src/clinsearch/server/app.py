@@ -12,6 +12,7 @@ import io
 import logging
 import threading
 import traceback
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -42,6 +43,13 @@ FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESU
 MAX_MEMBERS_PAGE = 500
 HITS_CACHE = 256  # queries whose hits are kept for paging
 LOCAL_USER = User("local", "admin", "", "")
+# Every answer: the page may load nothing from elsewhere, and answers holding PHI are not cached.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 @dataclass
@@ -115,7 +123,7 @@ def principal(request: Request, authorization: Annotated[str | None, Header()] =
 
 def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
     """The purpose the caller states for this access (the page asks once per session)."""
-    stated = (x_purpose or "").strip()
+    stated = urllib.parse.unquote(x_purpose or "").strip()  # the page percent-encodes it
     if not stated:
         raise HTTPException(400, "state the purpose of this access in the X-Purpose header")
     return stated[:500]
@@ -148,12 +156,14 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         """A bug answers 500 and keeps the connection; the log gets the exception's type and
         code location only, since its message may quote report text."""
         try:
-            return await call_next(request)
+            response = await call_next(request)
         except Exception as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
             log.error("internal error on %s: %s at %s:%d", request.url.path,
                       type(exc).__name__, where.filename, where.lineno)
-            return JSONResponse({"detail": "internal server error"}, status_code=500)
+            response = JSONResponse({"detail": "internal server error"}, status_code=500)
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
     def needs_text(user: User) -> None:
         if not user.sees_text:

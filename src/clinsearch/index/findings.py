@@ -9,7 +9,7 @@ rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,21 +77,28 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator())
+        return self.build_from(gen, [self._annotate(gen, None)])
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
-        old = FindingsTable(prev.path).table()
-        new = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+        return self.add_from(prev, gen, change, [self._annotate(gen, change.report_keys)])
+
+    def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
+        """Write findings computed elsewhere (e.g. by Spark executors), in report-key order."""
+        return _write(gen.path, tables, self.lexicon)
+
+    def add_from(
+        self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
+    ) -> dict[str, Any]:
+        """The previous findings plus the added reports' findings computed elsewhere."""
+        return _write(gen.path, [FindingsTable(prev.path).table(), *tables], self.lexicon)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
         old = FindingsTable(prev.path).table()
         gone = pa.array(sorted(change.report_keys), type=pa.int64())
         kept = old.filter(pc.invert(pc.is_in(old.column("report_key"), value_set=gone)))
-        return _write(gen.path, kept, self._annotator())
+        return _write(gen.path, [kept], self.lexicon)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
@@ -109,20 +116,25 @@ class FindingsComponent:
             None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
         )
         sentences = [row for batch in batches for row in batch.to_pylist()]
-        annotator = self._annotator()
-        texts = (s["text"] for s in sentences)
-        results = track(
-            annotator.annotate_many(texts, batch_size=self.batch_size),
-            "finding extraction",
-            total=len(sentences),
-            enabled=gen.progress,
-        )
-        rows = [
-            _row(sentence, finding)
-            for sentence, findings in zip(sentences, results, strict=True)
-            for finding in findings
-        ]
-        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        return annotate_sentences(sentences, self._annotator(), self.batch_size, gen.progress)
+
+
+def annotate_sentences(
+    sentences: list[dict[str, Any]], annotator: Annotator, batch_size: int, progress: bool = False
+) -> pa.Table:
+    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table)."""
+    results = track(
+        annotator.annotate_many((s["text"] for s in sentences), batch_size=batch_size),
+        "finding extraction",
+        total=len(sentences),
+        enabled=progress,
+    )
+    rows = [
+        _row(sentence, finding)
+        for sentence, findings in zip(sentences, results, strict=True)
+        for finding in findings
+    ]
+    return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
 
 
 class FindingsTable:
@@ -186,12 +198,19 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry."""
-    pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
-    lexicon = annotator.lexicon
+def _write(folder: Path, tables: Iterable[pa.Table], lexicon_path: str | None) -> dict[str, Any]:
+    """Write the findings table (given in parts, in order) into a generation folder; returns the
+    manifest entry."""
+    from clinsearch.annotate.lexicon import Lexicon
+
+    rows = 0
+    with pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA) as writer:
+        for table in tables:
+            writer.write_table(table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA))
+            rows += table.num_rows
+    lexicon = Lexicon.load(str(lexicon_path) if lexicon_path else None)
     return {
-        "findings": table.num_rows,
+        "findings": rows,
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),

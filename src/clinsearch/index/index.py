@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
@@ -15,6 +16,7 @@ from clinsearch.index.component import Change, Generation
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.generations import PendingGeneration, current_generation, new_generation
 from clinsearch.index.manifest import Manifest
+from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
@@ -65,6 +67,28 @@ class Index:
         return cls.open(root)
 
     @classmethod
+    def build_from_parts(
+        cls, parts: Parts, path: str | Path, config: IndexConfig | None = None,
+        progress: bool = True,
+    ) -> Index:
+        """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
+        generation, the same files ``build`` writes for the same reports in the same order."""
+        config = config or IndexConfig()
+        root = Path(path)
+        with new_generation(root) as pending:
+            gen = Generation(pending.path, progress)
+            added = _write_part_tables(gen, None, parts, set())
+            if not added:
+                raise ClinsearchError("no reports to index")
+            components = {
+                c.name: c.build_from(gen, parts.tables(c.name)) if parts.has(c.name)
+                else c.build(gen)
+                for c in config.make()
+            }
+            _finish(pending, gen, config, components, max(k for _, k in added) + 1)
+        return cls.open(root)
+
+    @classmethod
     def open(cls, path: str | Path) -> Index:
         """Open the live generation of the index at ``path``."""
         root = Path(path)
@@ -108,6 +132,27 @@ class Index:
             change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
             components = {c.name: c.add(prev, gen, change) for c in self.config.make()}
             _finish(pending, gen, self.config, components, first_key + len(added))
+        self._reopen()
+        return len(added)
+
+    def add_parts(self, parts: Parts, progress: bool = True) -> int:
+        """``add`` for tables computed in parts with keys from 0 (``index.parts``, e.g. by
+        Spark); returns how many reports were added."""
+        self._ensure_live()
+        prev, first_key = self.generation, self.manifest.next_report_key
+        parts = replace(parts, first_key=first_key)
+        with new_generation(self.path, expect_live=prev.path) as pending:
+            gen = Generation(pending.path, progress)
+            added = _write_part_tables(gen, prev, parts, set(self.store.report_ids))
+            if not added:
+                raise ClinsearchError("no reports to add")
+            change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
+            components = {
+                c.name: c.add_from(prev, gen, change, parts.tables(c.name))
+                if parts.has(c.name) else c.add(prev, gen, change)
+                for c in self.config.make()
+            }
+            _finish(pending, gen, self.config, components, max(k for _, k in added) + 1)
         self._reopen()
         return len(added)
 
@@ -241,8 +286,7 @@ def _write_tables(
         while batch := list(islice(stream, _BATCH)):
             keyed = []
             for seg in batch:
-                _check_new(seg.report, known)
-                known.add(seg.report.id)
+                _check_new(seg.report.id, seg.report.source, known)
                 keyed.append((first_key + len(added), seg))
                 added.append((seg.report.id, first_key + len(added)))
             writer.write(keyed)
@@ -251,16 +295,37 @@ def _write_tables(
     return added
 
 
-def _check_new(report: Report, known: set[str]) -> None:
+def _write_part_tables(
+    gen: Generation, prev: Generation | None, parts: Parts, known: set[str]
+) -> list[tuple[str, int]]:
+    """``_write_tables`` for tables computed in parts (already segmented and keyed)."""
+    added: list[tuple[str, int]] = []
+    writer = TableWriter(gen.path)
+    try:
+        if prev is not None:
+            writer.copy(prev)
+        for reports, sentences in parts.core():
+            ids, keys, sources = (reports.column(c).to_pylist() for c in ("id", "key", "source"))
+            for report_id, key, source in zip(ids, keys, sources, strict=True):
+                _check_new(report_id, source, known)
+                added.append((report_id, key))
+            writer.append(reports, sentences)
+    finally:
+        writer.close()
+    return added
+
+
+def _check_new(report_id: str, source: str, known: set[str]) -> None:
     """Reject a report whose id is already in the index (or earlier in the same input)."""
-    if report.id in known:
-        file, _, line = report.source.rpartition(":")
+    if report_id in known:
+        file, _, line = source.rpartition(":")
         raise InputError(
-            f"duplicate report id {report.id!r} (already in the index or earlier in the input)",
+            f"duplicate report id {report_id!r} (already in the index or earlier in the input)",
             file=file or None,
             line=int(line) if line.isdigit() else None,
             field="id",
         )
+    known.add(report_id)
 
 
 def _finish(

@@ -71,6 +71,13 @@ class TableWriter:
         self._reports.write_table(reports_table(keyed))
         self._sentences.write_table(sentences_table(keyed))
 
+    def append(self, reports: pa.Table, sentences: pa.Table) -> None:
+        """Append rows already in the tables' schemas (computed elsewhere, keys assigned)."""
+        self._reports.write_table(reports.select(REPORTS_SCHEMA.names).cast(REPORTS_SCHEMA))
+        self._sentences.write_table(
+            sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA)
+        )
+
     def copy(self, prev: Generation, drop_keys: Collection[int] = ()) -> None:
         """Append all rows of a previous generation except those of the reports in ``drop_keys``."""
         dropped = pa.array(sorted(drop_keys), type=pa.int64())

@@ -165,7 +165,7 @@ class CohortCorpus:
             return self.sentence_unit[above]
         return self._of_reports(above, self.first_report[unit])
 
-    def finding_sentences(self, where: str, params: list[object]) -> np.ndarray:
+    def finding_sentences(self, where: str, params: dict[str, object]) -> np.ndarray:
         """Sentence uids of the findings rows satisfying a SQL condition over ``f``."""
         got = self.con.execute(f"SELECT sentence_uid FROM f WHERE {where}", params).fetchnumpy()
         return np.asarray(got["sentence_uid"], dtype=np.int64)

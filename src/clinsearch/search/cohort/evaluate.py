@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.sql import DUCKDB, SQLCompiler
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
 
 
@@ -137,18 +138,7 @@ class Evaluator:
         return []  # filters carry no evidence
 
 
-def _spec_where(spec: FindingSpec) -> tuple[str, list[object]]:
+def _spec_where(spec: FindingSpec) -> tuple[str, dict[str, object]]:
     """The SQL condition over ``f`` selecting the findings rows that match ``spec``."""
-    marks = ", ".join("?" * len(spec.concepts))
-    pols = ", ".join("?" * len(spec.polarities))
-    sql = f"concept IN ({marks}) AND polarity IN ({pols})"
-    params: list[object] = [*spec.concepts, *spec.polarities]
-    if spec.modifiers:
-        sql += " AND list_has_all(mods, ?)"
-        params.append(list(spec.modifiers))
-    for concepts, words in spec.sites:
-        marks = ", ".join("?" * len(concepts))
-        sql += (f" AND (list_has_any(mods, ?) OR sentence_uid IN"
-                f" (SELECT sentence_uid FROM f WHERE concept IN ({marks})))")
-        params += [list(words), *concepts]
-    return sql, params
+    compiler = SQLCompiler(DUCKDB)
+    return compiler.spec_condition(spec, "f", "sentence_uid"), compiler.params

@@ -6,8 +6,7 @@ findings table; ``note_nlp`` shapes findings as OMOP NOTE_NLP rows.
 """
 
 from clinsearch.spark.build import add_to_index, build_index
-
-# TEMP
+from clinsearch.spark.cohort import cohort
 from clinsearch.spark.session import spark_session
 
 __all__ = ["add_to_index", "build_index", "cohort", "spark_session"]

@@ -37,6 +37,7 @@ ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
 
 
 SOURCES = ("cs_reports", "cs_sentences", "cs_findings")  # names the caller registers tables as
+VIEWS = ("c_findings", "c_rows", "c_sentences")  # the views ``cohort_views`` defines
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +136,9 @@ class SQLCompiler:
         if spec.modifiers:
             sql += " AND " + self.dialect.has_all.format("mods", self._array(spec.modifiers))
         for concepts, words in spec.sites:
+            near = f"SELECT {key} FROM {table} WHERE {self._in('concept', concepts)}"
             sql += (f" AND ({self.dialect.has_any.format('mods', self._array(words))}"
-                    f" OR {key} IN (SELECT {key} FROM {table} WHERE {self._in('concept', concepts)}))")
+                    f" OR {key} IN ({near}))")
         return sql
 
     def _filters(self, filters: tuple[Filter, ...]) -> str:

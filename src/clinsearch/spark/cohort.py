@@ -93,12 +93,13 @@ class SparkCohort:
                                   " tables (reports_table=, sentences_table=)")
         resolve = term_resolver(query, self.tools.parser, self.tools.hierarchy, self.options)
         counted = SQLCompiler(SPARK, resolve).counts(tree, COUNT_LEVELS)
-        row = self.spark.sql(counted.sql, args=counted.params).collect()[0]
+        counts = {r["level"]: int(r["n"])
+                  for r in self.spark.sql(counted.sql, args=counted.params).collect()}
         found: list[tuple[str, ...]] = []
         if members:
             listed = SQLCompiler(SPARK, resolve).units(tree, level)
             found = [tuple(r) for r in self.spark.sql(listed.sql, args=listed.params).collect()]
-        return CohortAnswer(query, {unit: int(row[unit]) for unit in COUNT_LEVELS}, level, found)
+        return CohortAnswer(query, {unit: counts[unit] for unit in COUNT_LEVELS}, level, found)
 
 
 def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path | None = None,

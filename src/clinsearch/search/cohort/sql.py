@@ -111,10 +111,11 @@ class SQLCompiler:
                         f" ORDER BY {cols}", self.params)
 
     def counts(self, tree: Node, levels: Sequence[Unit]) -> Compiled:
-        """One row: the number of matching units at each of ``levels`` (columns named so)."""
-        parts = ", ".join(f"(SELECT count(*) FROM ({self._units(tree, level, ())}) AS c{i})"
-                          f" AS {level}" for i, level in enumerate(levels))
-        return Compiled(f"SELECT {parts}", self.params)
+        """Rows (level, n): the number of matching units at each of ``levels``."""
+        parts = " UNION ALL ".join(
+            f"SELECT {self.bind(level)} AS level, count(*) AS n"
+            f" FROM ({self._units(tree, level, ())}) AS c{i}" for i, level in enumerate(levels))
+        return Compiled(parts, self.params)
 
     def bind(self, value: Any) -> str:
         """A placeholder for ``value``."""

@@ -29,12 +29,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from clinsearch import Index
 from clinsearch.annotate.finding import modifier_values
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import Benchmark
-from clinsearch.evaluate.trec import Run, read_run
-from clinsearch.index import Index
-from clinsearch.search.concept_tools import concept_tools, index_lexicon_path
+from clinsearch.search.concept.tools import concept_tools, index_lexicon_path
+from clinsearch.trec import Run, read_run
 from iu_common import iu_index_and_bench, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clinsearch.errors import InputError
-from clinsearch.evaluate.trec import Qrels, Run, read_qrels, read_run, write_qrels, write_run
+from clinsearch.trec import Qrels, Run, read_qrels, read_run, write_qrels, write_run
 
 
 def test_run_round_trip_keeps_trec_eval_order(tmp_path):

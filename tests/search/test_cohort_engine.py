@@ -10,7 +10,7 @@ import pytest
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
-from clinsearch.search.cohort.evaluate import FindingSpec
+from clinsearch.search.cohort.evaluator import FindingSpec
 from clinsearch.search.cohort.syntax import (
     UNITS,
     And,

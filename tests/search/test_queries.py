@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.errors import InputError
-from clinsearch.search.queries import Query, read_queries
+from clinsearch.query_file import Query, read_queries
 
 
 def _write(tmp_path: Path, content: str | bytes) -> Path:

@@ -9,9 +9,9 @@ import pytest
 from sentence_transformers import CrossEncoder, SentenceTransformer
 from typer.testing import CliRunner
 
+from clinsearch import Index
 from clinsearch.cli import app
 from clinsearch.corpus.model import Report
-from clinsearch.index import Index
 
 REPORTS = [
     ("r1", "FINDINGS: There is no pneumothorax. Small left pleural effusion. "

@@ -12,6 +12,7 @@ from spacy.tokens import Doc, Span
 from clinsearch.annotate.context_rules import applicable, context_of, polarity_of
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.medspacy_pipeline import build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
     Anchor,
     ModifierMatcher,
@@ -21,7 +22,6 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
-from clinsearch.annotate.pipeline import build_pipeline
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 
@@ -133,7 +133,7 @@ class Annotator:
                 (
                     m.category
                     for m in ent._.modifiers
-                    if not _overlaps(m.modifier_span, (ent.start, ent.end))
+                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))
                 ),
                 concept_type,
             )
@@ -174,11 +174,6 @@ class Annotator:
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
-
-
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Whether two token spans share a token."""
-    return a[0] < b[1] and b[0] < a[1]
 
 
 def _covered(span: tuple[int, int], covers: list[tuple[int, int]]) -> bool:

@@ -7,6 +7,7 @@ modifier values in the fixed order of ``MODIFIER_ORDER``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,16 @@ Polarity = Literal["present", "absent", "uncertain"]
 POLARITIES: tuple[Polarity, ...] = ("present", "absent", "uncertain")
 
 MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "temporal")
+# ConText flags under which a finding is not asserted of this patient: hypothetical always
+# ("if pneumonia develops"); family ("mother had TB") where a set of the patient's findings is made.
+HYPOTHETICAL = "hypothetical"
+FAMILY = "family"
+
+
+def asserted(context: Sequence[str], *, of_patient: bool = False) -> bool:
+    """Whether a finding with these ConText flags is asserted: not hypothetical and, with
+    ``of_patient``, not about a family member."""
+    return HYPOTHETICAL not in context and not (of_patient and FAMILY in context)
 
 
 @dataclass(frozen=True, slots=True)

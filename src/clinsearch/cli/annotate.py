@@ -47,7 +47,7 @@ def explain_cmd(
 ) -> None:
     """Show the findings of one sentence: spans marked in the text and a table of patterns."""
     from clinsearch.annotate.annotator import annotator_for
-    from clinsearch.annotate.explain import explain
+    from clinsearch.annotate.explain_findings import explain
 
     findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
     Console().print(explain(sentence, findings))

@@ -58,7 +58,7 @@ def cohort_command(
 ) -> None:
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
-    from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions
+    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions
 
     if level not in UNITS:
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
@@ -93,17 +93,17 @@ def explain_query_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
-    from clinsearch.search.concept_tools import (
+    from clinsearch.search.concept.tools import (
         checked_term_model,
         concept_tools,
         index_concept_tools,
     )
-    from clinsearch.search.explain import explain_query, explain_table
+    from clinsearch.search.explain_query import explain_query, explain_table
 
     if index_dir is not None and lexicon is not None:
         raise ClinsearchError("give --index or --lexicon, not both")
     if index_dir is not None:
-        from clinsearch.index import Index
+        from clinsearch import Index
 
         tools = index_concept_tools(Index.open(index_dir), term_model)
     else:

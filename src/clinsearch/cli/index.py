@@ -1,4 +1,4 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``search`` and ``info``."""
+"""Index and search commands: ``index``, ``add``, ``delete``, ``search``, ``info``, ``check``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clinsearch.cli import app, console
+from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.options import (
     Corpus,
@@ -68,9 +68,9 @@ def index_command(
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
+    from clinsearch import Index, IndexConfig
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index, IndexConfig
-    from clinsearch.search.concept_tools import TERM_MODEL_OPTION, checked_term_model
+    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
 
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
@@ -111,8 +111,8 @@ def add_command(
     skip_bad: SkipBad = False,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
+    from clinsearch import Index
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
 
     index = Index.open(index_dir)
     mapping = reader_mapping(
@@ -131,7 +131,7 @@ def delete_command(
     ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     if (ids is None) == (ids_file is None):
         raise ClinsearchError("give exactly one of --ids or --ids-file")
@@ -153,7 +153,6 @@ SearchPolarity = Annotated[
         " must state them present / absent, with any method (uses the findings table)."
     ),
 ]
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 @app.command("search")
@@ -221,10 +220,11 @@ def search_command(
     ] = None,
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
-    from clinsearch.index import Index
-    from clinsearch.search.hit import LEVELS
+    from clinsearch import Index
+    from clinsearch.hit import LEVELS
+    from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
-    from clinsearch.search.queries import Query, read_queries
+    from clinsearch.search.polarity import polarity_options
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -248,7 +248,7 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | _polarity_options(method, polarity)
+    ) | polarity_options(method, polarity)
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
@@ -266,7 +266,7 @@ def info_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Show an index's manifest: format, counts, configuration and components."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     manifest = Index.open(index_dir).manifest.to_dict()
     if as_json:
@@ -278,18 +278,20 @@ def info_command(
     console.print(table)
 
 
-def _polarity_options(method: str, polarity: str) -> dict[str, str]:
-    """Map --polarity onto concept search's own mode and the filter every method takes."""
-    if polarity not in SEARCH_POLARITIES:
-        raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
-        )
-    if polarity == "query":
-        return {}
-    native = {"polarity": "any"} if method == "concept" else {}
-    if method == "concept" and polarity == "any":
-        return native
-    return native | {"polarity_filter": polarity}
+@app.command("check")
+def check_command(index_dir: IndexDir) -> None:
+    """Verify an index: the checksum of every file, and that its parts agree (reports, the
+    sentences' reports, BM25 documents, vectors, findings' sentences). Exit status 1 if not."""
+    from clinsearch.index.integrity import check_index
+
+    files, problems = check_index(index_dir)
+    for problem in problems:
+        err_console.print(f"[bold red]problem:[/] {escape(problem)}", highlight=False)
+    if problems:
+        err_console.print(f"{escape(str(index_dir))}: {len(problems)} problem(s) found")
+        raise typer.Exit(1)
+    console.print(f"{escape(str(index_dir))}: ok ({files} files match their checksums; reports,"
+                  " sentences, BM25 documents, vectors and findings agree)")
 
 
 def _search_options(**given: Any) -> dict[str, Any]:

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clinsearch.errors import InputError
-from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.trec import Run
 from clinsearch.index import Index
 from clinsearch.progress import track
+from clinsearch.query_file import Query
+from clinsearch.search.session import session_for
+from clinsearch.trec import Run
 
 BATCH = 32
 
@@ -63,12 +64,13 @@ def index_runs(
 ) -> list[Run]:
     """One run per method: the ``top`` hits at ``level`` for every query, ids as TREC docids."""
     runs = []
+    session = session_for(index)
     for spec in methods:
         scores: dict[str, dict[str, float]] = {}
         batches = [queries[i : i + BATCH] for i in range(0, len(queries), BATCH)]
         label = f"searching with {spec.label} (batches of {BATCH} queries)"
         for batch in track(batches, label, total=len(batches), enabled=progress):
-            results = index.search_many(
+            results = session.search_many(
                 [q.text for q in batch], level, top, spec.method, **spec.options
             )
             for query, hits in zip(batch, results, strict=True):

@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from clinsearch.evaluate.queries import NEGATION_PREFIX
+from clinsearch.query_file import NEGATION_PREFIX
 
 Scorer = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
 """``score(queries, sentences)`` -> one score per (queries[i], sentences[i]) pair."""

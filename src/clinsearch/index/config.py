@@ -12,7 +12,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Component
-from clinsearch.index.concepts import ConceptComponent
+from clinsearch.index.concept_postings import ConceptComponent
 from clinsearch.index.dense import DenseComponent
 from clinsearch.index.findings import FindingsComponent
 from clinsearch.index.lexical import LexicalComponent

@@ -24,6 +24,7 @@ from clinsearch.progress import track
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
+    from clinsearch.index.integrity import CoreRows
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
@@ -103,6 +104,20 @@ class FindingsComponent:
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
         return FindingsTable(gen.path)
+
+    def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: findings whose sentence is not in the sentences table, a wrong count."""
+        table = FindingsTable(gen.path).table(["report_key", "sentence_index"])
+        keys = table.column("report_key").to_numpy()
+        indexes = table.column("sentence_index").to_numpy()
+        problems = []
+        if unknown := core.unknown_sentences(keys, indexes):
+            problems.append(f"{gen.path / FINDINGS_FILE}: {unknown} finding(s) point at sentences"
+                            " that are not in the sentences table")
+        if entry.get("findings") != table.num_rows:
+            problems.append(f"{gen.path / FINDINGS_FILE}: {table.num_rows} findings, the manifest"
+                            f" says {entry.get('findings')}")
+        return problems
 
     def _annotator(self) -> Annotator:
         """The shared annotator for this component's lexicon (built once per process)."""

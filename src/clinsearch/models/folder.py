@@ -85,18 +85,19 @@ def fingerprint(path: Path) -> str:
 
 
 def load_model_folder(
-    loader: Callable[[str], Model], path: str | Path, what: str
+    loader: Callable[[str], Model], path: str | Path, what: str, *, fast_tokenizer: bool = True
 ) -> tuple[Path, Model]:
     """Check the folder at ``path`` and load it with ``loader``; any failure names the folder.
 
-    The model must come with a fast tokenizer, which splitting long passages into windows needs.
+    With ``fast_tokenizer`` the model must come with one, which splitting long passages into
+    windows needs.
     """
     folder = check_model_folder(path, what)
     try:
         model: Any = loader(str(folder))
     except Exception as exc:  # any loader failure is a bad folder, reported with its path
         raise ClinsearchError(f"{what} folder {folder} could not be loaded: {exc}") from exc
-    if not getattr(model.tokenizer, "is_fast", False):
+    if fast_tokenizer and not getattr(model.tokenizer, "is_fast", False):
         raise ClinsearchError(
             f"{what} folder {folder}: a fast tokenizer (tokenizer.json) is needed to split long"
             " passages into windows"

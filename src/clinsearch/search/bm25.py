@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from clinsearch.hit import Hit, Level
 from clinsearch.index.lexical import LexicalSearcher
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit import Hit, Level
-from clinsearch.search.hits import make_hits
+from clinsearch.search.hit_builder import make_hits
 
 if TYPE_CHECKING:
     from clinsearch.index import Index

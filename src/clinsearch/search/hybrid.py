@@ -11,18 +11,19 @@ on the evaluation half.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.concept_rank import TIE_WEIGHT, WORDING_WEIGHT
+from clinsearch.hit import Hit, Level
+from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
 from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
-from clinsearch.search.hit import Hit, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
+    from clinsearch.search.retriever import Retriever
 
 TIER_ANCHOR = "concept"
 # Concept scores are completeness plus tie-breaks (similarity in [-1, 1], wording in [0, 1]):
@@ -48,6 +49,7 @@ class HybridRetriever:
         self,
         index: Index,
         *,
+        make: Callable[..., Retriever],
         methods: str | None = None,
         fusion: str | None = None,
         weights: str | None = None,
@@ -59,9 +61,8 @@ class HybridRetriever:
     ) -> None:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
         ``model`` goes to the dense method, ``term_model`` to the concept method; ``fusion``
-        defaults to ``default_fusion(methods)``."""
-        from clinsearch.search.registry import make_retriever
-
+        defaults to ``default_fusion(methods)``; ``make(index, name, **options)`` (the
+        registry's, passed in by it) makes the fused methods' retrievers."""
         names = _split(methods) if methods else default_methods(index)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
@@ -75,7 +76,7 @@ class HybridRetriever:
             "dense": {"model": model} if model else {},
             "concept": {"term_model": term_model} if term_model is not None else {},
         }
-        self.retrievers = [make_retriever(index, name, **given.get(name, {})) for name in names]
+        self.retrievers = [make(index, name, **given.get(name, {})) for name in names]
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best fused hits at ``level`` for ``query``."""

@@ -9,8 +9,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from clinsearch.evaluate.trec import run_line
-from clinsearch.search.hit import Hit, Level
+from clinsearch.hit import Hit, Level
+from clinsearch.trec import run_line
 
 OUTPUT_FORMATS = ("table", "json", "trec")
 HIGHLIGHT_STYLE = "bold yellow"

@@ -17,19 +17,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.hit import Hit, Level
+from clinsearch.hit import Hit
+from clinsearch.units import UNIT_KEYS, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
 POLARITY_FILTERS = ("present", "absent", "any", "query")
+SEARCH_POLARITIES = ("query", "any", "present", "absent")
 FINDINGS_FILE = "findings.parquet"
-_UNIT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "sentence": ("sentence_id",),
-    "report": ("report_id",),
-    "visit": ("patient_id", "visit_id"),
-    "patient": ("patient_id",),
-}
 
 
 class PolarityFilter:
@@ -78,7 +74,7 @@ class PolarityFilter:
 
     def allowed_units(self, concepts: dict[str, str], level: Level) -> set[tuple[str, ...]]:
         """Units at ``level`` holding every concept with the wanted polarity."""
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         allowed: set[tuple[str, ...]] | None = None
         for concept, stated in concepts.items():
             mask = pc.equal(self.findings.column("concept"), concept)
@@ -93,7 +89,7 @@ class PolarityFilter:
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
         allowed = self.allowed_units(self.query_concepts(query), level)
-        columns = _UNIT_COLUMNS[level]
+        columns = UNIT_KEYS[level]
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)
@@ -105,3 +101,18 @@ class PolarityFilter:
             replace(hit, rank=rank, explanation=hit.explanation | {"polarity": self.polarity})
             for rank, hit in enumerate(kept[:top], start=1)
         ]
+
+
+def polarity_options(method: str, polarity: str) -> dict[str, str]:
+    """Map a search polarity (--polarity) onto concept search's own mode and the filter
+    every method takes."""
+    if polarity not in SEARCH_POLARITIES:
+        raise ClinsearchError(
+            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+        )
+    if polarity == "query":
+        return {}
+    native = {"polarity": "any"} if method == "concept" else {}
+    if method == "concept" and polarity == "any":
+        return native
+    return native | {"polarity_filter": polarity}

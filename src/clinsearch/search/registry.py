@@ -7,47 +7,30 @@ Later methods (``concept``, ``dense``, ``hybrid``) register here and are reached
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.bm25 import BM25Retriever
-from clinsearch.search.concept import ConceptRetriever
+from clinsearch.search.concept.retriever import ConceptRetriever
 from clinsearch.search.dense import DenseRetriever
-from clinsearch.search.hit import Hit, Level
 from clinsearch.search.hybrid import HybridRetriever
+from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
-
-
-class Retriever(Protocol):
-    """Ranks sentences, reports, visits or patients of one index for a text query."""
-
-    def search(self, query: str, level: Level, top: int) -> list[Hit]:
-        """The ``top`` best hits at ``level``, best first."""
-        ...
-
-    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
-        """``search`` for each query (a retriever may batch the work)."""
-        ...
+    from clinsearch.search.filters import ReportFilters
 
 
 RetrieverFactory = Callable[..., Retriever]
-
-METHODS: dict[str, RetrieverFactory] = {
-    "bm25": BM25Retriever,
-    "concept": ConceptRetriever,
-    "dense": DenseRetriever,
-    "hybrid": HybridRetriever,
-}
-
 
 def make_retriever(
     index: Index,
     method: str,
     *,
     polarity_filter: str | None = None,
+    filters: ReportFilters | None = None,
     rerank: str | None = None,
     rerank_depth: int | None = None,
     rerank_input: str | None = None,
@@ -55,7 +38,8 @@ def make_retriever(
 ) -> Retriever:
     """The retriever ``method`` over ``index``; unknown methods or options are user errors.
 
-    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
+    ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters
+    (date, type, section, context; ``search/filters.py``); ``rerank`` (a cross-encoder
     folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
     """
     try:
@@ -73,6 +57,10 @@ def make_retriever(
         from clinsearch.search.polarity import PolarityFilter
 
         retriever = PolarityFilter(index, retriever, polarity_filter)
+    if filters is not None and filters.active:
+        from clinsearch.search.filters import FilteredRetriever
+
+        retriever = FilteredRetriever(index, retriever, filters)
     if rerank is not None:
         from clinsearch.search.rerank import DEFAULT_DEPTH, Reranker
 
@@ -86,3 +74,12 @@ def make_retriever(
     elif rerank_depth is not None or rerank_input is not None:
         raise ClinsearchError("--rerank-depth and --rerank-input need --rerank MODEL")
     return retriever
+
+
+METHODS: dict[str, RetrieverFactory] = {
+    "bm25": BM25Retriever,
+    "concept": ConceptRetriever,
+    "dense": DenseRetriever,
+    # hybrid fuses other methods: it makes their retrievers with make_retriever
+    "hybrid": partial(HybridRetriever, make=make_retriever),
+}

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.hit import Hit, Level
 from clinsearch.models.cross_encoder import load_cross_encoder
-from clinsearch.search.hit import Hit, Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index

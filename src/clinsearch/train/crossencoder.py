@@ -17,7 +17,7 @@ from typing import Literal
 
 import torch
 
-from clinsearch.train.base import load_cross_model
+from clinsearch.models.base_models import load_cross_model
 from clinsearch.train.batching import TrainingQuery
 from clinsearch.train.labels import normalise_text
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop

@@ -13,8 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from clinsearch.annotate.finding import Finding, modifier_values
-from clinsearch.evaluate.bench.weak import NOT_ASSERTED
+from clinsearch.annotate.finding import Finding, asserted, modifier_values
 
 Kind = Literal["positive", "negative"]
 
@@ -152,7 +151,7 @@ def usable(fact: FindingFacts, types: tuple[str, ...]) -> bool:
     (the weak-label benchmark's rule), of a wanted type (any type when ``types`` is empty)."""
     return (
         fact.polarity in _POLARITY_KIND
-        and not NOT_ASSERTED.intersection(fact.context)
+        and asserted(fact.context)
         and (not types or fact.type in types)
     )
 

@@ -19,7 +19,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from clinsearch.train.files import atomic_write_dir
+from clinsearch.atomic import atomic_write_dir
 
 B = TypeVar("B")
 STATE_FILE = "state.pt"

@@ -19,7 +19,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.train.base import load_sentence_model
+from clinsearch.models.base_models import load_sentence_model
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
 from clinsearch.train.losses import supcon_loss
 

@@ -16,6 +16,8 @@ from clinsearch.corpus.readers.records import (
     make_report,
 )
 from clinsearch.corpus.readers.textio import decode_lines, has_undecodable, open_input
+from clinsearch.errors import InputError
+from clinsearch.jsonl import JsonLineError, json_object
 
 KNOWN_KEYS = ("id", "text", "patient_id", "visit_id", "type", "date")
 _FIELDS = {"id": "id", "text": "text", "date": "date"}
@@ -40,16 +42,13 @@ def _parse(path: Path, number: int, line: str, seen: dict[str, int]) -> Report:
     if has_undecodable(line):
         raise RecordError(UNDECODABLE, "undecodable bytes (not UTF-8)", file=path, line=number)
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
+        obj = json_object(line, file=path, line=number)
+    except JsonLineError as exc:
         raise RecordError(
-            MALFORMED_JSON,
-            f"malformed JSON: {exc.msg} at column {exc.colno}",
-            file=path,
-            line=number,
+            MALFORMED_JSON, f"malformed JSON: {exc.detail}", file=path, line=number
         ) from None
-    if not isinstance(obj, dict):
-        raise RecordError(MALFORMED_JSON, "expected a JSON object", file=path, line=number)
+    except InputError as exc:
+        raise RecordError(MALFORMED_JSON, exc.message, file=path, line=number) from None
     for key in ("id", "text"):
         if obj.get(key) is None:
             raise RecordError(MISSING_FIELD, "missing key", file=path, line=number, field=key)

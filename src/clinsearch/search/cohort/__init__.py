@@ -10,13 +10,14 @@ from clinsearch.search.cohort.engine import (
     ID_COLUMNS,
     CohortEngine,
     Member,
+    members_csv_rows,
     write_members_csv,
 )
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
-from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
-__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member", "parse",
-           "write_members_csv"]
+__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
+           "members_csv_rows", "parse", "write_members_csv"]
 
 
 class Cohort:
@@ -27,7 +28,7 @@ class Cohort:
         """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import Index
         from clinsearch.search.cohort.resolve import term_resolver
-        from clinsearch.search.concept_tools import index_concept_tools
+        from clinsearch.search.concept.tools import index_concept_tools
 
         index = Index.open(index_path)
         gen = index.generation

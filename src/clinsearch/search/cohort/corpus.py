@@ -8,6 +8,7 @@ clustered by concept; everything else is numpy over these arrays.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,7 @@ class CohortCorpus:
         for sql in _LOAD:
             con.execute(sql)
         self.con = con
+        self._local = threading.local()
         r = con.sql("SELECT visit_uid, patient_uid, report_id, visit_id, patient_id, rtype, rdate"
                     " FROM r ORDER BY report_uid").fetchnumpy()
         self.reports = Reports(*(np.asarray(r[k]) for k in r))
@@ -165,15 +167,23 @@ class CohortCorpus:
             return self.sentence_unit[above]
         return self._of_reports(above, self.first_report[unit])
 
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor on the connection (one connection is not safe across threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.con.cursor()
+        return cursor
+
     def finding_sentences(self, where: str, params: dict[str, object]) -> np.ndarray:
         """Sentence uids of the findings rows satisfying a SQL condition over ``f``."""
-        got = self.con.execute(f"SELECT sentence_uid FROM f WHERE {where}", params).fetchnumpy()
+        got = self._cursor().execute(f"SELECT sentence_uid FROM f WHERE {where}",
+                                     params).fetchnumpy()
         return np.asarray(got["sentence_uid"], dtype=np.int64)
 
     def text_sentences(self, phrase: str) -> np.ndarray:
         """Sentence uids whose text contains ``phrase`` (case-insensitive)."""
-        got = self.con.execute("SELECT sentence_uid FROM s WHERE contains(ltext, ?)",
-                               [phrase.lower()]).fetchnumpy()
+        got = self._cursor().execute("SELECT sentence_uid FROM s WHERE contains(ltext, ?)",
+                                     [phrase.lower()]).fetchnumpy()
         return np.asarray(got["sentence_uid"], dtype=np.int64)
 
 

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from clinsearch.atomic import atomic_path
 from clinsearch.search.cohort.corpus import CohortCorpus
-from clinsearch.search.cohort.evaluate import Evaluator, Resolver
+from clinsearch.search.cohort.evaluator import Evaluator, Resolver
 from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 
@@ -112,20 +111,18 @@ class CohortEngine:
         return tuple(str(ids[col]) for col in ID_COLUMNS[level])
 
 
+def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
+    """The cohort CSV's rows: a header, then one row per member with its evidence."""
+    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
+           "evidence_sentence"]
+    for m in members:
+        yield [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
+
+
 def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
     """Write the cohort to ``path`` as CSV atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as out:
-            writer = csv.writer(out)
-            writer.writerow(
-                [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
-                 "section", "evidence_sentence"]
-            )
-            for m in members:
-                writer.writerow([*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with (
+        atomic_path(path, make_parent=False) as tmp,
+        tmp.open("w", newline="", encoding="utf-8") as out,
+    ):
+        csv.writer(out).writerows(members_csv_rows(members, level))

@@ -10,7 +10,7 @@ the index's reports, sentences and findings tables registered as ``SOURCES``):
 - ``c_sentences``: ``sentence_id, ltext`` (lower-cased text).
 
 A unit is identified by its ``ID_COLUMNS`` (patient; patient, visit; ...; sentence id), so the
-query returns the members' ids directly. The semantics are those of ``evaluate.Evaluator``: AND
+query returns the members' ids directly. The semantics are those of ``evaluator.Evaluator``: AND
 intersects, OR unions, NOT subtracts from every unit (under the filters in force), a scoped group
 is evaluated at its unit and lifted through the rows, and filters restrict their AND group.
 User values never enter the SQL text: they are bound as named parameters.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
 
 if TYPE_CHECKING:
-    from clinsearch.search.cohort.evaluate import FindingSpec
+    from clinsearch.search.cohort.evaluator import FindingSpec
 
 # The id columns of a unit of each level: its own id and those of the units above it.
 ID_COLUMNS: dict[Unit, tuple[str, ...]] = {

@@ -22,9 +22,10 @@ from datetime import date
 from typing import Literal
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.units import LEVELS, Level
 
-Unit = Literal["sentence", "report", "visit", "patient"]
-UNITS: tuple[Unit, ...] = ("sentence", "report", "visit", "patient")
+Unit = Level  # the units a cohort query counts and combines in
+UNITS: tuple[Unit, ...] = LEVELS
 FILTER_KEYS = ("type", "date", "section", "text")
 KEYWORDS = ("and", "or", "not")
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
-from clinsearch.evaluate.files import atomic_write_lines
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")

@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.search.patterns import Hierarchy
-from clinsearch.search.query import ParsedQuery
+from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import DefaultEncoder
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Level = Literal["sentence", "report", "visit", "patient"]
-LEVELS: tuple[Level, ...] = ("sentence", "report", "visit", "patient")
+from clinsearch.units import LEVELS, Level
+
+__all__ = ["LEVELS", "Hit", "Level"]
 
 
 @dataclass(frozen=True, slots=True)

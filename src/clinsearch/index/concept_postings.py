@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.index.component import Change, Generation
-from clinsearch.search.patterns import Hierarchy
 
 NAME = "concepts"
 FINDINGS_FILE = "findings.parquet"
@@ -67,6 +67,23 @@ class ConceptComponent:
     def open(self, gen: Generation) -> ConceptIndex:
         """The query-time reader."""
         return ConceptIndex.open(gen.path)
+
+    def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: postings that point outside the findings table or disagree with the keys."""
+        findings = pq.ParquetFile(gen.path / FINDINGS_FILE).metadata.num_rows
+        rows = pq.read_table(gen.path / NAME / POSTINGS_FILE, columns=["row"]).column("row")
+        keys = pq.read_table(gen.path / NAME / KEYS_FILE).to_pydict()
+        folder = gen.path / NAME
+        problems = []
+        if len(rows) and (pc.max(rows).as_py() >= findings or pc.min(rows).as_py() < 0):
+            problems.append(f"{folder / POSTINGS_FILE}: rows outside the {findings} findings")
+        ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
+        if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
+            problems.append(f"{folder / KEYS_FILE}: offsets do not cover the postings exactly")
+        if (entry.get("postings"), entry.get("keys")) != (len(rows), len(keys["key"])):
+            problems.append(f"{folder}: {len(rows)} postings under {len(keys['key'])} keys, the"
+                            f" manifest says {entry.get('postings')} under {entry.get('keys')}")
+        return problems
 
 
 def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:

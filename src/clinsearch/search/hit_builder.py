@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from clinsearch.hit import Hit, Level
 from clinsearch.index.store import Store
-from clinsearch.search.hit import Hit, Level
 
 Spans = tuple[tuple[int, int], ...]
 

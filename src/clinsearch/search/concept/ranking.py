@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from clinsearch.annotate.finding import POLARITIES, Finding, modifier_values
-from clinsearch.index.concepts import ConceptIndex
-from clinsearch.search.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
-from clinsearch.search.patterns import Hierarchy, PatternMatch, match
-from clinsearch.search.query import ParsedQuery
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.concept_postings import ConceptIndex
+from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
+from clinsearch.search.concept.patterns import PatternMatch, match
+from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
 
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others

@@ -11,6 +11,7 @@ from typing import Literal
 
 from clinsearch.errors import InputError
 from clinsearch.index import Index
+from clinsearch.search.session import session_for
 from clinsearch.train.batching import TrainingQuery, training_queries
 from clinsearch.train.crossencoder import Retrieve
 from clinsearch.train.labelfile import read_labels
@@ -76,7 +77,9 @@ def training_data(
 def bm25_retriever(index: Index) -> Retrieve:
     """``retrieve(query, k)``: the ids of the index's ``k`` best sentences by BM25."""
 
+    session = session_for(index)
+
     def retrieve(query: str, k: int) -> list[str]:
-        return [hit.id for hit in index.search(query, level="sentence", top=k, method="bm25")]
+        return [hit.id for hit in session.search(query, level="sentence", top=k, method="bm25")]
 
     return retrieve

@@ -17,10 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.patterns import Hierarchy
-from clinsearch.search.query import QueryParser
+from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
 if TYPE_CHECKING:

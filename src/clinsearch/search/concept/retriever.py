@@ -16,19 +16,19 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.concepts import ConceptIndex
+from clinsearch.hit import Hit, Level
+from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.concept_rank import (
+from clinsearch.search.concept.modifier_relations import modifier_categories
+from clinsearch.search.concept.ranking import (
     POLARITY_MODES,
     ConceptRanker,
     PartMatch,
     PolarityOptions,
 )
-from clinsearch.search.concept_tools import index_concept_tools
-from clinsearch.search.hit import Hit, Level
-from clinsearch.search.hits import make_hits
-from clinsearch.search.modifier_relations import modifier_categories
-from clinsearch.search.query import ParsedQuery
+from clinsearch.search.concept.tools import index_concept_tools
+from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.query_parser import ParsedQuery
 
 if TYPE_CHECKING:
     from clinsearch.index import Index

@@ -9,60 +9,17 @@ pattern score is the mean over parts, so a candidate carrying every query part s
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from clinsearch.annotate.finding import Finding, modifier_values
-from clinsearch.search.modifier_relations import modifier_credit
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.search.concept.modifier_relations import modifier_credit
 
 NARROWER_STEP = 0.25  # each level below the query concept costs this much
 BROADER_BASE = 0.75  # a parent concept scores BROADER_BASE - NARROWER_STEP * depth
 MIN_RELATED = 0.25
 _POLARITY_PARTIAL = {("present", "uncertain"): 0.5, ("uncertain", "present"): 0.5}
-
-
-class Hierarchy:
-    """The concept graph of a lexicon (concepts may have several parents), with BFS depths."""
-
-    def __init__(self, parents: Mapping[str, Sequence[str]]) -> None:
-        self._parents = {c: tuple(p) for c, p in parents.items()}
-        children: dict[str, list[str]] = {c: [] for c in self._parents}
-        for child, ps in self._parents.items():
-            for p in ps:
-                children.setdefault(p, []).append(child)
-        self._children = {c: tuple(k) for c, k in children.items()}
-        self._up: dict[str, dict[str, int]] = {}
-        self._down: dict[str, dict[str, int]] = {}
-
-    @classmethod
-    def from_lexicon(cls, lexicon: object) -> Hierarchy:
-        """The hierarchy of a ``Lexicon`` (its concepts' ``parents``)."""
-        return cls({cid: c.parents for cid, c in lexicon.concepts.items()})  # type: ignore[attr-defined]
-
-    def ancestors(self, concept: str) -> dict[str, int]:
-        """The concept itself (depth 0) and every ancestor with its shortest distance."""
-        if concept not in self._up:
-            self._up[concept] = _bfs(concept, self._parents)
-        return self._up[concept]
-
-    def descendants(self, concept: str) -> dict[str, int]:
-        """The concept itself (depth 0) and every descendant with its shortest distance."""
-        if concept not in self._down:
-            self._down[concept] = _bfs(concept, self._children)
-        return self._down[concept]
-
-
-def _bfs(start: str, edges: Mapping[str, Sequence[str]]) -> dict[str, int]:
-    depth = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for nxt in edges.get(node, ()):
-            if nxt not in depth:
-                depth[nxt] = depth[node] + 1
-                queue.append(nxt)
-    return depth
 
 
 @dataclass(frozen=True, slots=True)

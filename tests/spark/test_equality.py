@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.corpus.readers import read_reports
-from clinsearch.index import Index
+from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 from clinsearch.spark import add_to_index, build_index
 from clinsearch.spark.cohort import index_cohort

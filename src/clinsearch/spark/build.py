@@ -18,8 +18,9 @@ from typing import Any
 
 from clinsearch.corpus.readers import ReadStats
 from clinsearch.corpus.readers.records import RecordError
-from clinsearch.index import Index, IndexConfig
+from clinsearch.index import IndexConfig
 from clinsearch.index.parts import PartOptions, Parts, compute_part, write_part
+from clinsearch.search.session import Index
 from clinsearch.spark.reports import KEY, ColumnMap, mapped_report, read_frame, staged_report
 
 _RESULT_SCHEMA = (
@@ -94,8 +95,9 @@ def _computed(
                                  **options)
         count = partitions or spark.sparkContext.defaultParallelism
         frame = frame.repartitionByRange(count, KEY).sortWithinPartitions(KEY)
+        mapping = {k: v for k, v in options.items() if v is not None}
         work = _partition_worker(root / "parts", PartOptions.of(config),
-                                 ColumnMap.of(options) if kind == "raw" else None, str(corpus))
+                                 ColumnMap.of(mapping) if kind == "raw" else None, str(corpus))
         rows = frame.mapInPandas(work, _RESULT_SCHEMA).collect()
         _check_errors(rows, skip_bad, stats)
         done = sorted((r["first_key"], r["folder"]) for r in rows if r["folder"])

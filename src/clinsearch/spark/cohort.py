@@ -15,7 +15,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort.engine import COUNT_LEVELS
 from clinsearch.search.cohort.sql import SOURCES, SPARK, VIEWS, SQLCompiler, cohort_views
 from clinsearch.search.cohort.syntax import UNITS, Filter, Node, TextMatch, Unit, parse
-from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ def cohort(
     in the DuckDB engine; with the findings table alone only units with a finding exist, so
     ``NOT`` is relative to them and type, date and text filters are refused.
     """
-    from clinsearch.search.concept_tools import checked_term_model, concept_tools
+    from clinsearch.search.concept.tools import checked_term_model, concept_tools
 
     tools = concept_tools(str(lexicon) if lexicon else None,
                           checked_term_model(term_model) if term_model else None)
@@ -106,7 +106,7 @@ def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path |
                  options: PolarityOptions = DEFAULT_POLARITY) -> SparkCohort:
     """A ``SparkCohort`` over an index directory's live generation (its three tables)."""
     from clinsearch.index import Index
-    from clinsearch.search.concept_tools import index_concept_tools
+    from clinsearch.search.concept.tools import index_concept_tools
 
     index = Index.open(index_path)
     gen = index.generation

@@ -85,6 +85,7 @@ def read_frame(
     **options: Any,
 ) -> tuple[Any, str]:
     """(DataFrame, kind) of the corpus: kind "staged" (driver-read) or "raw" (mapped rows)."""
+    options = {k: v for k, v in options.items() if v is not None}
     if fmt in SPARK_FORMATS:
         mapping = ColumnMap.of(options)
         unknown = set(options) - {"id_column", "text_columns", "patient_column",

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.corpus.readers import read_reports
+from clinsearch.errors import ClinsearchError
 from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 from clinsearch.spark import add_to_index, build_index
@@ -94,3 +95,17 @@ def test_add_on_spark_equals_a_local_add(spark: Any, tmp_path: Path) -> None:
     a, b = _tables(tmp_path / "local"), _tables(tmp_path / "spark")
     for name in TABLES:
         assert b[name].equals(a[name]), name
+
+
+def test_note_nlp_on_spark_equals_the_local_export(spark: Any, built: tuple[Path, Path],
+                                                   tmp_path: Path) -> None:
+    from clinsearch.index.omop import write_note_nlp as local_export
+    from clinsearch.spark.omop import write_note_nlp as spark_export
+
+    local = local_export(built[0], tmp_path / "local.parquet")
+    assert spark_export(spark, built[1], tmp_path / "spark") == local
+    a = pq.read_table(tmp_path / "local.parquet")
+    b = pq.read_table(tmp_path / "spark").sort_by("note_nlp_id").select(a.column_names)
+    assert b.cast(a.schema).equals(a)
+    with pytest.raises(ClinsearchError, match="refusing to overwrite"):
+        spark_export(spark, built[1], tmp_path / "spark")

@@ -98,7 +98,7 @@ def read_frame(
         if missing:
             raise InputError(f"no column {missing[0]!r} (columns: {', '.join(frame.columns)})",
                              file=str(corpus), field=missing[0])
-        return _with_ordinals(spark, frame), "raw"
+        return with_ordinals(spark, frame), "raw"
     path = stage_reports(read_reports(Path(corpus), fmt, skip_bad=skip_bad, stats=stats,
                                       **options), staging / "input")
     if path is None:
@@ -142,7 +142,7 @@ def _read_spark(spark: Any, corpus: str | Path, fmt: str) -> Any:
     return spark.read.parquet(str(corpus))
 
 
-def _with_ordinals(spark: Any, frame: Any) -> Any:
+def with_ordinals(spark: Any, frame: Any) -> Any:
     """``frame`` with ``_key``: each row's ordinal in input order (partition, then position)."""
     from pyspark.sql import functions as sf
     from pyspark.sql.types import LongType, StructField, StructType

@@ -39,7 +39,8 @@ def test_columns_types_and_lengths_follow_the_cdm(built: Index, tmp_path: Path) 
     out = tmp_path / "note_nlp.parquet"
     rows = write_note_nlp(built.path, out)
     table = pq.read_table(out)
-    assert rows == table.num_rows == pq.read_table(built.generation.path / "findings.parquet").num_rows
+    findings = pq.read_table(built.generation.path / "findings.parquet")
+    assert rows == table.num_rows == findings.num_rows
     assert table.column_names == [name for name, _, _ in CDM_NOTE_NLP]
     for name, cdm_type, required in CDM_NOTE_NLP:
         column = table.column(name)

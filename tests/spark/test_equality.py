@@ -13,9 +13,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from clinsearch import Index
 from clinsearch.corpus.readers import read_reports
 from clinsearch.errors import ClinsearchError
-from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 from clinsearch.spark import add_to_index, build_index
 from clinsearch.spark.cohort import index_cohort

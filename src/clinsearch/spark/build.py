@@ -51,7 +51,7 @@ def build_index(
     folder, which suits ``local[N]``); ``options``: the format's column mapping.
     """
     config = config or IndexConfig()
-    with _computed(spark, corpus, fmt, config, partitions, staging, skip_bad, stats,
+    with computed_parts(spark, corpus, fmt, config, partitions, staging, skip_bad, stats,
                    options) as parts:
         return Index.build_from_parts(parts, out, config, progress)
 
@@ -71,13 +71,13 @@ def add_to_index(
 ) -> int:
     """Add a corpus's reports to an index, computed on Spark; returns how many were added."""
     index = Index.open(index_dir)
-    with _computed(spark, corpus, fmt, index.config, partitions, staging, skip_bad, stats,
+    with computed_parts(spark, corpus, fmt, index.config, partitions, staging, skip_bad, stats,
                    options) as parts:
         return index.add_parts(parts, progress)
 
 
 @contextmanager
-def _computed(
+def computed_parts(
     spark: Any,
     corpus: str | Path,
     fmt: str,

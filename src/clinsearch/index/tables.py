@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinsearch.corpus.model import SegmentedReport
+from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.index.component import REPORTS_FILE, SENTENCES_FILE, Generation
 
 REPORTS_SCHEMA = pa.schema(
@@ -97,7 +97,12 @@ class TableWriter:
 
 def reports_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
     """One row per report."""
-    reports = [seg.report for _, seg in keyed]
+    return report_rows([(key, seg.report) for key, seg in keyed])
+
+
+def report_rows(keyed: list[tuple[int, Report]]) -> pa.Table:
+    """One row per report, from unsegmented reports with their keys."""
+    reports = [r for _, r in keyed]
     return pa.Table.from_pydict(
         {
             "key": [key for key, _ in keyed],

@@ -106,19 +106,15 @@ def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path |
                  options: PolarityOptions = DEFAULT_POLARITY) -> SparkCohort:
     """A ``SparkCohort`` over an index directory's live generation (its three tables)."""
     from clinsearch.index import Index
+    from clinsearch.search.cohort import cohort_tables
     from clinsearch.search.concept.tools import index_concept_tools
 
     index = Index.open(index_path)
-    gen = index.generation
-    findings = gen.path / "findings.parquet"
-    if not findings.is_file():
-        raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
-                              " with the findings component")
+    reports, sentences, findings = (str(p) for p in cohort_tables(index))
     read = spark.read.parquet
     return SparkCohort(
-        spark, index_concept_tools(index, term_model), read(str(findings)),
-        reports_table=read(str(gen.reports_path)), sentences_table=read(str(gen.sentences_path)),
-        options=options,
+        spark, index_concept_tools(index, term_model), read(findings),
+        reports_table=read(reports), sentences_table=read(sentences), options=options,
     )
 
 

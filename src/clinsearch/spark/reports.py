@@ -15,7 +15,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from clinsearch.corpus.model import Report
@@ -23,22 +22,10 @@ from clinsearch.corpus.readers import ReadStats, read_reports
 from clinsearch.corpus.readers.csv_format import join_text
 from clinsearch.corpus.readers.records import RecordError, make_report
 from clinsearch.errors import InputError
+from clinsearch.index.tables import report_rows
 
 SPARK_FORMATS = ("parquet", "spark-table")  # read by executors; the others on the driver
 KEY = "_key"
-STAGED_SCHEMA = pa.schema(
-    [
-        (KEY, pa.int64()),
-        ("id", pa.string()),
-        ("text", pa.string()),
-        ("patient_id", pa.string()),
-        ("visit_id", pa.string()),
-        ("type", pa.string()),
-        ("date", pa.string()),
-        ("metadata", pa.map_(pa.string(), pa.string())),
-        ("source", pa.string()),
-    ]
-)
 _STAGE_BATCH = 10_000
 
 
@@ -112,21 +99,9 @@ def stage_reports(reports: Iterator[Report], folder: Path) -> Path | None:
     key = 0
     stream = iter(reports)
     while batch := list(islice(stream, _STAGE_BATCH)):
-        table = pa.Table.from_pydict(
-            {
-                KEY: list(range(key, key + len(batch))),
-                "id": [r.id for r in batch],
-                "text": [r.text for r in batch],
-                "patient_id": [r.patient_id for r in batch],
-                "visit_id": [r.visit_id for r in batch],
-                "type": [r.type for r in batch],
-                "date": [r.date for r in batch],
-                "metadata": [list(r.metadata.items()) for r in batch],
-                "source": [r.source for r in batch],
-            },
-            schema=STAGED_SCHEMA,
-        )
-        pq.write_table(table, folder / f"reports-{key // _STAGE_BATCH:06d}.parquet")
+        table = report_rows([(key + i, r) for i, r in enumerate(batch)])
+        pq.write_table(table.rename_columns([KEY, *table.column_names[1:]]),
+                       folder / f"reports-{key // _STAGE_BATCH:06d}.parquet")
         key += len(batch)
     return folder if key else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
@@ -20,6 +21,19 @@ __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member"
            "members_csv_rows", "parse", "write_members_csv"]
 
 
+def cohort_tables(index: Any) -> tuple[Path, Path, Path]:
+    """The reports, sentences and findings tables of an index's live generation (an index
+    without findings is an error)."""
+    from clinsearch.errors import ClinsearchError
+
+    gen = index.generation
+    findings = gen.path / "findings.parquet"
+    if not findings.is_file():
+        raise ClinsearchError(f"{index.path}: this index has no findings table; rebuild it"
+                              " with the findings component")
+    return gen.reports_path, gen.sentences_path, findings
+
+
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
@@ -32,12 +46,7 @@ class Cohort:
 
         index = Index.open(index_path)
         gen = index.generation
-        findings = gen.path / "findings.parquet"
-        if not findings.is_file():
-            from clinsearch.errors import ClinsearchError
-
-            raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
-                                  " with the findings component")
+        findings = cohort_tables(index)[2]
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(

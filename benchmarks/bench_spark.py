@@ -5,9 +5,10 @@ Run: ``python benchmarks/bench_spark.py --reports 2000`` (from the repository ro
 findings/impressions when ../shared/data has them) into N reports of 1-4 visits per patient,
 seeded. Each engine runs in its own child process while this one samples /proc every 0.2 s:
 peak resident memory of the driver (Python), of the JVM (driver and, in local mode, executors)
-and of the Python workers (executors' annotators), summed per kind. The Spark child then computes
-the parts a second time on its warm workers: the steady-state executor rate of a long job. Reports, sentences and
-findings rows, BM25 top 10 and cohort counts of both indexes are compared.
+and of the Python workers (executors' annotators), summed per kind. The Spark child then
+computes the parts a second time on its warm workers: the steady-state executor rate of a long
+job. Reports, sentences and findings rows, BM25 top 10 and cohort counts of both indexes are
+compared.
 """
 
 from __future__ import annotations

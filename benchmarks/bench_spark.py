@@ -68,7 +68,7 @@ def make_corpus(n: int, seed: int, folder: Path) -> Path:
     return path
 
 
-def child(engine: str, corpus: Path, out: Path, partitions: int) -> None:
+def child(engine: str, corpus: Path, out: Path, partitions: int, warm: bool) -> None:
     """Build one index and print its timings as JSON (run in a child process)."""
     from clinsearch import Index
 
@@ -90,12 +90,13 @@ def child(engine: str, corpus: Path, out: Path, partitions: int) -> None:
         computed = time.perf_counter()
         Index.build_from_parts(parts, out, IndexConfig(), progress=False)
     done = time.perf_counter()
-    with computed_parts(spark, corpus, "jsonl", IndexConfig(), partitions, None, False, None,
-                        {}):  # again, on warm workers: the steady-state rate of a long job
-        warm = time.perf_counter() - done
-    print(json.dumps({"total_s": done - started, "session_s": ready - started,
-                      "executors_s": computed - ready, "commit_s": done - computed,
-                      "executors_warm_s": warm}))
+    timings = {"total_s": done - started, "session_s": ready - started,
+               "executors_s": computed - ready, "commit_s": done - computed}
+    if warm:
+        with computed_parts(spark, corpus, "jsonl", IndexConfig(), partitions, None, False,
+                            None, {}):  # again, on warm workers: the steady-state rate
+            timings["executors_warm_s"] = time.perf_counter() - done
+    print(json.dumps(timings))
 
 
 def _tree_rss(root: int) -> dict[str, int]:
@@ -127,10 +128,11 @@ def _tree_rss(root: int) -> dict[str, int]:
     return totals
 
 
-def measure(engine: str, corpus: Path, out: Path, partitions: int) -> dict[str, float]:
+def measure(engine: str, corpus: Path, out: Path, partitions: int,
+            warm: bool) -> dict[str, float]:
     """Run ``child`` for ``engine`` and sample its process tree's memory."""
     cmd = [sys.executable, __file__, "--child", engine, "--corpus", str(corpus), "--out",
-           str(out), "--partitions", str(partitions)]
+           str(out), "--partitions", str(partitions), *([] if warm else ["--no-warm"])]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     peaks = {"driver": 0, "jvm": 0, "workers": 0}
 
@@ -175,18 +177,20 @@ def main() -> int:
     parser.add_argument("--reports", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--partitions", type=int, default=2, help="local[N] and tasks")
+    parser.add_argument("--no-warm", dest="warm", action="store_false",
+                        help="skip the second (warm workers) Spark pass")
     parser.add_argument("--child", choices=("local", "spark"), help=argparse.SUPPRESS)
     parser.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.corpus, args.out, args.partitions)
+        child(args.child, args.corpus, args.out, args.partitions, args.warm)
         return 0
     print(f"load before: {os.getloadavg()} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
         root = Path(tmp)
         corpus = make_corpus(args.reports, args.seed, root)
-        results = {engine: measure(engine, corpus, root / engine, args.partitions)
+        results = {engine: measure(engine, corpus, root / engine, args.partitions, args.warm)
                    for engine in ("local", "spark")}
         from clinsearch import Index
 

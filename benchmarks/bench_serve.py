@@ -3,13 +3,15 @@
 Starts the real server (uvicorn on 127.0.0.1, tokens on) over a copy of ``--index`` (built with
 ``--dense``), then sends ``--requests`` mixed requests from ``--clients`` concurrent clients
 (keep-alive HTTP): searches by bm25, concept, dense and hybrid at report level, cohort counts
-and report views. Every search is a distinct (query, method) pair, so the server's result cache
-never answers one. After a quarter of the requests ``clinsearch add`` adds 100 reports (IU texts
-under new ids); after half, ``clinsearch delete`` removes 50 of them. Prints p50/p95 latency per
-endpoint, errors (any non-200 answer or connection failure), the generations that answered, how
-long each switch took, and the server's start time with warm models.
+and report views. Searches cycle through 600 distinct queries per method, so the server's result
+cache answers almost none. After a tenth of the requests ``clinsearch add`` adds 100 reports (IU
+texts under new ids), then ``clinsearch delete`` removes 50 of them; the load goes on until at
+least ``--requests`` were sent and the last generation has answered for 5 s. Prints p50/p95
+latency per endpoint, errors (any non-200 answer or connection failure), the generations that
+answered, how long each switch took, and the server's start time with warm models.
 
     python benchmarks/bench_serve.py --index iu-dense [--requests 2000 --clients 8]
+    python benchmarks/bench_serve.py --index iu-dense --requests 300 --clients 1 --no-changes
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ TERMS = (
     "mediastinal widening", "pulmonary nodules", "interstitial edema", "pleural thickening",
     "bibasilar atelectasis", "spondylosis", "COPD",
 )
-VARIANTS = ("{}", "no {}", "right {}", "left {}", "small {}", "possible {}")
+VARIANTS = ("{}", "no {}", "right {}", "left {}", "small {}", "possible {}", "large {}", "mild {}",
+            "new {}", "bilateral {}")
 COHORTS = (
     "pneumonia AND NOT \"pleural effusion\"", "cardiomegaly AND pleural effusion",
     "no pneumothorax", "(atelectasis AND opacity) same sentence", "emphysema OR hyperinflation",
@@ -78,7 +81,7 @@ class Tally:
             if error:
                 self.errors.append(f"{endpoint}: {error}")
             if generation:
-                self.generations.append((time.monotonic(), generation))
+                self.generations.append((time.time(), generation))
 
 
 def requests_plan(total: int, report_ids: list[str]) -> list[tuple[str, str, str, bytes | None]]:
@@ -115,16 +118,34 @@ class Counter:
             self.value += 1
 
 
-def client(port: int, token: str, jobs: list, tally: Tally, deadline: float,
-           done: Counter) -> None:
-    """Send ``jobs`` over one keep-alive connection, recording each answer."""
+class Jobs:
+    """The requests to send, shared by the clients: the plan, repeated until at least
+    ``minimum`` were sent and the index changes are done (or the time limit is reached)."""
+
+    def __init__(self, plan: list, minimum: int, changes_done: threading.Event,
+                 deadline: float) -> None:
+        self._plan, self._minimum, self._changes_done = plan, minimum, changes_done
+        self._deadline, self._sent, self._lock = deadline, 0, threading.Lock()
+
+    def __iter__(self) -> Jobs:
+        return self
+
+    def __next__(self) -> tuple[str, str, str, bytes | None]:
+        with self._lock:
+            enough = self._sent >= self._minimum and self._changes_done.is_set()
+            if enough or time.monotonic() > self._deadline:
+                raise StopIteration
+            job = self._plan[self._sent % len(self._plan)]
+            self._sent += 1
+            return job
+
+
+def client(port: int, token: str, jobs: Jobs, tally: Tally, done: Counter) -> None:
+    """Send jobs over one keep-alive connection, recording each answer."""
     headers = {"Authorization": f"Bearer {token}", "X-Purpose": "load benchmark",
                "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     for endpoint, method, path, body in jobs:
-        if time.monotonic() > deadline:
-            tally.record(endpoint, 0.0, None, "not sent: time limit reached")
-            continue
         start = time.perf_counter()
         generation = error = None
         try:
@@ -144,9 +165,10 @@ def client(port: int, token: str, jobs: list, tally: Tally, deadline: float,
     conn.close()
 
 
-def change_index(index: Path, workdir: Path, done: Counter, total: int,
-                 log: list[str], commits: list[tuple[str, float, str]]) -> None:
-    """Add 100 reports after a quarter of the requests, delete 50 of them after half."""
+def change_index(index: Path, workdir: Path, done: Counter, total: int, tally: Tally,
+                 log: list[str], commits: list[tuple[str, float, str]],
+                 finished: threading.Event) -> None:
+    """Add 100 reports after a tenth of the requests, then delete 50 of them."""
     texts = pq.read_table(index / current_generation(index).name / "reports.parquet",
                           columns=["text"]).column("text").to_pylist()[:100]
     new = workdir / "added.jsonl"
@@ -156,19 +178,25 @@ def change_index(index: Path, workdir: Path, done: Counter, total: int,
                                   "text": text}) + "\n")
     ids = workdir / "deleted.txt"
     ids.write_text("".join(f"bench-{n}\n" for n in range(50)))
-    steps = ((total // 4, "add", ["add", str(index), str(new), "--format", "jsonl"]),
-             (total // 2, "delete", ["delete", str(index), "--ids-file", str(ids)]))
+    steps = ((total // 10, "add", ["add", str(index), str(new), "--format", "jsonl"]),
+             (0, "delete", ["delete", str(index), "--ids-file", str(ids)]))
     for threshold, name, argv in steps:
         while done.value < threshold:
             time.sleep(0.05)
         start = time.monotonic()
         result = subprocess.run([sys.executable, "-m", "clinsearch", *argv], capture_output=True,
                                 text=True)
-        committed = time.monotonic()
+        took = time.monotonic() - start
         if result.returncode:
             raise SystemExit(f"clinsearch {name} failed: {result.stderr}")
-        commits.append((name, committed, current_generation(index).name))
-        log.append(f"{name}: {committed - start:.1f} s ({result.stdout.strip()})")
+        # the commit is the moment CURRENT was replaced
+        commits.append((name, (index / "CURRENT").stat().st_mtime, current_generation(index).name))
+        log.append(f"{name}: {took:.1f} s ({result.stdout.strip()})")
+    # keep the load on until the last generation has answered for a while
+    while not any(g == commits[-1][2] for _, g in list(tally.generations)):
+        time.sleep(0.1)
+    time.sleep(5)
+    finished.set()
 
 
 def free_port() -> int:
@@ -188,6 +216,8 @@ def main() -> None:
                         help="IU X-ray index built with --dense (copied; never changed)")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--no-changes", action="store_true",
+                        help="no add/delete during the run (warm latency alone)")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="seconds after which no request is sent (counted as errors)")
     args = parser.parse_args()
@@ -200,7 +230,7 @@ def main() -> None:
         token = UserStore(work / "users.json").add("bench", "researcher")
         report_ids = pq.read_table(index / current_generation(index).name / "reports.parquet",
                                    columns=["id"]).column("id").to_pylist()
-        plan = requests_plan(args.requests, report_ids)
+        plan = requests_plan(2 * args.requests, report_ids)
         port = free_port()
         log_path = work / "server.log"
         started = time.monotonic()
@@ -214,19 +244,26 @@ def main() -> None:
             start_s = time.monotonic() - started
             tally, done, changes, commits = Tally(), Counter(), [], []
             deadline = time.monotonic() + args.time_limit
-            changer = threading.Thread(target=change_index,
-                                       args=(index, work, done, len(plan), changes, commits))
-            clients = [threading.Thread(target=client, args=(port, token, plan[i::args.clients],
-                                                             tally, deadline, done))
-                       for i in range(args.clients)]
+            finished = threading.Event()
+            jobs = Jobs(plan, args.requests, finished, deadline)
+            changer = threading.Thread(
+                target=change_index,
+                args=(index, work, done, args.requests, tally, changes, commits, finished),
+                daemon=True)
+            clients = [threading.Thread(target=client, args=(port, token, jobs, tally, done))
+                       for _ in range(args.clients)]
             t0 = time.monotonic()
-            changer.start()
+            if args.no_changes:
+                finished.set()
+            else:
+                changer.start()
             for c in clients:
                 c.start()
             for c in clients:
                 c.join()
             wall = time.monotonic() - t0
-            changer.join()
+            if changer.is_alive():
+                changer.join(timeout=1)
             audit_lines = (work / "audit.jsonl").read_text().count("\n")
         finally:
             server.terminate()
@@ -267,8 +304,8 @@ def _print(args: argparse.Namespace, start_s: float, wall: float, tally: Tally,
         served = [t for t, g in tally.generations if g == generation]
         lag = f"{min(served) - committed:.2f} s after the commit" if served else "never"
         print(f"after {name}: {generation} first answered {lag}")
-    order = [g for g, _ in itertools.groupby(g for _, g in sorted(tally.generations))]
-    print(f"generations in answer order: {' -> '.join(order)}")
+    first_seen = list(dict.fromkeys(g for _, g in sorted(tally.generations)))
+    print(f"generations that answered, in order of first answer: {' -> '.join(first_seen)}")
     print(f"audit records written: {audit_lines}")
     for error in tally.errors[:10]:
         print(f"error: {error}")

@@ -7,8 +7,9 @@ import pytest
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import CohortEngine
-from clinsearch.search.cohort.sql import DUCKDB, SOURCES, SPARK, SQLCompiler, cohort_views
+from clinsearch.search.cohort.sql import SOURCES, SQLCompiler, cohort_views
 from clinsearch.search.cohort.syntax import UNITS, parse
+from clinsearch.sql_dialect import DUCKDB, SPARK
 
 from .corpus_gen import Corpus, generate
 from .test_cohort_engine import QUERIES, resolve

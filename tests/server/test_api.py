@@ -239,3 +239,12 @@ def test_non_loopback_host_is_refused_without_authentication(tmp_path: Path,
                             "--audit-log", str(tmp_path / "a.jsonl"), *extra, check=False)
         assert result.returncode == 2
         assert "0.0.0.0" in result.stderr
+
+
+def test_users_file_keeps_only_token_hashes(server: Server) -> None:
+    import hashlib
+
+    stored = server.users.read_text()
+    for token in server.tokens.values():
+        assert token not in stored and hashlib.sha256(token.encode()).hexdigest() in stored
+    assert oct(server.users.stat().st_mode & 0o777) == "0o600"

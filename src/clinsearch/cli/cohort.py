@@ -20,6 +20,7 @@ from clinsearch.cli.options import (
     check_engine,
 )
 from clinsearch.errors import ClinsearchError
+from clinsearch.terminal import printable
 
 PolarityMode = Annotated[
     str,
@@ -58,6 +59,9 @@ def cohort_command(
         typer.Option(help="Write the matching units, each with an evidence sentence (local"
                      " engine; ids only with --engine spark), to this CSV."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
+    ] = False,
     show: Annotated[int, typer.Option(help="Print the first N matching units.", min=0)] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
@@ -66,6 +70,7 @@ def cohort_command(
     engine: Engine = "local",
     spark_master: SparkMaster = None,
 ) -> None:
+    from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
     from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions
@@ -75,15 +80,17 @@ def cohort_command(
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
     check_engine(engine)
+    if export:
+        check_export_path(export, force)  # before the work, so a bad path fails at once
     if engine == "spark":
-        _spark_cohort(index_dir, query, level, export, show, as_json,
+        _spark_cohort(index_dir, query, level, export, force, show, as_json,
                       PolarityOptions(include_uncertain, polarity), term_model, spark_master)
         return
     cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
     counts = cohort.counts(query)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
-        write_members_csv(members, level, export)  # type: ignore[arg-type]
+        write_members_csv(members, level, export, force)  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "exported": str(export) if export else None}))
@@ -95,8 +102,8 @@ def cohort_command(
         console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
 
 
-def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, show: int,
-                  as_json: bool, options: Any, term_model: Path | None,
+def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, force: bool,
+                  show: int, as_json: bool, options: Any, term_model: Path | None,
                   master: str | None) -> None:
     """``cohort --engine spark``: counts and member ids from Spark SQL (no evidence sentences:
     those columns of --export stay empty)."""
@@ -109,7 +116,7 @@ def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, 
     answer = engine.answer(query, level, members=bool(export or show))
     members = [Member(ids, "", "", "", "", "") for ids in answer.members]
     if export:
-        write_members_csv(members, level, export)
+        write_members_csv(members, level, export, force)
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": answer.counts,
                                "exported": str(export) if export else None}))
@@ -162,7 +169,7 @@ def print_counts(query: str, counts: dict[Any, int]) -> None:
     """The patients, visits and reports a cohort query matches, as a small table."""
     from clinsearch.search.cohort import COUNT_LEVELS
 
-    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
+    table = Table(title=escape(printable(query)), title_justify="left", show_header=False, box=None)
     for unit in COUNT_LEVELS:
         table.add_row(f"{unit}s", f"{counts[unit]:,}")
     console.print(table)
@@ -178,5 +185,6 @@ def print_members(members: list[Any], level: str) -> None:
     table.add_column("matched")
     table.add_column("evidence sentence", ratio=1)
     for m in members:
-        table.add_row(*m.ids, escape(m.term), escape(m.sentence))
+        ids = [escape(printable(i, one_line=True)) for i in m.ids]
+        table.add_row(*ids, escape(printable(m.term)), escape(printable(m.sentence)))
     console.print(table)

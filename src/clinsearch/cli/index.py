@@ -11,11 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console, err_console
-from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.corpus_input import (
+    read_corpus,
+    reader_mapping,
+    report_long_sentences,
+    report_skips,
+)
 from clinsearch.cli.options import (
     Corpus,
     CorpusFormat,
     DateColumn,
+    DateFormat,
     EncoderModel,
     Engine,
     IdColumn,
@@ -34,8 +40,10 @@ from clinsearch.cli.options import (
     VisitColumn,
     check_engine,
 )
-from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.progress import track
+from clinsearch.terminal import printable
+from clinsearch.user_files import read_user_text
 
 _BATCH_QUERIES = 64
 
@@ -54,6 +62,7 @@ def index_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     dense: Annotated[
         bool,
@@ -102,16 +111,18 @@ def index_command(
 
         index = build_index(
             spark_session(spark_master), corpus, out, fmt, config=config, partitions=partitions,
-            staging=staging, skip_bad=skip_bad, stats=stats, **mapping,
+            staging=staging, skip_bad=skip_bad, stats=stats, date_format=date_format, **mapping,
         )
     else:
-        index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
+        reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+        index = Index.build(reports, out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
         f" {counts.patients} patients) into {escape(str(out))}"
     )
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("add")
@@ -126,6 +137,7 @@ def add_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
@@ -147,20 +159,27 @@ def add_command(
 
         added = add_to_index(
             spark_session(spark_master), index_dir, corpus, fmt, partitions=partitions,
-            staging=staging, skip_bad=skip_bad, stats=stats, **mapping,
+            staging=staging, skip_bad=skip_bad, stats=stats, date_format=date_format, **mapping,
         )
         index = Index.open(index_dir)
     else:
-        added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping))
+        added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format))
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("delete")
 def delete_command(
     index_dir: IndexDir,
     ids: Annotated[str | None, typer.Option(help="Report ids to delete, comma-separated.")] = None,
-    ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            help='File with one report id per line; write an id holding a comma, a newline or'
+            ' a leading quote as a JSON string, e.g. "a,b" or "line\\nbreak".'
+        ),
+    ] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
     from clinsearch import Index
@@ -206,10 +225,16 @@ def search_command(
     method: Annotated[
         str,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid."),
+                     " or hybrid, optionally with options: NAME:key=value,... (e.g."
+                     " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
+                     " see 'clinsearch methods')."),
     ] = "bm25",
     whole_report: Annotated[
-        bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
+        bool,
+        typer.Option(
+            "--whole-report",
+            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
+        ),
     ] = False,
     model: EncoderModel = None,
     methods: Annotated[
@@ -257,6 +282,7 @@ def search_command(
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
+    from clinsearch.search.registry import parse_method
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -266,10 +292,12 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
-    if term_model is not None and method not in ("concept", "hybrid"):
+    spec = parse_method(method)
+    if term_model is not None and spec.method not in ("concept", "hybrid"):
         raise ClinsearchError("--term-model applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = _search_options(
+    # the command's options join the spec's, in the one spec every method is built from
+    spec = spec.with_options(**_search_options(
         whole_report=whole_report or None,
         model=model,
         methods=methods,
@@ -280,16 +308,45 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | polarity_options(method, polarity)
+    ) | polarity_options(spec.method, polarity))
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, method, **options)
+        results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             _print_hits(
                 q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
             )
+
+
+@app.command("methods")
+def methods_command() -> None:
+    """List the search methods and the options each takes (for --method NAME:key=value,...)."""
+    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
+
+    table = Table(title="search methods", title_justify="left", show_lines=True)
+    for column in ("method", "option", "type", "default", "choices"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("what", ratio=1)
+    for name in METHODS:
+        spec = method(name)
+        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
+        table.add_row(name, "", "", "", "", escape(spec.help + needs))
+        for param in spec.params:
+            table.add_row("", *_param_cells(param))
+    table.add_row("every method", "", "", "", "", "")
+    for param in WRAPPER_PARAMS:
+        table.add_row("", *_param_cells(param))
+    console.print(table)
+
+
+def _param_cells(param: Any) -> list[str]:
+    """A parameter's name, type, default, choices and help as table cells."""
+    default = "" if param.default is None else str(param.default)
+    needs = f" (needs the {param.needs} component)" if param.needs else ""
+    return [param.name, param.kind, default, ", ".join(param.choices),
+            escape(param.help + needs)]
 
 
 @app.command("info")
@@ -306,7 +363,8 @@ def info_command(
         return
     table = Table(show_header=False, box=None)
     for key, value in manifest.items():
-        table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
+        shown_value = value if isinstance(value, str) else json.dumps(value)
+        table.add_row(key, escape(printable(shown_value, one_line=True)))
     console.print(table)
 
 
@@ -332,20 +390,27 @@ def _search_options(**given: Any) -> dict[str, Any]:
 
 
 def _ids_from_file(path: Path, index: Any) -> list[str]:
-    """Report ids from a file (one per line); an id not in the index names its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ids file ({exc})", file=path) from None
+    """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
+    "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
+    names its line."""
     known = index.store.row_by_report_id
     ids = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         report_id = line.strip()
         if not report_id:
             continue
+        if report_id.startswith('"'):
+            try:
+                report_id = json.loads(report_id)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"bad JSON string: {exc.msg}", file=path, line=number, field="id"
+                ) from None
+            if not isinstance(report_id, str):
+                raise InputError("expected a JSON string", file=path, line=number, field="id")
         if report_id not in known:
             raise InputError(
-                f"id {report_id!r} is not in the index", file=path, line=number, field="id"
+                f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
         ids.append(report_id)
     return ids
@@ -366,7 +431,8 @@ def _print_hits(
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
-        console.print(hits_table(hits, level, title=escape(f"{qid}: {query}" if lines else query)))
+        title = escape(printable(f"{qid}: {query}" if lines else query))
+        console.print(hits_table(hits, level, title=title))
     elif output == "json":
         typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
     else:

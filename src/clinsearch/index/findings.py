@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import track
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
+LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
@@ -137,7 +140,9 @@ class FindingsComponent:
 def annotate_sentences(
     sentences: list[dict[str, Any]], annotator: Annotator, batch_size: int, progress: bool = False
 ) -> pa.Table:
-    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table)."""
+    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table); the
+    table's metadata says how many sentences were too long to annotate in one piece."""
+    long_before = annotator.long_sentences
     results = track(
         annotator.annotate_many((s["text"] for s in sentences), batch_size=batch_size),
         "finding extraction",
@@ -149,31 +154,63 @@ def annotate_sentences(
         for sentence, findings in zip(sentences, results, strict=True)
         for finding in findings
     ]
-    return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    return table.replace_schema_metadata(
+        {LONG_SENTENCES: str(annotator.long_sentences - long_before)}
+    )
 
 
 class FindingsTable:
-    """A generation's findings table: read it whole or query it with DuckDB."""
+    """The findings service: the one reader of a generation's findings table.
+
+    Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
+    ``findings``), or ask which sentences and units hold a finding matching a term
+    (``matcher``: ``index.finding_match``).
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FINDINGS_FILE
         if not self.path.is_file():
             raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
 
-    def table(self, columns: list[str] | None = None) -> pa.Table:
-        """The findings as a pyarrow Table (optionally only some columns)."""
-        return pq.read_table(self.path, columns=columns, schema=FINDINGS_SCHEMA)
+    @classmethod
+    def optional(cls, folder: Path) -> FindingsTable | None:
+        """The findings table of a generation folder, or None when it has none."""
+        return cls(folder) if (folder / FINDINGS_FILE).is_file() else None
 
-    def sql(self, query: str) -> pa.Table:
-        """Run a DuckDB query in which the table is named ``findings``."""
-        import duckdb
+    def table(
+        self, columns: list[str] | None = None, filters: list[tuple[str, str, Any]] | None = None
+    ) -> pa.Table:
+        """The findings as a pyarrow Table (optionally only some columns, or rows by filters)."""
+        return pq.read_table(self.path, columns=columns, filters=filters, schema=FINDINGS_SCHEMA)
 
-        con = duckdb.connect()
+    @property
+    def num_rows(self) -> int:
+        """How many findings the table holds (from its metadata)."""
+        return pq.ParquetFile(self.path).metadata.num_rows
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str = "findings") -> None:
+        """Make the table a relation ``name`` of ``con``, handed over as a dataset (DuckDB never
+        sees the path)."""
+        import pyarrow.dataset as ds
+
+        con.register(name, ds.dataset(str(self.path), format="parquet"))
+
+    def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
+        """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
+        from clinsearch.duck import connect
+
+        con = connect({"findings": self.path})
         try:
-            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
-            return con.sql(query).to_arrow_table()
+            return con.sql(query, params=params).to_arrow_table()
         finally:
             con.close()
+
+    def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
+        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+        return FindingMatcher(
+            self.table(["sentence_id", "concept", "polarity", "modifiers"]), sentence_ids
+        )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""
@@ -215,18 +252,21 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
 
 def _write(folder: Path, tables: Iterable[pa.Table], lexicon_path: str | None) -> dict[str, Any]:
     """Write the findings table (given in parts, in order) into a generation folder; returns the
-    manifest entry."""
+    manifest entry (``long_sentences``: sentences of this change annotated in pieces, from the
+    parts' metadata)."""
     from clinsearch.annotate.lexicon import Lexicon
 
-    rows = 0
+    rows = long_sentences = 0
     with pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA) as writer:
         for table in tables:
             writer.write_table(table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA))
             rows += table.num_rows
+            long_sentences += int((table.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
     lexicon = Lexicon.load(str(lexicon_path) if lexicon_path else None)
     return {
         "findings": rows,
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),
+        "long_sentences": long_sentences,
     }

@@ -31,6 +31,8 @@ from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
+from clinsearch.trust import allow
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index.report_view import ReportView
@@ -71,7 +73,7 @@ class Index:
         progress: bool = True,
     ) -> Index:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace)."""
-        config = config or IndexConfig()
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
         with new_generation(root) as pending:
             gen = Generation(pending.path, progress)
@@ -89,7 +91,7 @@ class Index:
     ) -> Index:
         """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
         generation, the same files ``build`` writes for the same reports in the same order."""
-        config = config or IndexConfig()
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
         with new_generation(root) as pending:
             gen = Generation(pending.path, progress)
@@ -231,6 +233,13 @@ class Index:
 
         with self._replaced_as_error():
             return read_report_view(self.generation, report_id)
+
+    def level_size(self, level: Level) -> int:
+        """How many sentences, reports, visits or patients the index holds (at least 1)."""
+        counts = self.manifest.counts
+        size = {"sentence": counts.sentences, "report": counts.reports,
+                "visit": counts.visits, "patient": counts.patients}[level]
+        return max(1, size)
 
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:

@@ -11,8 +11,7 @@ from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.corpus.model import Report, Section, Sentence
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Generation
-
-FINDINGS_FILE = "findings.parquet"
+from clinsearch.index.findings import FindingsTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +62,8 @@ def read_report_view(gen: Generation, report_id: str) -> ReportView:
         Sentence(s["id"], report.id, s["index"], s["section"], s["start"], s["end"], s["text"])
         for s in sorted(sentence_rows.to_pylist(), key=lambda s: s["index"])
     )
-    findings_path = gen.path / FINDINGS_FILE
-    found = (
-        pq.read_table(findings_path, filters=[("report_key", "=", row["key"])]).to_pylist()
-        if findings_path.is_file() else []
-    )
+    table = FindingsTable.optional(gen.path)
+    found = table.table(filters=[("report_key", "=", row["key"])]).to_pylist() if table else []
     findings = tuple(
         LocatedFinding(f["sentence_id"], _finding(f)) for f in sorted(found, key=_finding_order)
     )
@@ -103,8 +99,8 @@ class SentenceFindings:
     """Every sentence's findings with offsets into the sentence, to mark them in search hits."""
 
     def __init__(self, gen: Generation) -> None:
-        path = gen.path / FINDINGS_FILE
-        rows = pq.read_table(path).to_pylist() if path.is_file() else []
+        table = FindingsTable.optional(gen.path)
+        rows = table.table().to_pylist() if table else []
         sentences = pq.read_table(gen.sentences_path, columns=["id", "start"])
         starts = dict(zip(sentences.column("id").to_pylist(),
                           sentences.column("start").to_pylist(), strict=True))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import threading
 import traceback
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +39,7 @@ log = logging.getLogger("clinsearch.server")
 MAX_TOP = 100
 RESULT_CAP = 200  # hits computed per query (paging slices them): total is exact below it
 MAX_MEMBERS_PAGE = 500
+HITS_CACHE = 256  # queries whose hits are kept for paging
 LOCAL_USER = User("local", "admin", "", "")
 
 
@@ -48,7 +50,20 @@ class ServerState:
     live: LiveIndex
     users: UserStore | None
     audit: AuditLog
-    hits_cache: OrderedDict[tuple[Any, ...], list[Hit]]
+    hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
+    cache_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cached_hits(self, key: tuple[Any, ...]) -> list[Hit] | None:
+        """The hits computed for ``key`` (generation, query, method, level, options), if kept."""
+        with self.cache_lock:
+            return self.hits_cache.get(key)
+
+    def cache_hits(self, key: tuple[Any, ...], hits: list[Hit]) -> None:
+        """Keep ``hits`` for paging (the last HITS_CACHE queries)."""
+        with self.cache_lock:
+            self.hits_cache[key] = hits
+            while len(self.hits_cache) > HITS_CACHE:
+                self.hits_cache.popitem(last=False)
 
     def reload_users(self) -> None:
         """Reread the users file when it changed (users added or removed while serving)."""
@@ -56,10 +71,8 @@ class ServerState:
             return
         path = self.users.path
         mtime = path.stat().st_mtime_ns if path.exists() else 0
-        if mtime != getattr(self.users, "mtime", None):
-            fresh = UserStore(path)
-            fresh.mtime = mtime  # type: ignore[attr-defined]
-            self.users = fresh
+        if mtime != self.users.mtime:
+            self.users = UserStore(path)
 
 
 class CohortRequest(BaseModel):
@@ -114,9 +127,7 @@ Purpose = Annotated[str, Depends(purpose)]
 def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
                live: LiveIndex | None = None) -> FastAPI:
     """The app over the index at ``index_path``; ``users`` None means no authentication."""
-    state = ServerState(live or LiveIndex(index_path), users, audit, OrderedDict())
-    if users is not None:
-        state.reload_users()
+    state = ServerState(live or LiveIndex(index_path), users, audit)
     app = FastAPI(title="clinsearch", version=clinsearch.__version__,
                   description="Negation-aware search over clinical reports: search, cohorts,"
                   " report views (audited), query explanation and annotation.")
@@ -191,27 +202,24 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
-        def run(snap: Snapshot) -> tuple[list[Hit], str]:
+        def run(snap: Snapshot) -> tuple[int, list[dict[str, Any]], dict[str, int], str]:
             key = (snap.generation, q, method, level, tuple(sorted(options.items())))
-            hits = state.hits_cache.get(key)
+            hits = state.cached_hits(key)
             if hits is None:
                 hits = snap.index.search(q, level, RESULT_CAP, method, **options)  # type: ignore[arg-type]
-                state.hits_cache[key] = hits
-                while len(state.hits_cache) > 256:
-                    state.hits_cache.popitem(last=False)
-            return hits, snap.generation
-
-        hits, generation = state.live.run(run)
-        page_hits = hits[offset : offset + top]
-        counts = {"total": len(hits)}
-        if user.sees_text:
+                state.cache_hits(key, hits)
+            page_hits = hits[offset : offset + top]
+            counts = {"total": len(hits)}
+            if not user.sees_text:
+                return len(hits), [], counts, snap.generation
             counts |= {"returned": len(page_hits),
                        "reports": len({h.report_id for h in page_hits}),
                        "patients": len({h.patient_id for h in page_hits})}
+            return len(hits), [_hit_record(h, snap) for h in page_hits], counts, snap.generation
+
+        total, shown, counts, generation = state.live.run(run)
         audit(user, why, "search", params, counts, generation)
-        snap = state.live.snapshot
-        shown = [_hit_record(h, snap) for h in page_hits] if user.sees_text else []
-        return {"hits": shown, "total": len(hits), "total_capped": len(hits) == RESULT_CAP,
+        return {"hits": shown, "total": total, "total_capped": total == RESULT_CAP,
                 "offset": offset, "top": top, "generation": generation}
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")

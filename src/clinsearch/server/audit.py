@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError
 
 GENESIS = "0" * 64
@@ -65,11 +66,8 @@ class AuditLog:
 
     def _write_head(self) -> None:
         """Record the last record's number and hash beside the log (replaced atomically)."""
-        tmp = self.head_path.with_name(self.head_path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(f"{self._seq - 1} {self._prev}\n")
-        os.replace(tmp, self.head_path)
+        with atomic_path(self.head_path, make_parent=False) as tmp:
+            tmp.write_text(f"{self._seq - 1} {self._prev}\n", encoding="utf-8")
 
     def _resume(self) -> tuple[int, str]:
         """Continue an existing log after checking it: the next number and the last hash."""

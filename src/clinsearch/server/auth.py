@@ -56,6 +56,7 @@ class UserStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.mtime = self.path.stat().st_mtime_ns if self.path.exists() else 0  # as read
         self.users: dict[str, User] = self._read() if self.path.exists() else {}
         self._by_hash = {u.token_sha256: u for u in self.users.values()}
 

@@ -2,8 +2,8 @@
 ``add`` and ``delete`` without a restart.
 
 A watcher thread polls ``CURRENT``; when it names a new generation, the new one is opened and
-warmed in the background while requests keep using the old one, then swapped in. A request
-that fails because its generation was removed under it is retried on the new one.
+warmed in the background while requests keep using the old one, then swapped in. Each snapshot
+holds its generation's lease (writers leave it on disk) until the last request using it ends.
 """
 
 from __future__ import annotations
@@ -26,28 +26,35 @@ T = TypeVar("T")
 WARM_QUERY = "no pneumothorax"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False)
 class Snapshot:
-    """One generation, opened: the index, its cohort engine and its sentences' findings."""
+    """One generation, opened: the index, its cohort engine and its sentences' findings;
+    ``active`` counts the requests using it, ``retired`` is set once a newer one serves."""
 
     generation: str
     index: Index
     cohort: Cohort
     findings: SentenceFindings
     methods: tuple[str, ...]
+    active: int = 0
+    retired: bool = False
 
 
 def open_snapshot(path: Path) -> Snapshot:
     """Open the live generation of ``path`` and warm every search method and the cohort engine."""
     index = Index.open(path)
-    methods = ("bm25", "concept") + (("dense", "hybrid") if "dense" in index.config.components
-                                     else ())
-    for method in methods:
-        index.search(WARM_QUERY, level="report", top=10, method=method)
-    cohort = Cohort(path)
-    cohort.counts("pneumothorax")
-    return Snapshot(index.generation.path.name, index, cohort,
-                    SentenceFindings(index.generation), methods)
+    try:
+        methods = ("bm25", "concept") + (
+            ("dense", "hybrid") if "dense" in index.config.components else ())
+        for method in methods:
+            index.search(WARM_QUERY, level="report", top=10, method=method)
+        cohort = Cohort(index)
+        cohort.counts("pneumothorax")
+        return Snapshot(index.generation.path.name, index, cohort,
+                        SentenceFindings(index.generation), methods)
+    except BaseException:
+        index.close()
+        raise
 
 
 class LiveIndex:
@@ -55,7 +62,8 @@ class LiveIndex:
 
     def __init__(self, path: str | Path, poll_seconds: float = 0.5) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the swap and the use counts (held briefly)
+        self._reload = threading.Lock()  # one reload at a time
         self._snapshot = open_snapshot(self.path)
         self._stop = threading.Event()
         self._poll = poll_seconds
@@ -64,7 +72,7 @@ class LiveIndex:
 
     @property
     def snapshot(self) -> Snapshot:
-        """The newest loaded generation."""
+        """The newest loaded generation (for metadata; ``run`` for reading data)."""
         return self._snapshot
 
     def start(self) -> None:
@@ -72,33 +80,56 @@ class LiveIndex:
         self._watcher.start()
 
     def stop(self) -> None:
-        """Stop following ``CURRENT``."""
+        """Stop following ``CURRENT`` and release the generation."""
         self._stop.set()
+        with self._lock:
+            self._retire(self._snapshot)
 
     def refresh(self) -> Snapshot:
         """Load the generation ``CURRENT`` names, if it is not the one loaded."""
-        with self._lock:
-            live = current_generation(self.path).name
-            if live != self._snapshot.generation:
-                log.info("loading generation %s", live)
-                self._snapshot = open_snapshot(self.path)
-                log.info("serving generation %s", self._snapshot.generation)
-            return self._snapshot
+        with self._reload:
+            if current_generation(self.path).name == self._snapshot.generation:
+                return self._snapshot
+            fresh = open_snapshot(self.path)
+            with self._lock:
+                old, self._snapshot = self._snapshot, fresh
+                self._retire(old)
+            log.info("serving generation %s", fresh.generation)
+            return fresh
 
     def run(self, work: Callable[[Snapshot], T]) -> T:
-        """``work`` on the newest snapshot, retried once if its generation vanished meanwhile."""
-        snapshot = self._snapshot
+        """``work`` on the newest snapshot, retried once on a newer one if it fails while a
+        newer generation has been committed."""
+        try:
+            return self._on(self._snapshot, work)
+        except (ClinsearchError, OSError):
+            if current_generation(self.path).name == self._snapshot.generation:
+                raise
+        return self._on(self.refresh(), work)
+
+    def _on(self, snapshot: Snapshot, work: Callable[[Snapshot], T]) -> T:
+        with self._lock:
+            snapshot = self._snapshot if snapshot.retired else snapshot
+            snapshot.active += 1
         try:
             return work(snapshot)
-        except (ClinsearchError, OSError):
-            if current_generation(self.path).name == snapshot.generation:
-                raise
-        return work(self.refresh())
+        finally:
+            with self._lock:
+                snapshot.active -= 1
+                if snapshot.retired and snapshot.active == 0:
+                    snapshot.index.close()
+
+    @staticmethod
+    def _retire(snapshot: Snapshot) -> None:
+        """Mark ``snapshot`` replaced; close it now if no request uses it (caller holds lock)."""
+        snapshot.retired = True
+        if snapshot.active == 0:
+            snapshot.index.close()
 
     def _watch(self) -> None:
         while not self._stop.wait(self._poll):
             try:
                 self.refresh()
-            except Exception:  # a half-made change is retried on the next poll
-                log.exception("could not load the new generation; still serving %s",
-                              self._snapshot.generation)
+            except Exception as exc:  # a half-made change is retried on the next poll
+                log.error("could not load the new generation (%s); still serving %s",
+                          type(exc).__name__, self._snapshot.generation)

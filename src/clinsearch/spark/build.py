@@ -22,6 +22,7 @@ from clinsearch.index import IndexConfig
 from clinsearch.index.parts import PartOptions, Parts, compute_part, write_part
 from clinsearch.search.session import Index
 from clinsearch.spark.reports import KEY, ColumnMap, mapped_report, read_frame, staged_report
+from clinsearch.trust import allow
 
 _RESULT_SCHEMA = (
     "folder string, first_key long, reports long, error_line long, reason string,"
@@ -50,7 +51,7 @@ def build_index(
     ``staging``: a folder all executors and the driver can write (default: a private temporary
     folder, which suits ``local[N]``); ``options``: the format's column mapping.
     """
-    config = config or IndexConfig()
+    config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
     with computed_parts(spark, corpus, fmt, config, partitions, staging, skip_bad, stats,
                    options) as parts:
         return Index.build_from_parts(parts, out, config, progress)

@@ -20,7 +20,13 @@ import pyarrow.parquet as pq
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import ReadStats, read_reports
 from clinsearch.corpus.readers.csv_format import join_text
-from clinsearch.corpus.readers.records import RecordError, make_report
+from clinsearch.corpus.readers.records import (
+    ISO_DATE,
+    ReadContext,
+    RecordError,
+    check_date_format,
+    make_report,
+)
 from clinsearch.errors import InputError
 from clinsearch.index.tables import report_rows
 
@@ -39,6 +45,7 @@ class ColumnMap:
     visit_column: str | None = None
     type_column: str | None = None
     date_column: str | None = None
+    date_format: str = ISO_DATE
 
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> ColumnMap:
@@ -52,6 +59,7 @@ class ColumnMap:
             visit_column=options.get("visit_column"),
             type_column=options.get("type_column"),
             date_column=options.get("date_column"),
+            date_format=check_date_format(options.get("date_format") or ISO_DATE),
         )
 
     @property
@@ -76,7 +84,7 @@ def read_frame(
     if fmt in SPARK_FORMATS:
         mapping = ColumnMap.of(options)
         unknown = set(options) - {"id_column", "text_columns", "patient_column",
-                                  "visit_column", "type_column", "date_column"}
+                                  "visit_column", "type_column", "date_column", "date_format"}
         if unknown:
             raise InputError(f"format {fmt!r} takes no option {', '.join(sorted(unknown))}",
                              field="format")
@@ -167,7 +175,7 @@ def mapped_report(row: Mapping[str, Any], mapping: ColumnMap, name: str) -> Repo
             type_=values.get(mapping.type_column or "", ""),
             date_value=values.get(mapping.date_column or "", ""),
             metadata={k: v for k, v in values.items() if k not in mapped and v},
-            seen={},
+            seen=ReadContext(mapping.date_format),
         )
     except RecordError as error:
         return error

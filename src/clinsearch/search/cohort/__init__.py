@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
@@ -17,40 +17,42 @@ from clinsearch.search.cohort.engine import (
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
 __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
            "members_csv_rows", "parse", "write_members_csv"]
 
 
-def cohort_tables(index: Any) -> tuple[Path, Path, Path]:
+def cohort_tables(index: Index) -> tuple[Path, Path, Path]:
     """The reports, sentences and findings tables of an index's live generation (an index
     without findings is an error)."""
     from clinsearch.errors import ClinsearchError
 
-    gen = index.generation
-    findings = gen.path / "findings.parquet"
-    if not findings.is_file():
+    if "findings" not in index.config.components:
         raise ClinsearchError(f"{index.path}: this index has no findings table; rebuild it"
                               " with the findings component")
-    return gen.reports_path, gen.sentences_path, findings
+    gen = index.generation
+    return gen.reports_path, gen.sentences_path, gen.path / "findings.parquet"
 
 
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY,
+    def __init__(self, index_path: str | Path | Index, options: PolarityOptions = DEFAULT_POLARITY,
                  term_model: str | Path | None = None) -> None:
-        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
+        """``index_path``: an index directory or an open Index (its generation is used);
+        ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import Index
         from clinsearch.search.cohort.resolve import term_resolver
         from clinsearch.search.concept.tools import index_concept_tools
 
-        index = Index.open(index_path)
-        gen = index.generation
-        findings = cohort_tables(index)[2]
+        index = index_path if isinstance(index_path, Index) else Index.open(index_path)
+        cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(
-            CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),
+            CohortCorpus.from_index(index),
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 

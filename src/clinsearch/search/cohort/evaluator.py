@@ -12,24 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.corpus import CohortCorpus
-from clinsearch.search.cohort.sql import DUCKDB, SQLCompiler
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
-
-
-@dataclass(frozen=True, slots=True)
-class FindingSpec:
-    """The findings rows a term matches: any concept, any polarity, all the modifiers."""
-
-    label: str  # shown as the matched term in exports, e.g. "disease|present|pneumonia"
-    concepts: tuple[str, ...]  # the concept and its descendants
-    polarities: tuple[str, ...]
-    modifiers: tuple[str, ...] = ()  # modifier values the finding must carry
-    # Anatomy named with the finding ("rib fracture"): per site, its concepts (with descendants)
-    # and words; the sentence must mention one of the concepts, or the finding carry a word
-    # as a modifier.
-    sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
-
 
 Resolver = Callable[[Term], FindingSpec]
 
@@ -67,7 +52,7 @@ class Evaluator:
                 self._labels[node] = f'text "{node.phrase}"'
             else:
                 spec = self._resolve(node)
-                self._sentences[node] = self.corpus.finding_sentences(*_spec_where(spec))
+                self._sentences[node] = self.corpus.finding_sentences(spec)
                 self._labels[node] = spec.label
         sentences = self._sentences[node]
         if filters:
@@ -136,9 +121,3 @@ class Evaluator:
                 within = (*within, (scope, self.units(node.expr, scope, filters)))
             return self.evidence(node.expr, scope, filters, within, negated)
         return []  # filters carry no evidence
-
-
-def _spec_where(spec: FindingSpec) -> tuple[str, dict[str, object]]:
-    """The SQL condition over ``f`` selecting the findings rows that match ``spec``."""
-    compiler = SQLCompiler(DUCKDB)
-    return compiler.spec_condition(spec, "f", "sentence_uid"), compiler.params

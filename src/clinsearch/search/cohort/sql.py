@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
-
-if TYPE_CHECKING:
-    from clinsearch.search.cohort.evaluator import FindingSpec
+from clinsearch.sql_dialect import DUCKDB, SPARK, Dialect
 
 # The id columns of a unit of each level: its own id and those of the units above it.
 ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
@@ -38,28 +37,6 @@ ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
 
 SOURCES = ("cs_reports", "cs_sentences", "cs_findings")  # names the caller registers tables as
 VIEWS = ("c_findings", "c_rows", "c_sentences")  # the views ``cohort_views`` defines
-
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    """What differs between the SQL engines: parameter marks, array functions, view bodies."""
-
-    name: str
-    mark: str  # the prefix of a named parameter
-    has_all: str  # format(column, array): the array holds every value of array
-    has_any: str
-    array: str  # format(items)
-    mods: str  # format(pattern column): the modifier values of a finding pattern
-
-    def param(self, name: str) -> str:
-        """The placeholder of parameter ``name``."""
-        return f"{self.mark}{name}"
-
-
-DUCKDB = Dialect("duckdb", "$", "list_has_all({0}, {1})", "list_has_any({0}, {1})",
-                 "[{0}]", "string_split({0}, '|')[4:]")
-SPARK = Dialect("spark", ":", "size(array_except({1}, {0})) = 0", "arrays_overlap({0}, {1})",
-                "array({0})", "slice(split({0}, '[|]'), 4, 2147483647)")
 DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
 
 
@@ -93,7 +70,7 @@ class Compiled:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-Resolver = Callable[[Term], "FindingSpec"]
+Resolver = Callable[[Term], FindingSpec]
 
 
 class SQLCompiler:
@@ -123,24 +100,9 @@ class SQLCompiler:
         self.params[name] = value
         return self.dialect.param(name)
 
-    def _array(self, values: Sequence[str]) -> str:
-        return self.dialect.array.format(", ".join(self.bind(v) for v in values))
-
-    def _in(self, column: str, values: Sequence[str]) -> str:
-        return f"{column} IN ({', '.join(self.bind(v) for v in values)})"
-
     def spec_condition(self, spec: FindingSpec, table: str, key: str) -> str:
-        """The condition over ``table`` (columns concept, polarity, mods and ``key``, the
-        sentence) selecting the findings rows that match ``spec``."""
-        sql = (f"{self._in('concept', spec.concepts)} AND "
-               f"{self._in('polarity', spec.polarities)}")
-        if spec.modifiers:
-            sql += " AND " + self.dialect.has_all.format("mods", self._array(spec.modifiers))
-        for concepts, words in spec.sites:
-            near = f"SELECT {key} FROM {table} WHERE {self._in('concept', concepts)}"
-            sql += (f" AND ({self.dialect.has_any.format('mods', self._array(words))}"
-                    f" OR {key} IN ({near}))")
-        return sql
+        """The condition over ``table`` selecting the findings rows that match ``spec``."""
+        return spec.condition(self.dialect, self.bind, table, key)
 
     def _filters(self, filters: tuple[Filter, ...]) -> str:
         out = []

@@ -107,5 +107,5 @@ def test_note_nlp_on_spark_equals_the_local_export(spark: Any, built: tuple[Path
     a = pq.read_table(tmp_path / "local.parquet")
     b = pq.read_table(tmp_path / "spark").sort_by("note_nlp_id").select(a.column_names)
     assert b.cast(a.schema).equals(a)
-    with pytest.raises(ClinsearchError, match="refusing to overwrite"):
+    with pytest.raises(ClinsearchError, match="use --force"):
         spark_export(spark, built[1], tmp_path / "spark")

@@ -113,56 +113,49 @@ def _modifiers(row: dict[str, Any]) -> str:
 
 
 def check_output(path: Path, fmt: str, force: bool) -> None:
-    """Refuse an unknown format, and an existing output unless ``force``."""
+    """Refuse an unknown format, and an output the export rules forbid (an existing file
+    without ``force``, a place inside an index)."""
+    from clinsearch.exports import check_export_path
+
     if fmt not in FORMATS:
         raise ClinsearchError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    if path.exists() and not force:
-        raise ClinsearchError(f"{path}: exists; refusing to overwrite it (use --force)")
+    check_export_path(path, force)
 
 
 def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet",
                    force: bool = False) -> int:
     """Export the findings of an index's live generation as NOTE_NLP rows to ``out`` (Parquet
     or CSV); returns the number of rows."""
-    import duckdb
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
+    from clinsearch.duck import connect
     from clinsearch.index.index import Index
 
     out = Path(out)
     check_output(out, fmt, force)
     index = Index.open(index_path)
     gen = index.generation.path
-    findings, sentences = gen / "findings.parquet", gen / "sentences.parquet"
-    if not findings.is_file():
+    if "findings" not in index.config.components:
         raise ClinsearchError(f"{index_path}: this index has no findings table")
-    with duckdb.connect() as con:
-        ((integers,),) = con.execute(
-            "SELECT coalesce(bool_and(regexp_full_match(id, '[0-9]{1,18}')), false)"
-            " FROM read_parquet(?)", [str(gen / "reports.parquet")]).fetchall()
-        run = NlpRun.of(index.manifest, bool(integers))
-        reader = con.sql(
-            "SELECT f.*, s.text AS sentence_text, s.start AS sentence_start FROM"
-            " (SELECT *, row_number() OVER () AS n FROM read_parquet($findings)) f"
-            " JOIN read_parquet($sentences) s ON s.id = f.sentence_id ORDER BY f.n",
-            params={"findings": str(findings), "sentences": str(sentences)},
-        ).to_arrow_reader(8192)
-        rows = 0
-        with atomic_path(out) as tmp:  # a private (0600) file until renamed into place
-            writer = _writer(tmp, fmt, pq, pacsv)
-            try:
-                for batch in reader:
-                    table = note_nlp_rows(batch, rows + 1, run)
-                    writer.write_table(table)
-                    rows += table.num_rows
-            finally:
-                writer.close()
+    ids = pq.read_table(gen / "reports.parquet", columns=["id"]).column("id")
+    integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()
+    run = NlpRun.of(index.manifest, bool(integers))
+    findings = pq.read_table(gen / "findings.parquet")
+    findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
+    rows = 0
+    with connect({"f": findings, "s": gen / "sentences.parquet"}) as con, atomic_path(out) as tmp:
+        reader = con.sql("SELECT f.*, s.text AS sentence_text, s.start AS sentence_start"
+                         " FROM f JOIN s ON s.id = f.sentence_id ORDER BY f._row"
+                         ).to_arrow_reader(8192)
+        writer = (pq.ParquetWriter(tmp, NOTE_NLP_SCHEMA) if fmt == "parquet"
+                  else pacsv.CSVWriter(tmp, NOTE_NLP_SCHEMA))
+        try:  # tmp is a private (0600) file until renamed into place
+            for batch in reader:
+                table = note_nlp_rows(batch, rows + 1, run)
+                writer.write_table(table)
+                rows += table.num_rows
+        finally:
+            writer.close()
     return rows
-
-
-def _writer(path: Path, fmt: str, pq: Any, pacsv: Any) -> Any:
-    """A Parquet or CSV writer of NOTE_NLP rows."""
-    if fmt == "parquet":
-        return pq.ParquetWriter(path, NOTE_NLP_SCHEMA)
-    return pacsv.CSVWriter(path, NOTE_NLP_SCHEMA)

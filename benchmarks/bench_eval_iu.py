@@ -48,7 +48,7 @@ def main() -> int:
     write_benchmark(OUT / "bench", bench)
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))
-    plots = write_plots(comp, bench.qrels, runs, PLOTS)
+    plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     per_query_ms = 1000 * t_search / (len(runs) * len(bench.queries))
     ratios = ", ".join(
         f"{g} ×{comp.mean(runs[1].name, 'MAP', g) / comp.mean(runs[0].name, 'MAP', g):.2f}"

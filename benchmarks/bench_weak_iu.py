@@ -56,7 +56,7 @@ def main() -> int:
     bench = weak.all
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "sentence", TOP)
     console.print(render.rich_table(comp))
-    plots = write_plots(comp, bench.qrels, runs, PLOTS)
+    plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     counts = index.manifest.counts
     folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
     body = f"""

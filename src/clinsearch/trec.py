@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 from clinsearch.user_files import open_user_file
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -159,9 +160,12 @@ def format_run(scores: Mapping[str, Mapping[str, float]], tag: str) -> Iterator[
             yield run_line(qid, docid, rank, docs[docid], tag)
 
 
-def write_run(path: str | Path, run: Run) -> None:
-    """Write ``run`` as a TREC run file tagged with its name."""
-    atomic_write_lines(path, format_run(run.scores, run.name.replace(" ", "_") or "run"))
+def write_run(path: str | Path, run: Run, *, force: bool = False) -> None:
+    """Write ``run`` as a TREC run file tagged with its name, as an export (replaced only if
+    ``force``)."""
+    with open_export(path, force=force) as out:
+        out.writelines(
+            line + "\n" for line in format_run(run.scores, run.name.replace(" ", "_") or "run"))
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:

@@ -42,18 +42,28 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
 
 
 def _index_runs(
-    index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
+    index: Path, queries: list[Query], methods: list[str], level: str, top: int,
+    save: Path | None, force: bool,
 ) -> list[Run]:
-    """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
+    """Search ``index`` with each method; optionally save each run as the export
+    ``SAVE/LABEL.run`` (its path checked before the search)."""
     from clinsearch import Index
     from clinsearch.evaluate.runner import index_runs
+    from clinsearch.exports import check_export_path, export_folder
     from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
-    runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
-    for run in runs if save is not None else []:
-        path = save / (re.sub(r"[^\w.=-]+", "_", run.name) + ".run")
-        write_run(path, run)
+    specs = [parse_method(m) for m in methods]
+    folder = export_folder(save) if save is not None else None
+    names = [re.sub(r"[^\w.=-]+", "_", s.label) + ".run" for s in specs]
+    paths = [folder / name for name in names] if folder is not None else []
+    for path in paths:
+        if paths.count(path) > 1:
+            raise InputError(f"two methods would save their runs to {path}", field="--method")
+        check_export_path(path, force)
+    runs = index_runs(Index.open(index), queries, specs, level, top)
+    for run, path in zip(runs, paths, strict=False):
+        write_run(path, run, force=force)
         err_console.print(f"wrote {path}", highlight=False)
     return runs
 
@@ -101,7 +111,8 @@ def eval_command(
         ),
     ] = None,
     plot_dir: Annotated[
-        Path | None, typer.Option("--plot-dir", help="Write PNG plots into this folder.")
+        Path | None,
+        typer.Option("--plot-dir", help="Write PNG plots into this folder (created if missing)."),
     ] = None,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="Also show every query's values.")
@@ -142,8 +153,12 @@ def eval_command(
     top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
     save_runs: Annotated[
         Path | None,
-        typer.Option("--save-runs", help="Index mode: write each method's TREC run here."),
+        typer.Option("--save-runs", help="Index mode: write each method's TREC run into this"
+                     " folder (created if missing)."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace existing files in --save-runs / --plot-dir.")
+    ] = False,
 ) -> None:
     """Score runs against qrels and compare them side by side, per query group.
 
@@ -155,8 +170,9 @@ def eval_command(
     from clinsearch.errors import InputError
     from clinsearch.evaluate.compare import compare_runs
     from clinsearch.evaluate.measures import parse_measure
-    from clinsearch.evaluate.plots import write_plots
+    from clinsearch.evaluate.plots import plot_paths, write_plots
     from clinsearch.evaluate.significance import TESTS
+    from clinsearch.exports import check_export_path, export_folder
     from clinsearch.query_file import read_benchmark_queries
     from clinsearch.trec import read_qrels, read_run
 
@@ -170,12 +186,14 @@ def eval_command(
     if (index is None) == (not paths):
         raise InputError("give run files (--run) or an index (--index), not both", field="--run")
     measures = [parse_measure(n) for n in _split_metrics(metric)]
+    for path in plot_paths(export_folder(plot_dir)) if plot_dir is not None else []:
+        check_export_path(path, force)  # before the work, so a bad path fails at once
     judgements = read_qrels(qrels)
     if index is not None:
         if queries_file is None or not method:
             raise InputError("--index needs --queries and at least one --method", field="--index")
         queries = read_benchmark_queries(queries_file)
-        loaded = _index_runs(index, queries, method, level, top, save_runs)
+        loaded = _index_runs(index, queries, method, level, top, save_runs, force)
     else:
         loaded = [read_run(p) for p in paths]
         queries = read_benchmark_queries(groups) if groups is not None else None
@@ -184,7 +202,7 @@ def eval_command(
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     _print_comparison(comp, fmt, test, alpha, per_query)
     if plot_dir is not None:
-        for path in write_plots(comp, judgements, loaded, plot_dir):
+        for path in write_plots(comp, judgements, loaded, plot_dir, force):
             err_console.print(f"wrote {path}", highlight=False)
 
 

@@ -52,7 +52,7 @@ def main() -> int:
     t1 = time.perf_counter()
     weak = weak_benchmark(index_sentence_findings(index, Annotator()))
     t_label = time.perf_counter() - t1
-    write_benchmark(OUT / "bench", weak.all)
+    write_benchmark(OUT / "bench", weak.all, force=True)
     bench = weak.all
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "sentence", TOP)
     console.print(render.rich_table(comp))

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
 from clinsearch.exports import open_export
 from clinsearch.user_files import open_user_file
@@ -168,13 +167,12 @@ def write_run(path: str | Path, run: Run, *, force: bool = False) -> None:
             line + "\n" for line in format_run(run.scores, run.name.replace(" ", "_") or "run"))
 
 
-def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    """Write ``qrels`` as a TREC qrels file (iteration column 0)."""
-    atomic_write_lines(
-        path,
-        (
-            f"{_token(qid)} 0 {_token(docid)} {int(grade)}"
+def write_qrels(path: str | Path, qrels: Qrels, *, force: bool = False) -> None:
+    """Write ``qrels`` as a TREC qrels file (iteration column 0), as an export (replaced only
+    if ``force``)."""
+    with open_export(path, force=force) as out:
+        out.writelines(
+            f"{_token(qid)} 0 {_token(docid)} {int(grade)}\n"
             for qid, docs in qrels.grades.items()
             for docid, grade in docs.items()
-        ),
-    )
+        )

@@ -1,7 +1,7 @@
 """Item 4, for every file the CLI writes for the user (``train labels --out``, ``eval
---save-runs`` and ``--plot-dir``, ``lexicon import --out``): the one export path, so none is
-overwritten without --force, none lands in an index, a folder or a missing folder is one line,
-and what is written is private."""
+--save-runs`` and ``--plot-dir``, ``lexicon import --out``, ``bench build ... --out``): the one
+export path, so none is overwritten without --force, none lands in an index, a folder or a
+missing folder is one line, and what is written is private."""
 
 from __future__ import annotations
 
@@ -37,10 +37,16 @@ def _eval(option: str) -> Command:
     return args
 
 
+def _bench(index: Path, folder: Path) -> list[str | Path]:
+    return ["bench", "build", "weak-sentences", "--index", index, "--min-relevant", "1",
+            "--out", folder]
+
+
 FILES = {"train labels --out": (_labels, "labels.jsonl"),
          "lexicon import --out": (_lexicon, "lexicon.yaml")}
 FOLDERS = {"eval --save-runs": (_eval("--save-runs"), "bm25.run"),
-           "eval --plot-dir": (_eval("--plot-dir"), "metrics_by_group.png")}
+           "eval --plot-dir": (_eval("--plot-dir"), "metrics_by_group.png"),
+           "bench build --out": (_bench, "fold1/qrels.txt")}
 
 
 def _private(path: Path) -> bool:
@@ -84,7 +90,7 @@ def test_folder_outputs_hold_exports(name: str, index_dir: Path, tmp_path: Path)
     assert (folder / file_name).read_bytes()[:8] == written[:8] and _private(folder / file_name)
     line = one_line_error(*run(*command(index_dir, index_dir / "runs"))[::2])
     assert "inside an index directory" in line and not (index_dir / "runs").exists()
-    assert "not a folder" in one_line_error(
-        *run(*command(index_dir, index_dir.parent / "q.tsv"))[::2])
+    (tmp_path / "a-file").write_text("x")
+    assert "not a folder" in one_line_error(*run(*command(index_dir, tmp_path / "a-file"))[::2])
     assert "does not exist" in one_line_error(
         *run(*command(index_dir, tmp_path / "no" / "out"))[::2])

@@ -216,11 +216,30 @@ build_app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 bench_app.add_typer(build_app, name="build")
 
-BenchOut = Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into.")]
+BenchOut = Annotated[Path, typer.Option(
+    "--out", "-o", help="Folder to write the benchmark into (created if missing).")]
+BenchForce = Annotated[
+    bool, typer.Option("--force", help="Replace the benchmark's files in --out if they exist.")
+]
 LexiconPath = Annotated[
     Path | None, typer.Option("--lexicon", help="Lexicon YAML (default: the shipped one).")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (the output is deterministic).")]
+
+
+def _check_out(out: Path, force: bool, extra: tuple[str, ...] = (), folds: int = 0) -> None:
+    """Refuse, before the work, a benchmark folder whose files may not be written (exports:
+    never over a file without --force, never inside an index)."""
+    from clinsearch.evaluate.bench.benchmark import QRELS_FILE, QUERIES_FILE
+    from clinsearch.exports import check_export_path, export_folder
+
+    folder = export_folder(out)
+    bench = (QUERIES_FILE, QRELS_FILE)
+    paths = [folder / name for name in (*bench, *extra)]
+    paths += [folder / f"fold{k}" / name for k in range(1, folds + 1) for name in bench]
+    for path in paths:
+        if path.parent.is_dir():
+            check_export_path(path, force)
 
 
 def _wrote(paths: list[Path], summary: str) -> None:
@@ -244,6 +263,7 @@ def bench_iu_mesh(
     min_relevant: Annotated[
         int, typer.Option("--min-relevant", help="Fewest relevant reports a query needs.")
     ] = 5,
+    force: BenchForce = False,
 ) -> None:
     """IU X-ray report level, from the manual MeSH labels: core, modifier and synonym queries.
 
@@ -260,9 +280,10 @@ def bench_iu_mesh(
     path = csv or shared_data(IU_XRAY)
     if path is None:
         raise InputError("give the IU X-ray CSV (not found under ../shared/data)", field="CSV")
+    _check_out(out, force)
     reports = list(read_reports(path, "iu-xray", skip_bad=True))
     bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
-    _wrote(write_benchmark(out, bench), bench.summary())
+    _wrote(write_benchmark(out, bench, force), bench.summary())
 
 
 @build_app.command("weak-sentences")
@@ -274,6 +295,7 @@ def bench_weak_sentences(
         int, typer.Option("--min-relevant", help="Fewest relevant sentences a query needs.")
     ] = 3,
     seed: Seed = 0,
+    force: BenchForce = False,
 ) -> None:
     """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
 
@@ -286,6 +308,7 @@ def bench_weak_sentences(
     from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
     from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
 
+    _check_out(out, force, ("split.tsv",), folds=2)
     annotator = Annotator(Lexicon.load(lexicon))
     try:
         weak = weak_benchmark(
@@ -293,10 +316,10 @@ def bench_weak_sentences(
         )
     except DataError as exc:  # too few labels in this index: name it
         raise InputError(str(exc), file=index) from None
-    paths = write_benchmark(out, weak.all)
+    paths = write_benchmark(out, weak.all, force)
     for k, fold in enumerate(weak.folds, start=1):
-        paths += write_benchmark(out / f"fold{k}", fold)
-    paths.append(write_split(out, weak.split))
+        paths += write_benchmark(out / f"fold{k}", fold, force)
+    paths.append(write_split(out, weak.split, force))
     folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
     _wrote(paths, f"{weak.all.summary()}\n{folds}")
 
@@ -313,6 +336,7 @@ def bench_passages(
     max_queries: Annotated[int, typer.Option("--queries", help="Queries to sample.")] = 200,
     seed: Seed = 0,
     skip_bad: SkipBad = False,
+    force: BenchForce = False,
 ) -> None:
     """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
 
@@ -327,6 +351,7 @@ def bench_passages(
     from clinsearch.evaluate.bench.passages import passage_benchmark
     from clinsearch.evaluate.bench.weak import annotate_unique
 
+    _check_out(out, force, ("passages.jsonl",))
     stats = ReadStats()
     reports = read_corpus(corpus, fmt, skip_bad, stats, reader_mapping(*[None] * 7))
     docs = list(Segmenter().segment_many(reports))
@@ -337,7 +362,7 @@ def bench_passages(
         built = passage_benchmark(labelled, max_relevant, max_queries, seed)
     except DataError as exc:  # too few passages in this corpus: name it
         raise InputError(str(exc), file=corpus) from None
-    paths = [write_passages(out / "passages.jsonl", built.passages)]
-    paths += write_benchmark(out, built.bench)
+    paths = [write_passages(out / "passages.jsonl", built.passages, force)]
+    paths += write_benchmark(out, built.bench, force)
     _wrote(paths, f"{len(built.passages)} passages; {built.bench.summary()}")
     report_skips(stats)

@@ -94,3 +94,23 @@ def test_folder_outputs_hold_exports(name: str, index_dir: Path, tmp_path: Path)
     assert "not a folder" in one_line_error(*run(*command(index_dir, tmp_path / "a-file"))[::2])
     assert "does not exist" in one_line_error(
         *run(*command(index_dir, tmp_path / "no" / "out"))[::2])
+
+
+@pytest.mark.parametrize("command", ["biencoder", "crossencoder", "terms"])
+def test_training_never_replaces_a_folder_that_is_not_a_model(
+    command: str, index_dir: Path, tmp_path: Path
+) -> None:
+    """A model folder is replaced as a whole at the end, so ``--out`` naming an index or any
+    other non-empty folder (or a file) is refused before the training starts."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("precious\n")
+    (tmp_path / "a-file").write_text("x")
+    index_args = [] if command == "terms" else ["--index", index_dir]
+    for out, why in ((index_dir, "not a model trained by clinsearch"),
+                     (notes, "not a model trained by clinsearch"),
+                     (tmp_path / "a-file", "not a model folder")):
+        line = one_line_error(*run("train", command, *index_args, "--out", out, "-q")[::2])
+        assert why in line
+    assert (notes / "keep.txt").read_text() == "precious\n"
+    assert (index_dir / "CURRENT").is_file()

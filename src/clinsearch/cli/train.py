@@ -19,8 +19,18 @@ app.add_typer(train_app, name="train")
 TrainIndex = Annotated[
     Path, typer.Option("--index", help="Index directory whose sentences and findings label.")
 ]
+
+
+def _model_out(out: Path) -> Path:
+    """``--out`` checked before any work: a new or empty folder, or a model to replace."""
+    from clinsearch.train.loop import check_model_out
+
+    return check_model_out(out)
+
+
 ModelOut = Annotated[
-    Path, typer.Option("--out", "-o", help="Model folder to write (replaced atomically at the end)")
+    Path, typer.Option("--out", "-o", callback=_model_out, help="Model folder to write (a new"
+                       " or empty folder, or a model trained before: replaced at the end)")
 ]
 BaseModel = Annotated[
     Path | None,

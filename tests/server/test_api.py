@@ -66,7 +66,8 @@ def test_negated_query_returns_denials_with_their_findings(server: Server) -> No
 
 def test_search_is_the_python_api_and_pages_through_it(server: Server) -> None:
     index = Index.open(server.index)
-    for method, level in (("bm25", "report"), ("concept", "patient")):
+    for method, level in (("bm25", "report"), ("concept", "patient"),
+                          ("bm25:whole_report=true", "visit")):  # method specs as in the CLI
         expected = [h.id for h in index.search("pleural effusion", level, 6, method)]
         pages = [server.call("GET", "/api/search", params={
             "q": "pleural effusion", "method": method, "level": level, "top": 3,

@@ -32,6 +32,7 @@ from clinsearch.hit import Hit
 from clinsearch.search.cohort import ID_COLUMNS, CohortSyntaxError, members_csv_rows
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
+from clinsearch.search.registry import parse_method
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import User, UserStore
 from clinsearch.server.live import LiveIndex, Snapshot
@@ -207,21 +208,21 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             raise ClinsearchError(f"offset must be between 0 and {RESULT_CAP - top} (got {offset})")
         filters = ReportFilters(date_from or None, date_to or None, section or None,
                                 report_type or None, context or None)
-        options: dict[str, Any] = polarity_options(method, polarity)
-        if filters.active:
-            options["filters"] = filters
+        spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
+        spec = spec.with_options(**polarity_options(spec.method, polarity),
+                                 filters=filters if filters.active else None)
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
         def run(snap: Snapshot) -> tuple[int, bool, list[dict[str, Any]], dict[str, int], str]:
             # the first pages come from a shallow search, later ones from the deepest
             depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
-            key = (snap.generation, q, method, level, tuple(sorted(options.items())))
+            key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
             hits = state.cached_hits((*key, RESULT_CAP))
             if hits is None:
                 hits = state.cached_hits((*key, depth))
             if hits is None:
-                hits = snap.index.search(q, level, depth, method, **options)  # type: ignore[arg-type]
+                hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
                 state.cache_hits((*key, depth), hits)
             capped = len(hits) == depth
             page_hits = hits[offset : offset + top]

@@ -112,12 +112,15 @@ def lexicon_import_cmd(
     default_type: Annotated[
         str, typer.Option("--type", help="Type of concepts that name none.")
     ] = "finding",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
 ) -> None:
-    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts
+    (--out is never overwritten unless --force)."""
     from clinsearch.annotate.lexicon import Lexicon
     from clinsearch.annotate.lexicon_import import import_lexicon
 
-    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type)
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type,
+                            force)
     stats = merged.stats()
     err_console.print(
         f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"

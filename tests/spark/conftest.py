@@ -15,7 +15,9 @@ def spark() -> Iterator[Any]:
         pytest.fail("Spark tests need Java: run 'make test' (it installs openjdk-17-jre-headless)")
     from clinsearch.spark.session import spark_session
 
+    # tiny tables: one shuffle partition, and no adaptive re-planning between query stages
     session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "1",
-                                         "spark.default.parallelism": "2"})
+                                         "spark.default.parallelism": "2",
+                                         "spark.sql.adaptive.enabled": "false"})
     yield session
     session.stop()

@@ -104,7 +104,3 @@ class FindingMatcher:
         if cursor is None:
             cursor = self._local.cursor = self.con.cursor()
         return cursor
-
-    def close(self) -> None:
-        """Release the DuckDB connection."""
-        self.con.close()

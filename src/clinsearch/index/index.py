@@ -233,7 +233,9 @@ class Index:
         from clinsearch.index.report_view import read_report_view
 
         with self._replaced_as_error():
-            return read_report_view(self.generation, report_id)
+            row = self.store.row_by_report_id.get(report_id)
+            key = None if row is None else int(self.store.report_keys[row])
+            return read_report_view(self.generation, report_id, key)
 
     def level_size(self, level: Level) -> int:
         """How many sentences, reports, visits or patients the index holds (at least 1)."""

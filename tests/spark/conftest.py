@@ -15,7 +15,9 @@ def spark() -> Iterator[Any]:
     require_system("java")
     from clinsearch.spark.session import spark_session
 
+    # tiny tables: one shuffle partition, and no adaptive re-planning between query stages
     session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "1",
-                                         "spark.default.parallelism": "2"})
+                                         "spark.default.parallelism": "2",
+                                         "spark.sql.adaptive.enabled": "false"})
     yield session
     session.stop()

@@ -14,6 +14,10 @@ Polarity = Literal["present", "absent", "uncertain"]
 POLARITIES: tuple[Polarity, ...] = ("present", "absent", "uncertain")
 
 MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "temporal")
+# Context flags: a finding carrying one is not asserted for this patient now ("mother had lung
+# cancer", "history of pneumonia", "evaluate for pneumonia"); search and cohorts leave such
+# findings out unless asked (``--context``).
+CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical")
 
 
 @dataclass(frozen=True, slots=True)

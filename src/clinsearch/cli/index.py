@@ -13,6 +13,7 @@ from rich.table import Table
 from clinsearch.cli import app, console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.options import (
+    ContextOpt,
     Corpus,
     CorpusFormat,
     DateColumn,
@@ -173,10 +174,11 @@ def search_command(
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
     method: Annotated[
-        str,
+        str | None,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid."),
-    ] = "bm25",
+                     " or hybrid. Default: hybrid when the index has vectors, else concept"
+                     " (both read negation; bm25 does not).", show_default=False),
+    ] = None,
     whole_report: Annotated[
         bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
     ] = False,
@@ -215,6 +217,7 @@ def search_command(
     ] = None,
     include_uncertain: IncludeUncertain = False,
     polarity: SearchPolarity = "query",
+    context: ContextOpt = None,
     term_model: TermModel = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
@@ -223,6 +226,7 @@ def search_command(
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
     from clinsearch.index import Index
     from clinsearch.search.hit import LEVELS
+    from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.queries import Query, read_queries
 
@@ -234,8 +238,11 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
-    if term_model is not None and method not in ("concept", "hybrid"):
-        raise ClinsearchError("--term-model applies to --method concept or hybrid")
+    index = Index.open(index_dir)
+    method = method or index.default_method
+    for given, name in ((term_model, "--term-model"), (context, "--context")):
+        if given is not None and method not in ("concept", "hybrid"):
+            raise ClinsearchError(f"{name} applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
     options = _search_options(
         whole_report=whole_report or None,
@@ -248,16 +255,16 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
+        context=context,
     ) | _polarity_options(method, polarity)
-    index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
         results = index.search_many([q.text for q in chunk], level, top, method, **options)
         for q, hits in zip(chunk, results, strict=True):
-            _print_hits(
-                q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
-            )
+            reason = "" if hits else no_hits_reason(index, q.text)
+            _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
+                        lines=queries is not None, empty_reason=reason)
 
 
 @app.command("info")
@@ -327,14 +334,20 @@ def _print_hits(
     tag: str,
     *,
     lines: bool,
+    empty_reason: str = "",
 ) -> None:
-    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines."""
+    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines;
+    a query with no hits says why (in the table, the JSON, or on stderr beside TREC lines)."""
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
-        console.print(hits_table(hits, level, title=escape(f"{qid}: {query}" if lines else query)))
+        title = escape(f"{qid}: {query}" if lines else query)
+        console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason)))
     elif output == "json":
-        typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
+        typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason),
+                             lines=lines))
     else:
         for line in trec_lines(qid, hits, tag):
             typer.echo(line)
+        if empty_reason:
+            typer.echo(f"query {qid}: no matches: {empty_reason}", err=True)

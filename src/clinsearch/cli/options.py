@@ -57,3 +57,14 @@ IncludeUncertain = Annotated[
     typer.Option("--include-uncertain",
                  help="concept/cohort: also match hedged findings ('possible pneumonia')."),
 ]
+
+ContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="concept/hybrid/cohort: also count findings in this context, comma-separated:"
+        " family ('mother had lung cancer'), historical ('history of pneumonia'), hypothetical"
+        " ('evaluate for pneumonia'), or any. Default: only findings asserted for this patient,"
+        " now.",
+    ),
+]

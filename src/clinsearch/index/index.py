@@ -142,10 +142,11 @@ class Index:
         query: str,
         level: Level = "report",
         top: int = 10,
-        method: str = "bm25",
+        method: str | None = None,
         **options: Any,
     ) -> list[Hit]:
-        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
+        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it;
+        default ``default_method``: hybrid when the index has vectors, else concept)."""
         return self.search_many([query], level, top, method, **options)[0]
 
     def search_many(
@@ -153,7 +154,7 @@ class Index:
         queries: Sequence[str],
         level: Level = "report",
         top: int = 10,
-        method: str = "bm25",
+        method: str | None = None,
         **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
@@ -164,7 +165,15 @@ class Index:
         for query in queries:
             if not query.strip():
                 raise InputError("empty query", field="query")
-        return self._retriever(method, options).search_many(list(queries), level, top)
+        return self._retriever(method or self.default_method, options).search_many(
+            list(queries), level, top)
+
+    @property
+    def default_method(self) -> str:
+        """hybrid when the index has vectors, else concept (both read negation), else bm25."""
+        from clinsearch.search.registry import default_method
+
+        return default_method(self.config.components)
 
     def _retriever(self, method: str, options: dict[str, Any]) -> Any:
         """The retriever for ``method`` and ``options``, made once per open generation."""

@@ -8,6 +8,7 @@ patient by their best sentence. Each hit explains which query parts its sentence
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,11 +19,13 @@ import pyarrow.parquet as pq
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.concepts import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.concept_rank import (
     POLARITY_MODES,
     ConceptRanker,
     PartMatch,
     PolarityOptions,
+    parse_context,
 )
 from clinsearch.search.concept_tools import index_concept_tools
 from clinsearch.search.hit import Hit, Level
@@ -40,8 +43,10 @@ class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
     def __init__(self, index: Index, *, include_uncertain: bool = False,
-                 polarity: str = "query", term_model: str | Path | None = None) -> None:
-        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
+                 polarity: str = "query", term_model: str | Path | None = None,
+                 context: str | None = None) -> None:
+        """``term_model``: the term encoder folder (default: the index's, else MiniLM);
+        ``context``: context flags also admitted, e.g. "historical,family" or "any"."""
         if polarity not in POLARITY_MODES:
             raise ClinsearchError(
                 f"unknown polarity mode {polarity!r}; choose one of {', '.join(POLARITY_MODES)}")
@@ -51,7 +56,8 @@ class ConceptRetriever:
         concepts: ConceptIndex = index.component("concepts")
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
-        self.options = PolarityOptions(include_uncertain, polarity)
+        self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+        self.fallback = BM25Retriever(index)
         row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
         # Store row of each sentence code of the concept index.
         self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
@@ -66,6 +72,8 @@ class ConceptRetriever:
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
         parsed = self.parser.parse(query)
+        if not parsed.groups:
+            return self._text_fallback(query, level, top)
         ranking = self.ranker.rank(parsed, self.options, self._wording(query))
         rows = self._store_row[ranking.sentences]
         best = top_groups(
@@ -81,6 +89,12 @@ class ConceptRetriever:
             [self._explain(parsed, int(row), p, m)
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
         )
+
+    def _text_fallback(self, query: str, level: Level, top: int) -> list[Hit]:
+        """BM25 hits for a query with no lexicon finding, marked as a text match."""
+        note = "no lexicon finding in the query: ranked by text (BM25)"
+        return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
+                for hit in self.fallback.search(query, level, top)]
 
     def _wording(self, query: str) -> np.ndarray:
         """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
@@ -119,14 +133,20 @@ class ConceptRetriever:
         idx = self.ranker.index
         text = self.store.sentence_texts[row]
         matched = []
+        mapped = {c: m.phrase for m in parsed.mappings if m.used
+                  for c in parsed.approximate}
         for part in parts:
             code = int(idx.pattern_code[part.row])
-            matched.append({
+            entry = {
                 "query_pattern": part.query.pattern,
                 "pattern": idx.patterns[code],
                 **part.match.explain(),
                 "similarity": round(part.similarity, 4),
-            })
+            }
+            if part.query.concept in parsed.approximate:  # never "exact": a guess from words
+                entry["concept"] = "approximate"
+                entry["mapped_from"] = mapped.get(part.query.concept, "")
+            matched.append(entry)
         return {
             "method": "concept",
             "query_patterns": parsed.patterns,

@@ -26,6 +26,9 @@ WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
 POLARITY_MODES = ("query", "any")
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
+# A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
+# much: its hits rank below every true match of the same completeness.
+APPROXIMATE_CREDIT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +143,8 @@ class ConceptRanker:
             rows.append([])
             for q in group:
                 sentences, found, values = self._best_per_sentence(q, options, masks)
+                if q.concept in query.approximate:
+                    values = values * APPROXIMATE_CREDIT
                 total[sentences] += values
                 seen[sentences] = True
                 best_row = np.full(n, -1)

@@ -56,10 +56,11 @@ class HybridRetriever:
         depth: int = DEFAULT_DEPTH,
         model: str | Path | None = None,
         term_model: str | Path | None = None,
+        context: str | None = None,
     ) -> None:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
-        ``model`` goes to the dense method, ``term_model`` to the concept method; ``fusion``
-        defaults to ``default_fusion(methods)``."""
+        ``model`` goes to the dense method, ``term_model`` and ``context`` to the concept
+        method; ``fusion`` defaults to ``default_fusion(methods)``."""
         from clinsearch.search.registry import make_retriever
 
         names = _split(methods) if methods else default_methods(index)
@@ -73,7 +74,8 @@ class HybridRetriever:
                                   f" (got {', '.join(names)})")
         given: dict[str, dict[str, str | Path]] = {
             "dense": {"model": model} if model else {},
-            "concept": {"term_model": term_model} if term_model is not None else {},
+            "concept": ({"term_model": term_model} if term_model is not None else {})
+            | ({"context": context} if context else {}),
         }
         self.retrievers = [make_retriever(index, name, **given.get(name, {})) for name in names]
 

@@ -22,10 +22,15 @@ if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
 
 ANATOMY = "anatomy"
-MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
+# Cosine above which an unknown phrase is replaced by its nearest term: the lowest threshold at
+# which at most 10% of words the lexicon does not know get mapped
+# (benchmarks/bench_map_threshold.py; 0.62 before mapped "dextrocardia" to scoliosis). Such
+# mappings are approximate.
+MAP_THRESHOLD = 0.80
 NEAREST = 3
 _OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,7 @@ class ParsedQuery:
     groups: tuple[tuple[Finding, ...], ...]
     mappings: tuple[TermMapping, ...]
     sites: tuple[tuple[Finding, ...], ...] = ()
+    approximate: frozenset[str] = frozenset()  # concepts that only an embedding mapping gave
 
     @property
     def patterns(self) -> list[str]:
@@ -92,22 +98,56 @@ class QueryParser:
         groups: list[tuple[Finding, ...]] = []
         sites: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
+        approximate: set[str] = set()
+        text = self.abbreviation_case(text)
         offset = 0
         for part in _OR.split(text):
             start = text.index(part, offset) if part else offset
             offset = start + len(part)
             findings, mapped = self._parse_part(part, start, map_unknown)
             mappings += mapped
+            if any(m.used for m in mapped):
+                exact = {f.concept for f in self.annotator.annotate(part)}
+                approximate |= {f.concept for f in findings} - exact
             main = [f for f in findings if f.type != ANATOMY] or findings
             if main:
                 groups.append(tuple(main))
                 sites.append(_sites(findings, main))
-        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites))
+        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites),
+                           frozenset(approximate))
+
+    @cached_property
+    def _abbreviations(self) -> dict[str, str]:
+        """Lexicon abbreviations by lower-case form, except ordinary words (``plain_words``)."""
+        lexicon = self.annotator.lexicon
+        out: dict[str, str] = {}
+        for concept in lexicon.concepts.values():
+            for abbreviation in concept.abbreviations:
+                lower = abbreviation.lower()
+                if lower not in lexicon.plain_words:
+                    out.setdefault(lower, abbreviation)
+        return out
+
+    def abbreviation_case(self, text: str) -> str:
+        """``text`` with query words that are lexicon abbreviations in another case written in
+        the lexicon's case ("copd" -> "COPD"); offsets are unchanged."""
+        def fix(m: re.Match[str]) -> str:
+            word = m.group()
+            for stem, tail in ((word, ""), (word[:-1], word[-1:])):  # plural "ptxs"
+                known = self._abbreviations.get(stem.lower())
+                if known is not None and (tail == "" or tail.lower() == "s"):
+                    return known + tail
+            return word
+
+        return _WORD.sub(fix, text)
 
     def _parse_part(self, part: str, base: int, map_unknown: bool
                     ) -> tuple[list[Finding], list[TermMapping]]:
         findings = self.annotator.annotate(part)
         runs = self._unknown_runs(part, findings)
+        described = _anatomy_described(findings, runs)
+        if described:  # "heart is big", "water on the lung": map the whole phrase
+            runs = [(len(part) - len(part.lstrip()), len(part.rstrip()))]
         if not runs:
             return findings, []
         embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
@@ -122,6 +162,8 @@ class QueryParser:
         mappings.reverse()
         if rewritten != part:
             findings = self.annotator.annotate(rewritten)
+        elif described:
+            findings = []  # no finding close enough: the anatomy alone is not what was asked
         return findings, mappings
 
     def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
@@ -142,6 +184,14 @@ class QueryParser:
                 runs.append((m.start(), m.end()))
             last_end = m.end()
         return runs
+
+
+def _anatomy_described(findings: list[Finding], unknown: list[tuple[int, int]]) -> bool:
+    """Whether a query part names only anatomy, with a severity word or a word the lexicon
+    does not know ("heart is big", "water on the lung"): a finding described in words the
+    lexicon lacks, not the anatomy itself."""
+    return bool(findings) and all(f.type == ANATOMY for f in findings) and (
+        bool(unknown) or any(m.category == "severity" for f in findings for m in f.modifiers))
 
 
 def _sites(findings: list[Finding], main: list[Finding]) -> tuple[Finding, ...]:

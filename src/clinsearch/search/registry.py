@@ -43,6 +43,14 @@ METHODS: dict[str, RetrieverFactory] = {
 }
 
 
+def default_method(components: Sequence[str]) -> str:
+    """The method a search uses unless told: hybrid with vectors, concept with concept postings
+    (both read negation, unlike BM25), bm25 only for an index with neither."""
+    if "dense" in components:
+        return "hybrid"
+    return "concept" if "concepts" in components else "bm25"
+
+
 def make_retriever(
     index: Index,
     method: str,

@@ -25,6 +25,9 @@ def polarity(annotator: Annotator, text: str, concept: str) -> list[str]:
         ("The lungs are clear.", "consolidation"),
         ("Lungs clear.", "airspace_disease"),
         ("Clear airspace disease.", "airspace_disease"),
+        ("Grossly clear lungs.", "consolidation"),
+        ("The lungs are grossly clear of focal airspace disease, pneumothorax or pleural"
+         " effusion.", "pneumothorax"),
         ("Lungs are clear of consolidation.", "consolidation"),
         ("Removal of the chest tube.", "chest_tube"),
         ("The chest tube has been removed.", "chest_tube"),
@@ -47,6 +50,11 @@ def test_normal_statements_deny_only_what_the_lexicon_declares(
     assert polarity(shipped_annotator, "Heart is enlarged, lungs are clear.",
                     "cardiomegaly") == ["present"]
     assert polarity(shipped_annotator, "The heart is not normal.", "cardiomegaly") == []
+    # "clear" mid-sentence and a coordinated "removed" say nothing is absent
+    assert polarity(shipped_annotator, "Drainage of clear pleural fluid.",
+                    "pleural_effusion") == ["present"]
+    assert polarity(shipped_annotator, "A nodule was found and removed.", "nodule") == [
+        "present"]
     # the denied findings stand at the anatomy's words and keep its side
     right = [f for f in shipped_annotator.annotate("The right lung is clear.")
              if f.concept == "consolidation"]
@@ -70,8 +78,9 @@ def test_normal_denies_is_lexicon_data_validated_with_file_and_line() -> None:
         ("There may also be small bilateral pleural effusion.", "pleural_effusion"),
         ("Question of this could be developing or resolving pneumonia.", "pneumonia"),
         ("Findings may represent edema, aspiration, or atypical infectious process.",
-         "pneumonia"),
-        ("Nonspecific, findings may indicate edema or atypical infection.", "pneumonia"),
+         "atypical_infection"),
+        ("Nonspecific, findings may indicate edema or atypical infection.",
+         "atypical_infection"),
     ],
 )
 def test_hedges_are_uncertain_not_absent(shipped_annotator: Annotator, text: str,

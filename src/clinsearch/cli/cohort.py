@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
-from clinsearch.cli.options import IncludeUncertain, IndexDir, TermModel
+from clinsearch.cli.options import ContextOpt, IncludeUncertain, IndexDir, TermModel
 from clinsearch.errors import ClinsearchError
 
 PolarityMode = Annotated[
@@ -31,7 +31,11 @@ Syntax (keywords in any case):
   (A AND B) same sentence        scope: sentence, report, visit or patient (default: --level)
   type:"CHEST XRAY"              report type          date:2020-01-01..2020-12-31  report date
   section:impression             sentence section     text:"port"  sentences containing text
-Filters restrict every finding of the AND group they stand in.
+  context:historical             findings in that context (family, historical, hypothetical, any)
+Filters restrict every finding of the AND group they stand in; type and section compare
+without case, spaces or punctuation, and a filter that matches nothing is warned about.
+A finding counts when asserted for this patient, now: not 'mother had lung cancer', 'history
+of pneumonia' or 'evaluate for pneumonia' (--context or context: widen it).
 \b
 Example:
   clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv
@@ -54,18 +58,22 @@ def cohort_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
+    context: ContextOpt = None,
     term_model: TermModel = None,
 ) -> None:
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
-    from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions
+    from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions, parse_context
 
     if level not in UNITS:
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
-    cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
+    options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+    cohort = Cohort(index_dir, options, term_model)
     counts = cohort.counts(query)
+    for warning in cohort.warnings(query):
+        typer.echo(f"warning: {warning}", err=True)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
         write_members_csv(members, level, export)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ class FindingSpec:
     # and words; the sentence must mention one of the concepts, or the finding carry a word
     # as a modifier.
     sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    contexts: tuple[str, ...] = ()  # context flags admitted besides asserted findings
 
 
 Resolver = Callable[[Term], FindingSpec]
@@ -48,7 +49,7 @@ class Evaluator:
     def __init__(self, corpus: CohortCorpus, resolve: Resolver) -> None:
         self.corpus = corpus
         self._resolve = resolve
-        self._sentences: dict[Term | TextMatch, np.ndarray] = {}
+        self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
 
@@ -59,16 +60,19 @@ class Evaluator:
         return self._rows[filters]
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
-        """Uids of the sentences where a term (or text) matches, under ``filters``."""
-        if node not in self._sentences:
+        """Uids of the sentences where a term (or text) matches, under ``filters``; context
+        filters choose which findings count, the others which rows."""
+        context = tuple(sorted({f.value for f in filters if f.key == "context"}))
+        key = (node, context)
+        if key not in self._sentences:
             if isinstance(node, TextMatch):
-                self._sentences[node] = self.corpus.text_sentences(node.phrase)
+                self._sentences[key] = self.corpus.text_sentences(node.phrase)
                 self._labels[node] = f'text "{node.phrase}"'
             else:
                 spec = self._resolve(node)
-                self._sentences[node] = self.corpus.finding_sentences(*_spec_where(spec))
+                self._sentences[key] = self.corpus.finding_sentences(*_spec_where(spec, context))
                 self._labels[node] = spec.label
-        sentences = self._sentences[node]
+        sentences = self._sentences[key]
         if filters:
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
@@ -137,12 +141,21 @@ class Evaluator:
         return []  # filters carry no evidence
 
 
-def _spec_where(spec: FindingSpec) -> tuple[str, list[object]]:
-    """The SQL condition over ``f`` selecting the findings rows that match ``spec``."""
+def _spec_where(spec: FindingSpec, context: tuple[str, ...] = ()) -> tuple[str, list[object]]:
+    """The SQL condition over ``f`` selecting the findings rows that match ``spec``: asserted
+    findings, plus those in ``spec.contexts``; with ``context`` filters (``context:X``) only
+    findings carrying every X ("any": every finding)."""
     marks = ", ".join("?" * len(spec.concepts))
     pols = ", ".join("?" * len(spec.polarities))
     sql = f"concept IN ({marks}) AND polarity IN ({pols})"
     params: list[object] = [*spec.concepts, *spec.polarities]
+    flags = [c for c in context if c != "any"]
+    if flags:
+        sql += " AND list_has_all(ctx, ?)"
+        params.append(flags)
+    elif not context:
+        sql += " AND list_has_all(?, ctx)"
+        params.append(list(spec.contexts))
     if spec.modifiers:
         sql += " AND list_has_all(mods, ?)"
         params.append(list(spec.modifiers))

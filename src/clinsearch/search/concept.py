@@ -109,7 +109,8 @@ class ConceptRetriever:
         return out
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
-        """``search`` for each query in turn."""
+        """``search`` for each query in turn (their finding patterns parsed in one batch)."""
+        self.parser.parse_many(queries)
         return [self.search(query, level, top) for query in queries]
 
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:

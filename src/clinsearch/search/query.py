@@ -10,6 +10,7 @@ query is annotated again, and every mapping is reported for ``clinsearch explain
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +29,7 @@ ANATOMY = "anatomy"
 # mappings are approximate.
 MAP_THRESHOLD = 0.80
 NEAREST = 3
+PARSE_MEMO = 4096  # parsed queries remembered (hybrid, concept and filters parse the same text)
 _OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
@@ -72,6 +74,7 @@ class QueryParser:
         self.annotator = annotator
         self.encoder = encoder
         self._cache_dir = cache_dir
+        self._parsed: dict[tuple[str, bool], ParsedQuery] = {}
 
     @cached_property
     def vectors(self) -> TermVectors:
@@ -95,20 +98,36 @@ class QueryParser:
         With ``map_unknown=False`` unknown words are reported with their nearest terms but
         never replaced (cohort queries stay exactly as written).
         """
+        return self.parse_many([text], map_unknown=map_unknown)[0]
+
+    def parse_many(self, texts: Sequence[str], *, map_unknown: bool = True
+                   ) -> list[ParsedQuery]:
+        """``parse`` for each text; the parts of the texts not parsed before are annotated in
+        one batch (and remembered, up to PARSE_MEMO)."""
+        memo = self._parsed
+        done = {t: memo[(t, map_unknown)] for t in texts if (t, map_unknown) in memo}
+        todo = [t for t in dict.fromkeys(texts) if t not in done]
+        fixed = [self.abbreviation_case(t) for t in todo]
+        split = [_parts(t) for t in fixed]
+        annotated = iter(self.annotator.annotate_many([p for parts in split for p, _ in parts]))
+        for text, cased, parts in zip(todo, fixed, split, strict=True):
+            done[text] = self._parse(cased, parts, [next(annotated) for _ in parts], map_unknown)
+        if len(self._parsed) + len(todo) > PARSE_MEMO:
+            self._parsed.clear()
+        self._parsed.update(((t, map_unknown), done[t]) for t in todo)
+        return [done[t] for t in texts]
+
+    def _parse(self, text: str, parts: list[tuple[str, int]], annotated: list[list[Finding]],
+               map_unknown: bool) -> ParsedQuery:
         groups: list[tuple[Finding, ...]] = []
         sites: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
         approximate: set[str] = set()
-        text = self.abbreviation_case(text)
-        offset = 0
-        for part in _OR.split(text):
-            start = text.index(part, offset) if part else offset
-            offset = start + len(part)
-            findings, mapped = self._parse_part(part, start, map_unknown)
+        for (part, start), exact in zip(parts, annotated, strict=True):
+            findings, mapped = self._parse_part(part, start, exact, map_unknown)
             mappings += mapped
             if any(m.used for m in mapped):
-                exact = {f.concept for f in self.annotator.annotate(part)}
-                approximate |= {f.concept for f in findings} - exact
+                approximate |= {f.concept for f in findings} - {f.concept for f in exact}
             main = [f for f in findings if f.type != ANATOMY] or findings
             if main:
                 groups.append(tuple(main))
@@ -141,9 +160,10 @@ class QueryParser:
 
         return _WORD.sub(fix, text)
 
-    def _parse_part(self, part: str, base: int, map_unknown: bool
+    def _parse_part(self, part: str, base: int, findings: list[Finding], map_unknown: bool
                     ) -> tuple[list[Finding], list[TermMapping]]:
-        findings = self.annotator.annotate(part)
+        """The findings of one alternative of a query (annotated as ``findings``), after
+        mapping its unknown words, and the mappings."""
         runs = self._unknown_runs(part, findings)
         described = _anatomy_described(findings, runs)
         if described:  # "heart is big", "water on the lung": map the whole phrase
@@ -184,6 +204,17 @@ class QueryParser:
                 runs.append((m.start(), m.end()))
             last_end = m.end()
         return runs
+
+
+def _parts(text: str) -> list[tuple[str, int]]:
+    """The alternatives of a query ("X or Y", "X; Y") with their offsets."""
+    out = []
+    offset = 0
+    for part in _OR.split(text):
+        start = text.index(part, offset) if part else offset
+        offset = start + len(part)
+        out.append((part, start))
+    return out
 
 
 def _anatomy_described(findings: list[Finding], unknown: list[tuple[int, int]]) -> bool:

@@ -24,12 +24,13 @@ import sys
 import time
 from pathlib import Path
 
+from clinsearch import Index
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
-from clinsearch.evaluate.runner import index_runs, parse_method
-from clinsearch.index import Index
+from clinsearch.evaluate.runner import index_runs
 from clinsearch.index.component import Generation
 from clinsearch.index.generations import current_generation
+from clinsearch.search.registry import parse_method
 from iu_common import iu_csv, iu_mesh, open_or_build
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
@@ -91,7 +92,8 @@ def main() -> int:
     print("| half | method | " + " | ".join(GROUPS) + " |")
     print("|---|---|" + "---:|" * len(GROUPS))
     for half, part in halves.items():
-        comp = compare_runs(part.qrels, runs, [parse_measure("map")], part.queries)
+        comp = compare_runs(part.qrels, runs, [parse_measure("map")], part.queries,
+                            allow_unknown=True)  # each half scores its own queries
         sizes = {g: len(comp.groups.get(g, ())) for g in GROUPS}
         for run in runs:
             cells = [f"{comp.mean(run.name, 'map', g):.4f}" if sizes[g] else "-" for g in GROUPS]

@@ -28,14 +28,14 @@ from pathlib import Path
 
 import duckdb
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.resolve import term_resolver
-from clinsearch.search.concept_tools import concept_tools
+from clinsearch.search.concept.tools import concept_tools
 from concept_losses import classify_losses, loss_table
 from iu_common import iu_csv, iu_mesh, run_and_compare
 from results_md import update_section
@@ -59,7 +59,7 @@ findings ("scarring or atelectasis in the left lung base") or as a plural site (
 apices"); "uncertain only" is hedged findings ("atelectasis versus infiltrate", "probable
 DISH") that the default rightly leaves out; "absent only" held a few annotator errors (a
 terminator that did not end a short backward cue: "blunting which is not evident on the
-lateral view", a medspaCy 1.3.1 span-overlap bug now patched in `annotate/pipeline.py`);
+lateral view", a medspaCy 1.3.1 span-overlap bug now patched in `annotate/medspacy_pipeline.py`);
 "no finding" is wording the lexicon lacks ("pulmonary venous hypertension", "prominent
 ascending aorta", "irregularity of the rib") and MeSH labels the text never states. Fixed:
 hedges are uncertain, never negated ("unclear whether", "suspicion for", "this does not
@@ -258,14 +258,15 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
         "CREATE TABLE sentences AS SELECT id || '~' || k AS id, report_id || '~' || k AS"
         " report_id, \"index\", section, text FROM read_parquet(?), range(?) c(k)",
         [str(gen / "sentences.parquet"), copies])
+    index.component("findings").register(con, "indexed_findings")
     con.execute(
         "CREATE TABLE findings AS SELECT sentence_id || '~' || k AS sentence_id, concept,"
-        " polarity, pattern FROM read_parquet(?), range(?) c(k)",
-        [str(gen / "findings.parquet"), copies])
+        " polarity, modifiers FROM indexed_findings, range(?) c(k)", [copies])
     total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
     tools = concept_tools(None)
-    engine = CohortEngine(
-        CohortCorpus(con), lambda q: term_resolver(q, tools.parser, tools.hierarchy))
+    tables = [con.sql(f"FROM {name}").to_arrow_table() for name in ("reports", "sentences")]
+    corpus = CohortCorpus.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
+    engine = CohortEngine(corpus, lambda q: term_resolver(q, tools.parser, tools.hierarchy))
     t_load = time.perf_counter() - t
     rows = []
     for level, query in COHORT_QUERIES:

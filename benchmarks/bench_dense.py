@@ -27,18 +27,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from clinsearch import Index, IndexConfig
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
-from clinsearch.evaluate.trec import Run
-from clinsearch.index import COMPONENTS, Index, IndexConfig
+from clinsearch.index import COMPONENTS
 from clinsearch.models.encoder import load_encoder
 from clinsearch.progress import track
-from clinsearch.search.concept_tools import index_concept_tools
+from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.fusion import RRF_K, Fusion, Normalisation
 from clinsearch.search.hybrid import TIER_ANCHOR, fusion_of
 from clinsearch.search.registry import METHODS
+from clinsearch.trec import Run
 from iu_common import iu_mesh
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")

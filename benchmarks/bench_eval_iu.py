@@ -16,11 +16,11 @@ import time
 from datetime import date
 from pathlib import Path
 
+from clinsearch import Index
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.plots import write_plots
-from clinsearch.index import Index
 from iu_common import iu_csv, iu_mesh, run_and_compare
 from results_md import update_section
 

@@ -28,11 +28,11 @@ from pathlib import Path
 import bm25s
 import Stemmer
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.corpus.readers import ReadStats, read_reports
 from clinsearch.corpus.segment import Segmenter
 from clinsearch.datasets import IU_XRAY, shared_data
-from clinsearch.index import Index, IndexConfig
 from clinsearch.index.lexical import DEFAULT_STOPWORDS
 
 N_QUERIES = 200

@@ -53,8 +53,8 @@ def main() -> int:
     args = ap.parse_args()
     import torch
 
-    from clinsearch.search.concept_tools import concept_tools
-    from clinsearch.search.query import MAP_THRESHOLD
+    from clinsearch.search.concept.tools import concept_tools
+    from clinsearch.search.query_parser import MAP_THRESHOLD
 
     torch.set_num_threads(args.threads)
     parser = concept_tools().parser

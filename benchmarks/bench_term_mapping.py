@@ -40,8 +40,8 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    from clinsearch.search.concept_tools import checked_term_model, concept_tools
-    from clinsearch.search.explain import explain_query
+    from clinsearch.search.concept.tools import checked_term_model, concept_tools
+    from clinsearch.search.explain_query import explain_query
 
     torch.set_num_threads(args.threads)
     models = {"all-MiniLM-L6-v2 (default)": None,

@@ -61,8 +61,8 @@ SETUPS = (
 
 def _sentences(work: Path) -> list:
     """Index IU X-ray into ``work`` and return its sentences with findings."""
+    from clinsearch import Index
     from clinsearch.corpus.readers import read_reports
-    from clinsearch.index import Index
     from clinsearch.train.sources import index_sentences
 
     csv = shared_data(IU_XRAY)
@@ -135,8 +135,8 @@ def _evaluate(
 
     from clinsearch.evaluate.measures import parse_measure, per_query
     from clinsearch.evaluate.separation import cosine_scorer, separation
-    from clinsearch.evaluate.trec import Run
     from clinsearch.models.encoder import SentenceEncoder
+    from clinsearch.trec import Run
 
     torch.set_num_threads(threads)
     model = SentenceEncoder(model_path)

@@ -17,13 +17,13 @@ import time
 from datetime import date
 from pathlib import Path
 
+from clinsearch import Index
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
 from clinsearch.evaluate.plots import write_plots
-from clinsearch.index import Index
 from clinsearch.index.config import IndexConfig
 from iu_common import iu_csv, run_and_compare
 from results_md import update_section

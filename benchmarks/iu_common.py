@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from clinsearch import Index, IndexConfig
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
@@ -15,9 +16,9 @@ from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
 from clinsearch.evaluate.compare import Comparison, compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.mesh import MeshMap
-from clinsearch.evaluate.runner import index_runs, parse_method
-from clinsearch.evaluate.trec import Run
-from clinsearch.index import Index, IndexConfig
+from clinsearch.evaluate.runner import index_runs
+from clinsearch.search.registry import parse_method
+from clinsearch.trec import Run
 
 
 def iu_csv() -> Path | None:

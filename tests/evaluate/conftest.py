@@ -61,8 +61,8 @@ SENTENCES = {
 @pytest.fixture(scope="session")
 def mini_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small index of the synthetic reports (built once per session)."""
+    from clinsearch import Index
     from clinsearch.corpus.model import Report
-    from clinsearch.index import Index
 
     path = tmp_path_factory.mktemp("evaluate") / "index"
     Index.build([Report(rid, text) for rid, text in SENTENCES.items()], path, progress=False)

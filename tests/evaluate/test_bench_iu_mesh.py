@@ -11,8 +11,8 @@ from clinsearch.corpus.model import Report
 from clinsearch.evaluate.bench.benchmark import phrase, words
 from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
 from clinsearch.evaluate.mesh import MeshMap
-from clinsearch.evaluate.queries import read_queries
-from clinsearch.evaluate.trec import read_qrels
+from clinsearch.query_file import read_benchmark_queries as read_queries
+from clinsearch.trec import read_qrels
 
 # Synthetic reports carrying IU-style MeSH cells (not real reports).
 CELLS = {

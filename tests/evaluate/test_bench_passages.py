@@ -10,8 +10,8 @@ from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.cli import app
 from clinsearch.corpus.model import Report, Section, SegmentedReport, Sentence
 from clinsearch.evaluate.bench.passages import passage_benchmark
-from clinsearch.evaluate.queries import read_queries
-from clinsearch.evaluate.trec import read_qrels
+from clinsearch.query_file import read_benchmark_queries as read_queries
+from clinsearch.trec import read_qrels
 
 from .conftest import MINI_LEXICON, SENTENCES
 

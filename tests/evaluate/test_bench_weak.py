@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 from clinsearch.annotate.finding import Finding
 from clinsearch.cli import app
 from clinsearch.evaluate.bench.weak import split_findings, weak_benchmark
-from clinsearch.evaluate.queries import read_queries
-from clinsearch.evaluate.trec import read_qrels
+from clinsearch.query_file import read_benchmark_queries as read_queries
+from clinsearch.trec import read_qrels
 
 from .conftest import MINI_LEXICON
 

@@ -10,8 +10,8 @@ from clinsearch.errors import InputError
 from clinsearch.evaluate import render
 from clinsearch.evaluate.compare import ALL, compare_runs, query_groups
 from clinsearch.evaluate.measures import parse_measure
-from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.trec import Qrels, Run, read_qrels, read_run
+from clinsearch.query_file import Query
+from clinsearch.trec import Qrels, Run, read_qrels, read_run
 
 MAP = [parse_measure("map")]
 

@@ -14,7 +14,7 @@ from clinsearch.evaluate.measures import (
     per_query,
     recall_curve,
 )
-from clinsearch.evaluate.trec import read_qrels, read_run
+from clinsearch.trec import read_qrels, read_run
 
 NAMES = ["map", "rprec", "p@5", "ndcg@5", "bpref", "mrr", "recall@1", "recall@5"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.plots import BARS_PNG, CURVES_PNG, write_plots
-from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.trec import read_qrels, read_run
+from clinsearch.query_file import Query
+from clinsearch.trec import read_qrels, read_run
 
 
 def test_plots_are_written(toy_files, tmp_path):

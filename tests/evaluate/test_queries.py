@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clinsearch.errors import InputError
-from clinsearch.evaluate.queries import Query, read_queries, write_queries
+from clinsearch.query_file import Query, write_queries
+from clinsearch.query_file import read_benchmark_queries as read_queries
 
 
 def test_round_trip_with_header(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clinsearch.errors import InputError
-from clinsearch.evaluate.trec import Qrels, Run, read_qrels, read_run, write_qrels, write_run
+from clinsearch.trec import Qrels, Run, read_qrels, read_run, write_qrels, write_run
 
 
 def test_run_round_trip_keeps_trec_eval_order(tmp_path):
@@ -64,7 +64,7 @@ def test_bad_qrels_lines(tmp_path, text, line, field, message):
 
 
 def test_missing_empty_and_binary_files(tmp_path):
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="no such file or directory"):
         read_run(tmp_path / "nope.run")
     (tmp_path / "empty.qrels").write_text("\n")
     with pytest.raises(InputError, match="is empty"):

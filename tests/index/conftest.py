@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index
 from clinsearch.corpus.model import Report, Section, SegmentedReport, Sentence, sentence_id
-from clinsearch.index import Index
 
 # (report id, patient, visit, sentences)
 CORPUS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (

@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
-from clinsearch.index import COMPONENTS, Index, IndexConfig
+from clinsearch.index import COMPONENTS
 from clinsearch.index.component import Change, Generation
 
 from .conftest import segmented

@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.concept_postings import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
-from clinsearch.search.patterns import Hierarchy
 
 HIERARCHY = Hierarchy({
     "opacity": (), "pneumonia": ("opacity",), "lobar_pneumonia": ("pneumonia",),

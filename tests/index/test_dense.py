@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index, IndexConfig
 from clinsearch.index.dense import DenseSearcher
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.tiny import build_tiny_bert

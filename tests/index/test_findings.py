@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from clinsearch import Index
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.corpus.model import SegmentedReport
-from clinsearch.index import Index
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.findings import FindingsTable
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.index import Index, IndexConfig
 
 from .conftest import CORPUS, segmented
 
@@ -54,7 +54,13 @@ def test_rebuild_replaces_and_removes_old_generation(
 ) -> None:
     rebuilt = Index.build(corpus[:3], built.path, progress=False)
     assert rebuilt.manifest.generation == 2 and rebuilt.manifest.counts.reports == 3
-    assert sorted(p.name for p in built.path.iterdir()) == [".lock", "CURRENT", "gen-000002"]
+    # the open reader still holds generation 1: it is kept, and still searchable
+    assert (built.path / "gen-000001").is_dir()
+    assert [h.id for h in built.search("mediastinal")] == ["r5"]
+    built.close()
+    rebuilt.close()
+    Index.build(corpus[:2], built.path, progress=False)
+    assert sorted(p.name for p in built.path.iterdir()) == [".lock", "CURRENT", "gen-000003"]
 
 
 def test_refuses_non_index_folder(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
@@ -169,8 +175,14 @@ def test_delete_everything_then_add(built: Index) -> None:
     assert [h.id for h in built.search("pneumothorax")] == ["z1"]
 
 
-def test_reader_of_a_removed_generation_gets_a_clear_error(built: Index) -> None:
+def test_reader_keeps_its_generation_until_reopen(built: Index) -> None:
     reader = Index.open(built.path)
-    built.delete(["r1"])  # removes generation 1, which ``reader`` still points at
-    with pytest.raises(ClinsearchError, match="was replaced by a newer generation"):
-        reader.search("pneumothorax")
+    built.delete(["r1"])  # generation 2 is live; ``reader`` still leases generation 1
+    assert (built.path / "gen-000001").is_dir()
+    assert {h.id for h in reader.search("pneumothorax")} == {"r1", "r5"}
+    assert [h.id for h in reader.reopen().search("pneumothorax")] == ["r5"]
+    built.delete(["r2"])  # generation 1 is free now; ``reader`` holds generation 2
+    assert sorted(p.name for p in built.path.glob("gen-*")) == ["gen-000002", "gen-000003"]
+    reader.close()
+    built.delete(["r3"])
+    assert sorted(p.name for p in built.path.glob("gen-*")) == ["gen-000004"]

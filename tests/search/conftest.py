@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index
 from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
-from clinsearch.index import Index
-from clinsearch.search.patterns import Hierarchy
-from clinsearch.search.query import QueryParser
+from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import DefaultEncoder, TermVectors
 
 # (report id, patient, visit, text): patients with several visits and several reports per visit.
@@ -87,7 +87,7 @@ PARAPHRASE = Report(
 @pytest.fixture(scope="session")
 def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
     """The corpus plus PARAPHRASE, with BM25 and MiniLM embeddings (read-only for the tests)."""
-    from clinsearch.index import IndexConfig
+    from clinsearch import IndexConfig
 
     config = IndexConfig(components=("lexical", "dense"))
     path = tmp_path_factory.mktemp("dense") / "idx"

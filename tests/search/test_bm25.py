@@ -7,10 +7,10 @@ from functools import partial
 
 import pytest
 
+from clinsearch import Hit, Index
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.index import Hit, Index
+from clinsearch.hit import LEVELS
 from clinsearch.search.bm25 import BM25Retriever
-from clinsearch.search.hit import LEVELS
 from clinsearch.search.registry import METHODS
 
 QUERIES = (

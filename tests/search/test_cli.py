@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clinsearch import Index
 from clinsearch.cli import app
-from clinsearch.index import Index
 
 CSV = (
     "rid,pid,body,when\n"

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clinsearch import Index, IndexConfig
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.lexicon_import import import_lexicon
 from clinsearch.cli import app
 from clinsearch.corpus.model import Report
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.cohort import Cohort
-from clinsearch.search.concept_rank import PolarityOptions
+from clinsearch.search.concept.ranking import PolarityOptions
 
 TEXTS = {
     "r1": "FINDINGS: Heart size is normal. The lungs are clear.",
@@ -118,7 +118,7 @@ def test_lower_case_abbreviations(concept_idx: Index) -> None:
     assert ids(concept_idx, "copd") == ids(concept_idx, "COPD") == ["r6"]
     assert concept_idx.search("Copd", method="concept")[0].explanation["matched"][0][
         "concept"] == "exact"
-    parser = concept_idx._retriever("concept", {}).parser
+    parser = concept_idx.session.retriever("concept", {}).parser  # type: ignore[attr-defined]
     assert parser.parse("cold").patterns == []  # an ordinary word (lexicon plain_words)
 
 

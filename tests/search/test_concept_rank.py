@@ -9,16 +9,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.annotate.annotator import Annotator
-from clinsearch.index.concepts import ConceptIndex, write_postings
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.concept_postings import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
-from clinsearch.search.concept_rank import TIE_WEIGHT, ConceptRanker, PolarityOptions
-from clinsearch.search.modifier_relations import (
+from clinsearch.search.concept.modifier_relations import (
     ELSEWHERE_CREDIT,
     UNSTATED_CREDIT,
     modifier_categories,
 )
-from clinsearch.search.patterns import Hierarchy
-from clinsearch.search.query import QueryParser
+from clinsearch.search.concept.ranking import TIE_WEIGHT, ConceptRanker, PolarityOptions
+from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
 SENTENCES = {

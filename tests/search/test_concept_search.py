@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from clinsearch import Index, IndexConfig
 from clinsearch.cli import app
 from clinsearch.corpus.model import Report
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.cohort import Cohort
 
 from .conftest import MINI_LEXICON

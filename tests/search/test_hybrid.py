@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.fusion import (
     RRF_K,
     Fusion,

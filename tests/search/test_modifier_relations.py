@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.search.modifier_relations import (
+from clinsearch.search.concept.modifier_relations import (
     RELATED,
     RELATED_CREDIT,
     UNSTATED_CREDIT,

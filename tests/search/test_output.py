@@ -6,7 +6,7 @@ import json
 
 from rich.console import Console
 
-from clinsearch.index import Index
+from clinsearch import Index
 from clinsearch.search.output import (
     HIGHLIGHT_STYLE,
     highlighted,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clinsearch.annotate.finding import Finding, Modifier
-from clinsearch.search.patterns import Hierarchy, concept_score, match
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.search.concept.patterns import concept_score, match
 
 HIERARCHY = Hierarchy(
     {

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.summary import concept_summaries
 
 

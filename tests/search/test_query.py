@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.search.query import MAP_THRESHOLD, QueryParser
+from clinsearch.search.query_parser import MAP_THRESHOLD, QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch import Index, IndexConfig
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
-from clinsearch.index import Index, IndexConfig
 from clinsearch.search.cohort import Cohort, CohortSyntaxError, parse
-from clinsearch.search.hit import LEVELS
+from clinsearch.units import LEVELS
 
 QUERIES = 10_000
 SEED = 15

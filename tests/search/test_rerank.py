@@ -9,8 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+from clinsearch import Index
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index
 from clinsearch.search.rerank import report_texts
 
 

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from clinsearch import Index
 from clinsearch.cli import app
-from clinsearch.index import Index
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.folder import default_encoder_path, fingerprint
 from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.search.cohort import Cohort
-from clinsearch.search.concept import ConceptRetriever
+from clinsearch.search.concept.retriever import ConceptRetriever
 
 from .conftest import MINI_LEXICON
 

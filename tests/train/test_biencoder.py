@@ -10,7 +10,7 @@ import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 
-from clinsearch.train.base import load_sentence_model
+from clinsearch.models.base_models import load_sentence_model
 from clinsearch.train.batching import epoch_batches, training_pairs, training_queries
 from clinsearch.train.biencoder import BiEncoderConfig, biencoder_loss, train_biencoder
 from clinsearch.train.gradcache import cached_backward

@@ -7,6 +7,7 @@ modifier values in the fixed order of ``MODIFIER_ORDER``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +19,14 @@ MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "tempor
 # cancer", "history of pneumonia", "evaluate for pneumonia"); search and cohorts leave such
 # findings out unless asked (``--context``).
 CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical")
+HYPOTHETICAL = "hypothetical"
+FAMILY = "family"
+
+
+def asserted(context: Sequence[str], *, of_patient: bool = False) -> bool:
+    """Whether a finding with these ConText flags is asserted: not hypothetical and, with
+    ``of_patient``, not about a family member."""
+    return HYPOTHETICAL not in context and not (of_patient and FAMILY in context)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,17 +6,17 @@ temporary file and renamed into place, so a failure never leaves a half-written 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
+from clinsearch.jsonl import json_line, read_json_lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,24 +31,12 @@ class Request:
 
 def read_requests(path: Path) -> Iterator[Request]:
     """Parse and validate an input JSONL file line by line (blank lines are skipped)."""
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read input: {exc.strerror}", file=path) from None
-    with fh:
-        for number, raw in enumerate(fh, start=1):
-            if raw.strip():
-                yield parse_request(raw, path, number)
+    for number, obj in read_json_lines(path):
+        yield parse_request(obj, path, number)
 
 
-def parse_request(raw: str, path: Path, number: int) -> Request:
-    """One input line as a Request, or an InputError naming the line and field."""
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", file=path, line=number) from None
-    if not isinstance(obj, dict):
-        raise InputError("expected a JSON object", file=path, line=number)
+def parse_request(obj: dict[str, Any], path: Path, number: int) -> Request:
+    """One input object as a Request, or an InputError naming the line and field."""
     if "id" not in obj or not isinstance(obj["id"], str | int) or isinstance(obj["id"], bool):
         raise InputError("missing or not a string", file=path, line=number, field="id")
     if not isinstance(obj.get("text"), str):
@@ -89,28 +77,22 @@ def annotate_jsonl(
     output_path: str | Path,
     batch_size: int = 256,
     progress: Callable[[int], None] | None = None,
+    force: bool = False,
 ) -> int:
-    """Annotate each line of ``input_path`` into ``output_path`` (atomically); returns the count."""
+    """Annotate each line of ``input_path`` into ``output_path``; returns the count. The
+    output is an export (see ``open_export``): atomic, private, overwritten only if ``force``."""
     input_path, output_path = Path(input_path), Path(output_path)
     requests = read_requests(input_path)
-    if not output_path.parent.is_dir():
-        raise InputError("output folder does not exist", file=output_path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output_path.name}.", dir=output_path.parent)
     count = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            while batch := list(islice(requests, batch_size)):
-                results = annotator.annotate_many(
-                    [r.text for r in batch], [r.targets for r in batch], batch_size
-                )
-                for request, findings in zip(batch, results, strict=True):
-                    record = {"id": request.id, "findings": [finding_to_dict(f) for f in findings]}
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                count += len(batch)
-                if progress is not None:
-                    progress(len(batch))
-        os.replace(tmp, output_path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with open_export(output_path, force=force) as out:
+        while batch := list(islice(requests, batch_size)):
+            results = annotator.annotate_many(
+                [r.text for r in batch], [r.targets for r in batch], batch_size
+            )
+            for request, findings in zip(batch, results, strict=True):
+                record = {"id": request.id, "findings": [finding_to_dict(f) for f in findings]}
+                out.write(json_line(record) + "\n")
+            count += len(batch)
+            if progress is not None:
+                progress(len(batch))
     return count

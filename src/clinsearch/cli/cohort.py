@@ -13,6 +13,7 @@ from rich.table import Table
 from clinsearch.cli import app, console
 from clinsearch.cli.options import ContextOpt, IncludeUncertain, IndexDir, TermModel
 from clinsearch.errors import ClinsearchError
+from clinsearch.terminal import printable
 
 PolarityMode = Annotated[
     str,
@@ -54,6 +55,9 @@ def cohort_command(
         Path | None,
         typer.Option(help="Write the matching units, each with an evidence sentence, to this CSV."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
+    ] = False,
     show: Annotated[int, typer.Option(help="Print the first N matching units.", min=0)] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
@@ -61,14 +65,17 @@ def cohort_command(
     context: ContextOpt = None,
     term_model: TermModel = None,
 ) -> None:
+    from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
-    from clinsearch.search.concept_rank import POLARITY_MODES, PolarityOptions, parse_context
+    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions, parse_context
 
     if level not in UNITS:
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
+    if export:
+        check_export_path(export, force)  # before the work, so a bad path fails at once
     options = PolarityOptions(include_uncertain, polarity, parse_context(context))
     cohort = Cohort(index_dir, options, term_model)
     counts = cohort.counts(query)
@@ -76,7 +83,7 @@ def cohort_command(
         typer.echo(f"warning: {warning}", err=True)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
-        write_members_csv(members, level, export)  # type: ignore[arg-type]
+        write_members_csv(members, level, export, force)  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "exported": str(export) if export else None}))
@@ -101,17 +108,17 @@ def explain_query_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
-    from clinsearch.search.concept_tools import (
+    from clinsearch.search.concept.tools import (
         checked_term_model,
         concept_tools,
         index_concept_tools,
     )
-    from clinsearch.search.explain import explain_query, explain_table
+    from clinsearch.search.explain_query import explain_query, explain_table
 
     if index_dir is not None and lexicon is not None:
         raise ClinsearchError("give --index or --lexicon, not both")
     if index_dir is not None:
-        from clinsearch.index import Index
+        from clinsearch import Index
 
         tools = index_concept_tools(Index.open(index_dir), term_model)
     else:
@@ -129,7 +136,7 @@ def print_counts(query: str, counts: dict[Any, int]) -> None:
     """The patients, visits and reports a cohort query matches, as a small table."""
     from clinsearch.search.cohort import COUNT_LEVELS
 
-    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
+    table = Table(title=escape(printable(query)), title_justify="left", show_header=False, box=None)
     for unit in COUNT_LEVELS:
         table.add_row(f"{unit}s", f"{counts[unit]:,}")
     console.print(table)
@@ -145,5 +152,6 @@ def print_members(members: list[Any], level: str) -> None:
     table.add_column("matched")
     table.add_column("evidence sentence", ratio=1)
     for m in members:
-        table.add_row(*m.ids, escape(m.term), escape(m.sentence))
+        ids = [escape(printable(i, one_line=True)) for i in m.ids]
+        table.add_row(*ids, escape(printable(m.term)), escape(printable(m.sentence)))
     console.print(table)

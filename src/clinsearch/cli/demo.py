@@ -38,9 +38,9 @@ def demo_command(
 ) -> None:
     """Index the bundled synthetic sample corpus, then compare BM25 with negation-aware concept
     search and run a cohort query (each step prints its equivalent command)."""
+    from clinsearch import Index
     from clinsearch.corpus.readers import read_reports
     from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
-    from clinsearch.index import Index
     from clinsearch.search.cohort import Cohort
     from clinsearch.search.output import hits_table
 

@@ -12,12 +12,12 @@ from rich.markup import escape
 from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.options import Corpus, CorpusFormat, SkipBad
-from clinsearch.errors import InputError
+from clinsearch.errors import DataError, InputError
 
 if TYPE_CHECKING:
     from clinsearch.evaluate.compare import Comparison
-    from clinsearch.evaluate.queries import Query
-    from clinsearch.evaluate.trec import Run
+    from clinsearch.query_file import Query
+    from clinsearch.trec import Run
 
 
 def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_query: bool) -> None:
@@ -45,9 +45,10 @@ def _index_runs(
     index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
 ) -> list[Run]:
     """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
-    from clinsearch.evaluate.runner import index_runs, parse_method
-    from clinsearch.evaluate.trec import write_run
-    from clinsearch.index import Index
+    from clinsearch import Index
+    from clinsearch.evaluate.runner import index_runs
+    from clinsearch.search.registry import parse_method
+    from clinsearch.trec import write_run
 
     runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
     for run in runs if save is not None else []:
@@ -155,9 +156,9 @@ def eval_command(
     from clinsearch.evaluate.compare import compare_runs
     from clinsearch.evaluate.measures import parse_measure
     from clinsearch.evaluate.plots import write_plots
-    from clinsearch.evaluate.queries import read_queries
     from clinsearch.evaluate.significance import TESTS
-    from clinsearch.evaluate.trec import read_qrels, read_run
+    from clinsearch.query_file import read_benchmark_queries
+    from clinsearch.trec import read_qrels, read_run
 
     if fmt not in ("table", "markdown", "json"):
         raise InputError(f"unknown format {fmt!r}; use table, markdown or json", field="--format")
@@ -173,11 +174,11 @@ def eval_command(
     if index is not None:
         if queries_file is None or not method:
             raise InputError("--index needs --queries and at least one --method", field="--index")
-        queries = read_queries(queries_file)
+        queries = read_benchmark_queries(queries_file)
         loaded = _index_runs(index, queries, method, level, top, save_runs)
     else:
         loaded = [read_run(p) for p in paths]
-        queries = read_queries(groups) if groups is not None else None
+        queries = read_benchmark_queries(groups) if groups is not None else None
     comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
     for warning in comp.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
@@ -261,18 +262,18 @@ def bench_weak_sentences(
     Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
     queries of two halves of the findings that share no finding, and OUT/split.tsv.
     """
+    from clinsearch import Index
     from clinsearch.annotate.annotator import Annotator
     from clinsearch.annotate.lexicon import Lexicon
     from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
     from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
-    from clinsearch.index import Index
 
     annotator = Annotator(Lexicon.load(lexicon))
     try:
         weak = weak_benchmark(
             index_sentence_findings(Index.open(index), annotator), min_relevant, seed=seed
         )
-    except ValueError as exc:
+    except DataError as exc:  # too few labels in this index: name it
         raise InputError(str(exc), file=index) from None
     paths = write_benchmark(out, weak.all)
     for k, fold in enumerate(weak.folds, start=1):
@@ -316,7 +317,7 @@ def bench_passages(
     labelled = [(d, [next(found) for _ in d.sentences]) for d in docs]
     try:
         built = passage_benchmark(labelled, max_relevant, max_queries, seed)
-    except ValueError as exc:
+    except DataError as exc:  # too few passages in this corpus: name it
         raise InputError(str(exc), file=corpus) from None
     paths = [write_passages(out / "passages.jsonl", built.passages)]
     paths += write_benchmark(out, built.bench)

@@ -1,4 +1,4 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``search`` and ``info``."""
+"""Index and search commands: ``index``, ``add``, ``delete``, ``search``, ``info``, ``check``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clinsearch.cli import app, console
-from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli import app, console, err_console
+from clinsearch.cli.corpus_input import (
+    read_corpus,
+    reader_mapping,
+    report_long_sentences,
+    report_skips,
+)
 from clinsearch.cli.options import (
     ContextOpt,
     Corpus,
     CorpusFormat,
     DateColumn,
+    DateFormat,
     EncoderModel,
     IdColumn,
     IncludeUncertain,
@@ -30,8 +36,10 @@ from clinsearch.cli.options import (
     TypeColumn,
     VisitColumn,
 )
-from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.progress import track
+from clinsearch.terminal import printable
+from clinsearch.user_files import read_user_text
 
 _BATCH_QUERIES = 64
 
@@ -50,6 +58,7 @@ def index_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     dense: Annotated[
         bool,
@@ -69,9 +78,9 @@ def index_command(
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
+    from clinsearch import Index, IndexConfig
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index, IndexConfig
-    from clinsearch.search.concept_tools import TERM_MODEL_OPTION, checked_term_model
+    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
 
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
@@ -88,13 +97,15 @@ def index_command(
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
-    index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+    index = Index.build(reports, out, config)
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
         f" {counts.patients} patients) into {escape(str(out))}"
     )
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("add")
@@ -109,30 +120,38 @@ def add_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
+    from clinsearch import Index
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.index import Index
 
     index = Index.open(index_dir)
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
     stats = ReadStats()
-    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping))
+    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format))
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("delete")
 def delete_command(
     index_dir: IndexDir,
     ids: Annotated[str | None, typer.Option(help="Report ids to delete, comma-separated.")] = None,
-    ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            help='File with one report id per line; write an id holding a comma, a newline or'
+            ' a leading quote as a JSON string, e.g. "a,b" or "line\\nbreak".'
+        ),
+    ] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     if (ids is None) == (ids_file is None):
         raise ClinsearchError("give exactly one of --ids or --ids-file")
@@ -154,7 +173,6 @@ SearchPolarity = Annotated[
         " must state them present / absent, with any method (uses the findings table)."
     ),
 ]
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 @app.command("search")
@@ -176,11 +194,17 @@ def search_command(
     method: Annotated[
         str | None,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid. Default: hybrid when the index has vectors, else concept"
-                     " (both read negation; bm25 does not).", show_default=False),
+                     " or hybrid, optionally with options: NAME:key=value,... (e.g."
+                     " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
+                     " see 'clinsearch methods'). Default: hybrid when the index has vectors,"
+                     " else concept (both read negation; bm25 does not).", show_default=False),
     ] = None,
     whole_report: Annotated[
-        bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
+        bool,
+        typer.Option(
+            "--whole-report",
+            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
+        ),
     ] = False,
     model: EncoderModel = None,
     methods: Annotated[
@@ -224,11 +248,13 @@ def search_command(
     ] = None,
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
-    from clinsearch.index import Index
-    from clinsearch.search.hit import LEVELS
+    from clinsearch import Index
+    from clinsearch.hit import LEVELS
+    from clinsearch.query_file import Query, read_queries
     from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
-    from clinsearch.search.queries import Query, read_queries
+    from clinsearch.search.polarity import polarity_options
+    from clinsearch.search.registry import parse_method
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -240,11 +266,13 @@ def search_command(
         )
     index = Index.open(index_dir)
     method = method or index.default_method
+    spec = parse_method(method)
     for given, name in ((term_model, "--term-model"), (context, "--context")):
-        if given is not None and method not in ("concept", "hybrid"):
+        if given is not None and spec.method not in ("concept", "hybrid"):
             raise ClinsearchError(f"{name} applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = _search_options(
+    # the command's options join the spec's, in the one spec every method is built from
+    spec = spec.with_options(**_search_options(
         whole_report=whole_report or None,
         model=model,
         methods=methods,
@@ -256,15 +284,44 @@ def search_command(
         include_uncertain=include_uncertain or None,
         term_model=term_model,
         context=context,
-    ) | _polarity_options(method, polarity)
+    ) | polarity_options(spec.method, polarity))
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, method, **options)
+        results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             reason = "" if hits else no_hits_reason(index, q.text)
             _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
                         lines=queries is not None, empty_reason=reason)
+
+
+@app.command("methods")
+def methods_command() -> None:
+    """List the search methods and the options each takes (for --method NAME:key=value,...)."""
+    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
+
+    table = Table(title="search methods", title_justify="left", show_lines=True)
+    for column in ("method", "option", "type", "default", "choices"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("what", ratio=1)
+    for name in METHODS:
+        spec = method(name)
+        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
+        table.add_row(name, "", "", "", "", escape(spec.help + needs))
+        for param in spec.params:
+            table.add_row("", *_param_cells(param))
+    table.add_row("every method", "", "", "", "", "")
+    for param in WRAPPER_PARAMS:
+        table.add_row("", *_param_cells(param))
+    console.print(table)
+
+
+def _param_cells(param: Any) -> list[str]:
+    """A parameter's name, type, default, choices and help as table cells."""
+    default = "" if param.default is None else str(param.default)
+    needs = f" (needs the {param.needs} component)" if param.needs else ""
+    return [param.name, param.kind, default, ", ".join(param.choices),
+            escape(param.help + needs)]
 
 
 @app.command("info")
@@ -273,7 +330,7 @@ def info_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Show an index's manifest: format, counts, configuration and components."""
-    from clinsearch.index import Index
+    from clinsearch import Index
 
     manifest = Index.open(index_dir).manifest.to_dict()
     if as_json:
@@ -281,22 +338,25 @@ def info_command(
         return
     table = Table(show_header=False, box=None)
     for key, value in manifest.items():
-        table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
+        shown_value = value if isinstance(value, str) else json.dumps(value)
+        table.add_row(key, escape(printable(shown_value, one_line=True)))
     console.print(table)
 
 
-def _polarity_options(method: str, polarity: str) -> dict[str, str]:
-    """Map --polarity onto concept search's own mode and the filter every method takes."""
-    if polarity not in SEARCH_POLARITIES:
-        raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
-        )
-    if polarity == "query":
-        return {}
-    native = {"polarity": "any"} if method == "concept" else {}
-    if method == "concept" and polarity == "any":
-        return native
-    return native | {"polarity_filter": polarity}
+@app.command("check")
+def check_command(index_dir: IndexDir) -> None:
+    """Verify an index: the checksum of every file, and that its parts agree (reports, the
+    sentences' reports, BM25 documents, vectors, findings' sentences). Exit status 1 if not."""
+    from clinsearch.index.integrity import check_index
+
+    files, problems = check_index(index_dir)
+    for problem in problems:
+        err_console.print(f"[bold red]problem:[/] {escape(problem)}", highlight=False)
+    if problems:
+        err_console.print(f"{escape(str(index_dir))}: {len(problems)} problem(s) found")
+        raise typer.Exit(1)
+    console.print(f"{escape(str(index_dir))}: ok ({files} files match their checksums; reports,"
+                  " sentences, BM25 documents, vectors and findings agree)")
 
 
 def _search_options(**given: Any) -> dict[str, Any]:
@@ -305,20 +365,27 @@ def _search_options(**given: Any) -> dict[str, Any]:
 
 
 def _ids_from_file(path: Path, index: Any) -> list[str]:
-    """Report ids from a file (one per line); an id not in the index names its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ids file ({exc})", file=path) from None
+    """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
+    "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
+    names its line."""
     known = index.store.row_by_report_id
     ids = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         report_id = line.strip()
         if not report_id:
             continue
+        if report_id.startswith('"'):
+            try:
+                report_id = json.loads(report_id)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"bad JSON string: {exc.msg}", file=path, line=number, field="id"
+                ) from None
+            if not isinstance(report_id, str):
+                raise InputError("expected a JSON string", file=path, line=number, field="id")
         if report_id not in known:
             raise InputError(
-                f"id {report_id!r} is not in the index", file=path, line=number, field="id"
+                f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
         ids.append(report_id)
     return ids
@@ -341,7 +408,7 @@ def _print_hits(
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
-        title = escape(f"{qid}: {query}" if lines else query)
+        title = escape(printable(f"{qid}: {query}" if lines else query))
         console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason)))
     elif output == "json":
         typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason),

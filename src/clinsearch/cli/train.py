@@ -103,7 +103,7 @@ def train_labels_command(
 ) -> None:
     """Weak labels: "M" / "no M" queries (with phrasings) and the sentences each one matches."""
     from clinsearch.train.labelfile import write_labels
-    from clinsearch.train.pipeline import labels_from_index
+    from clinsearch.train.training_data import labels_from_index
 
     labels = labels_from_index(
         index_dir, types=_types(types), with_modifiers=modifiers, min_matches=min_matches,
@@ -165,7 +165,7 @@ def train_biencoder_command(
 ) -> None:
     """Fine-tune a sentence-transformers bi-encoder on weak labels (usable by search --model)."""
     from clinsearch.train.biencoder import BiEncoderConfig, train_biencoder
-    from clinsearch.train.pipeline import training_data
+    from clinsearch.train.training_data import training_data
 
     _choice("--source", source, ("findings", "sections"))
     _choice("--loss", loss, ("triplet", "listwise"))
@@ -222,9 +222,9 @@ def train_crossencoder_command(
     quiet: Quiet = False,
 ) -> None:
     """Fine-tune a cross-encoder on weak labels, 1:N with BM25 hard negatives (search --rerank)."""
-    from clinsearch.index import Index
+    from clinsearch import Index
     from clinsearch.train.crossencoder import CrossEncoderConfig, cross_groups, train_crossencoder
-    from clinsearch.train.pipeline import bm25_retriever, sentence_texts, training_data
+    from clinsearch.train.training_data import bm25_retriever, sentence_texts, training_data
 
     _choice("--loss", loss, ("bce", "listwise"))
     queries, _ = training_data(index_dir, labels_file=labels, phrasings=True,

@@ -13,9 +13,9 @@ from ir_measures import Measure
 
 from clinsearch.errors import InputError
 from clinsearch.evaluate.measures import judged_queries, per_query
-from clinsearch.evaluate.queries import Query
 from clinsearch.evaluate.significance import PairedTest, paired_test
-from clinsearch.evaluate.trec import Qrels, Run
+from clinsearch.query_file import Query
+from clinsearch.trec import Qrels, Run
 
 ALL = "all"
 

@@ -11,10 +11,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.finding import Finding, asserted
 from clinsearch.annotate.lexicon import Concept
-
-EXCLUDED_CONTEXT = frozenset({"hypothetical", "family"})
 
 
 def present_concepts(findings: Iterable[Finding], *, uncertain: bool = False) -> set[str]:
@@ -23,7 +21,7 @@ def present_concepts(findings: Iterable[Finding], *, uncertain: bool = False) ->
     return {
         f.concept
         for f in findings
-        if f.polarity in wanted and not EXCLUDED_CONTEXT.intersection(f.context)
+        if f.polarity in wanted and asserted(f.context, of_patient=True)
     }
 
 

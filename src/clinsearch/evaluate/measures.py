@@ -14,7 +14,7 @@ import ir_measures
 from ir_measures import AP, RR, Bpref, Measure, P, R, Rprec, nDCG
 
 from clinsearch.errors import InputError
-from clinsearch.evaluate.trec import Qrels, Run
+from clinsearch.trec import Qrels, Run
 
 DEFAULT_MEASURES = (
     "map",

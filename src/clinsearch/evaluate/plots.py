@@ -8,10 +8,10 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from clinsearch.atomic import atomic_path
 from clinsearch.evaluate.compare import Comparison
-from clinsearch.evaluate.files import atomic_path
 from clinsearch.evaluate.measures import RECALL_DEPTHS, recall_curve
-from clinsearch.evaluate.trec import Qrels, Run
+from clinsearch.trec import Qrels, Run
 
 BARS_PNG = "metrics_by_group.png"
 CURVES_PNG = "recall_at_depth.png"

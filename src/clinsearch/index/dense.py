@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +22,9 @@ import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+
+if TYPE_CHECKING:
+    from clinsearch.index.integrity import CoreRows
 
 NAME = "dense"
 VECTORS_FILE = "vectors.npy"
@@ -119,6 +122,20 @@ class DenseComponent:
         _save(folder, keys, indexes, old.vectors[keep])
         meta = _save_ann(folder, old.vectors[keep], meta, self.exact_limit, prev_ann=None)
         return _save_meta(folder, meta)
+
+    def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: vectors whose sentences are not exactly the sentences table's."""
+        searcher = DenseSearcher(gen.path / NAME)
+        starts = searcher._starts
+        keys, indexes = searcher.report_keys[starts], searcher.sentence_indexes[starts]
+        problems = []
+        if not core.same_sentences(keys, indexes):
+            problems.append(f"{gen.path / NAME}: vectors of {len(keys)} sentences do not match the"
+                            f" {len(core.sentence_keys)} sentences of the sentences table")
+        if entry.get("vectors") != len(searcher.vectors):
+            problems.append(f"{gen.path / NAME}: {len(searcher.vectors)} vectors, the manifest"
+                            f" says {entry.get('vectors')}")
+        return problems
 
     def open(self, gen: Generation) -> DenseSearcher:
         """The query-time reader of the generation's vectors."""

@@ -13,6 +13,7 @@ from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -20,10 +21,12 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import track
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
+    from clinsearch.index.integrity import CoreRows
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
@@ -77,14 +80,14 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator())
+        table, long_sentences = self._annotate(gen, None)
+        return _write(gen.path, table, self._annotator(), long_sentences)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
         old = FindingsTable(prev.path).table()
-        new = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+        new, long_sentences = self._annotate(gen, change.report_keys)
+        return _write(gen.path, pa.concat_tables([old, new]), self._annotator(), long_sentences)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
@@ -97,19 +100,37 @@ class FindingsComponent:
         """The query-time reader of the generation's findings."""
         return FindingsTable(gen.path)
 
+    def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: findings whose sentence is not in the sentences table, a wrong count."""
+        table = FindingsTable(gen.path).table(["report_key", "sentence_index"])
+        keys = table.column("report_key").to_numpy()
+        indexes = table.column("sentence_index").to_numpy()
+        problems = []
+        if unknown := core.unknown_sentences(keys, indexes):
+            problems.append(f"{gen.path / FINDINGS_FILE}: {unknown} finding(s) point at sentences"
+                            " that are not in the sentences table")
+        if entry.get("findings") != table.num_rows:
+            problems.append(f"{gen.path / FINDINGS_FILE}: {table.num_rows} findings, the manifest"
+                            f" says {entry.get('findings')}")
+        return problems
+
     def _annotator(self) -> Annotator:
         """The shared annotator for this component's lexicon (built once per process)."""
         from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
 
         return annotator_for(str(self.lexicon) if self.lexicon else None)
 
-    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
-        """The findings table of the sentences of ``report_keys`` (all when None)."""
+    def _annotate(
+        self, gen: Generation, report_keys: Collection[int] | None
+    ) -> tuple[pa.Table, int]:
+        """The findings table of the sentences of ``report_keys`` (all when None), and how
+        many sentences were too long to annotate in one piece."""
         batches = gen.sentence_batches(
             None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
         )
         sentences = [row for batch in batches for row in batch.to_pylist()]
         annotator = self._annotator()
+        long_before = annotator.long_sentences
         texts = (s["text"] for s in sentences)
         results = track(
             annotator.annotate_many(texts, batch_size=self.batch_size),
@@ -122,31 +143,61 @@ class FindingsComponent:
             for sentence, findings in zip(sentences, results, strict=True)
             for finding in findings
         ]
-        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+        return table, annotator.long_sentences - long_before
 
 
 class FindingsTable:
-    """A generation's findings table: read it whole or query it with DuckDB."""
+    """The findings service: the one reader of a generation's findings table.
+
+    Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
+    ``findings``), or ask which sentences and units hold a finding matching a term
+    (``matcher``: ``index.finding_match``).
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FINDINGS_FILE
         if not self.path.is_file():
             raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
 
-    def table(self, columns: list[str] | None = None) -> pa.Table:
-        """The findings as a pyarrow Table (optionally only some columns)."""
-        return pq.read_table(self.path, columns=columns, schema=FINDINGS_SCHEMA)
+    @classmethod
+    def optional(cls, folder: Path) -> FindingsTable | None:
+        """The findings table of a generation folder, or None when it has none."""
+        return cls(folder) if (folder / FINDINGS_FILE).is_file() else None
 
-    def sql(self, query: str) -> pa.Table:
-        """Run a DuckDB query in which the table is named ``findings``."""
-        import duckdb
+    def table(
+        self, columns: list[str] | None = None, filters: list[tuple[str, str, Any]] | None = None
+    ) -> pa.Table:
+        """The findings as a pyarrow Table (optionally only some columns, or rows by filters)."""
+        return pq.read_table(self.path, columns=columns, filters=filters, schema=FINDINGS_SCHEMA)
 
-        con = duckdb.connect()
+    @property
+    def num_rows(self) -> int:
+        """How many findings the table holds (from its metadata)."""
+        return pq.ParquetFile(self.path).metadata.num_rows
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str = "findings") -> None:
+        """Make the table a relation ``name`` of ``con``, handed over as a dataset (DuckDB never
+        sees the path)."""
+        import pyarrow.dataset as ds
+
+        con.register(name, ds.dataset(str(self.path), format="parquet"))
+
+    def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
+        """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
+        from clinsearch.duck import connect
+
+        con = connect({"findings": self.path})
         try:
-            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
-            return con.sql(query).to_arrow_table()
+            return con.sql(query, params=params).to_arrow_table()
         finally:
             con.close()
+
+    def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
+        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+        return FindingMatcher(
+            self.table(["sentence_id", "concept", "polarity", "modifiers", "context"]), sentence_ids
+        )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""
@@ -186,8 +237,11 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry."""
+def _write(
+    folder: Path, table: pa.Table, annotator: Annotator, long_sentences: int = 0
+) -> dict[str, Any]:
+    """Write the findings table into a generation folder; returns the manifest entry
+    (``long_sentences``: sentences of this change annotated in pieces)."""
     pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
     lexicon = annotator.lexicon
     return {
@@ -195,4 +249,5 @@ def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),
+        "long_sentences": long_sentences,
     }

@@ -1,24 +1,39 @@
-"""The ``Index`` API: build, open, add to, delete from and search an index directory."""
+"""The ``Index`` store: build, open, add to and delete from an index directory, transactionally.
+
+Searching is the next stage's job (``clinsearch.search.session``); ``clinsearch.Index`` is this
+store with a search session attached.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.config import IndexConfig
-from clinsearch.index.generations import PendingGeneration, current_generation, new_generation
+from clinsearch.index.generations import (
+    Lease,
+    PendingGeneration,
+    current_generation,
+    lease_current,
+    new_generation,
+)
+from clinsearch.index.integrity import file_digests
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.progress import track
-from clinsearch.search.hit import LEVELS, Hit, Level
+from clinsearch.trust import allow
+from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.index.report_view import ReportView
 
 _BATCH = 512
 
@@ -26,16 +41,19 @@ _BATCH = 512
 class Index:
     """A clinsearch index directory, opened at its live generation.
 
-    An open Index keeps reading the generation it opened; ``add`` and ``delete`` move it to the
-    new generation they write. Reopen to see changes made by other processes.
+    An open Index keeps reading the generation it opened (a snapshot: it holds a lease, so no
+    writer removes that generation) until ``close`` or ``reopen``; ``add`` and ``delete`` move
+    it to the new generation they write. Use it as a context manager to close it.
     """
 
-    def __init__(self, path: Path, generation: Generation, manifest: Manifest) -> None:
+    def __init__(
+        self, path: Path, generation: Generation, manifest: Manifest, lease: Lease | None = None
+    ) -> None:
         self.path = path
         self.generation = generation
         self.manifest = manifest
+        self._lease = lease
         self._components: dict[str, Any] = {}
-        self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
 
     def __repr__(self) -> str:
         counts = self.manifest.counts
@@ -53,7 +71,7 @@ class Index:
         progress: bool = True,
     ) -> Index:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace)."""
-        config = config or IndexConfig()
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
         with new_generation(root) as pending:
             gen = Generation(pending.path, progress)
@@ -66,10 +84,35 @@ class Index:
 
     @classmethod
     def open(cls, path: str | Path) -> Index:
-        """Open the live generation of the index at ``path``."""
+        """Open the live generation of the index at ``path`` (read-only access is enough)."""
         root = Path(path)
-        gen_path = current_generation(root)
-        return cls(root, Generation(gen_path), Manifest.read(gen_path))
+        lease = lease_current(root)
+        try:
+            manifest = Manifest.read(lease.path)
+        except BaseException:
+            lease.release()
+            raise
+        return cls(root, Generation(lease.path), manifest, lease)
+
+    def close(self) -> None:
+        """Drop cached readers and the lease, so that writers may remove this generation."""
+        self._drop_readers()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
+    def reopen(self) -> Index:
+        """Move to the live generation (seeing other processes' commits); returns self."""
+        fresh = Index.open(self.path)
+        self.close()
+        self.generation, self.manifest, self._lease = fresh.generation, fresh.manifest, fresh._lease
+        return self
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def config(self) -> IndexConfig:
@@ -108,7 +151,8 @@ class Index:
             change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
             components = {c.name: c.add(prev, gen, change) for c in self.config.make()}
             _finish(pending, gen, self.config, components, first_key + len(added))
-        self._reopen()
+            self.close()  # our own lease must not keep the replaced generation on disk
+        self.reopen()
         return len(added)
 
     def delete(self, report_ids: Iterable[str]) -> int:
@@ -134,55 +178,23 @@ class Index:
                 writer.close()
             components = {c.name: c.delete(prev, gen, change) for c in self.config.make()}
             _finish(pending, gen, self.config, components, self.manifest.next_report_key)
-        self._reopen()
+            self.close()  # our own lease must not keep the replaced generation on disk
+        self.reopen()
         return len(ids)
 
-    def search(
-        self,
-        query: str,
-        level: Level = "report",
-        top: int = 10,
-        method: str | None = None,
-        **options: Any,
-    ) -> list[Hit]:
-        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it;
-        default ``default_method``: hybrid when the index has vectors, else concept)."""
-        return self.search_many([query], level, top, method, **options)[0]
+    def report(self, report_id: str) -> ReportView:
+        """The report ``report_id`` with its sections, sentences and findings."""
+        from clinsearch.index.report_view import read_report_view
 
-    def search_many(
-        self,
-        queries: Sequence[str],
-        level: Level = "report",
-        top: int = 10,
-        method: str | None = None,
-        **options: Any,
-    ) -> list[list[Hit]]:
-        """``search`` for each query, in order."""
-        if level not in LEVELS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-        if top < 1:
-            raise ClinsearchError(f"top must be at least 1 (got {top})")
-        for query in queries:
-            if not query.strip():
-                raise InputError("empty query", field="query")
-        return self._retriever(method or self.default_method, options).search_many(
-            list(queries), level, top)
+        with self._replaced_as_error():
+            return read_report_view(self.generation, report_id)
 
-    @property
-    def default_method(self) -> str:
-        """hybrid when the index has vectors, else concept (both read negation), else bm25."""
-        from clinsearch.search.registry import default_method
-
-        return default_method(self.config.components)
-
-    def _retriever(self, method: str, options: dict[str, Any]) -> Any:
-        """The retriever for ``method`` and ``options``, made once per open generation."""
-        from clinsearch.search.registry import make_retriever
-
-        key = (method, tuple(sorted(options.items())))
-        if key not in self._retrievers:
-            self._retrievers[key] = make_retriever(self, method, **options)
-        return self._retrievers[key]
+    def level_size(self, level: Level) -> int:
+        """How many sentences, reports, visits or patients the index holds (at least 1)."""
+        counts = self.manifest.counts
+        size = {"sentence": counts.sentences, "report": counts.reports,
+                "visit": counts.visits, "patient": counts.patients}[level]
+        return max(1, size)
 
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:
@@ -202,12 +214,9 @@ class Index:
         if current_generation(self.path) != self.generation.path:
             raise ClinsearchError(f"{self.path}: the index changed since it was opened; reopen it")
 
-    def _reopen(self) -> None:
-        """Move to the live generation, dropping cached readers."""
-        fresh = Index.open(self.path)
-        self.generation, self.manifest = fresh.generation, fresh.manifest
+    def _drop_readers(self) -> None:
+        """Forget the readers loaded from the current generation."""
         self._components.clear()
-        self._retrievers.clear()
         self.__dict__.pop("store", None)
 
 
@@ -279,5 +288,9 @@ def _finish(
     components: dict[str, dict[str, Any]],
     next_key: int,
 ) -> None:
-    """Write the manifest, last, so that only a complete generation has one."""
-    Manifest(pending.number, count(gen), config, components, next_key).write(gen.path)
+    """Write the manifest, last, so that only a complete generation has one.
+
+    It records the size and checksum of every file, for ``check``.
+    """
+    files = file_digests(gen.path)
+    Manifest(pending.number, count(gen), config, components, next_key, files).write(gen.path)

@@ -10,10 +10,12 @@ mapped to its sentence, report, visit and patient without reading stored documen
 from __future__ import annotations
 
 import shutil
+import tempfile
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import tantivy
@@ -21,6 +23,9 @@ from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
 from clinsearch.index.component import Change, Generation
 from clinsearch.progress import track
+
+if TYPE_CHECKING:
+    from clinsearch.index.integrity import CoreRows
 
 NAME = "lexical"
 TOKENIZER = "clinsearch_text"
@@ -118,6 +123,26 @@ class LexicalComponent:
         """A searcher over the generation's indexes."""
         return LexicalSearcher(gen.path / NAME, self.analyzer)
 
+    def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
+        """Problems: BM25 documents that are not exactly the reports and the sentences."""
+        searcher = self.open(gen)
+        problems = []
+        for granularity in GRANULARITIES:
+            keys, indexes = searcher.all_keys(granularity)
+            folder = gen.path / NAME / granularity
+            if granularity == "reports":
+                agree = np.array_equal(np.sort(keys), np.sort(core.report_keys))
+            else:
+                agree = core.same_sentences(keys, indexes)
+            if not agree:
+                problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
+                                f" {granularity} table ({len(core.report_keys)} reports,"
+                                f" {len(core.sentence_keys)} sentences)")
+            if entry.get("documents", {}).get(granularity) != len(keys):
+                problems.append(f"{folder}: {len(keys)} documents, the manifest says"
+                                f" {entry.get('documents', {}).get(granularity)}")
+        return problems
+
     def _write(
         self,
         index: tantivy.Index,
@@ -159,12 +184,40 @@ class LexicalSearcher:
     def __init__(self, folder: Path, analyzer: Analyzer) -> None:
         self.analyzer = analyzer
         self._text_analyzer = analyzer.tantivy()
-        self._indexes = {g: _open(folder / g, analyzer) for g in GRANULARITIES}
+        self._indexes = {g: self._open_read_only(folder / g, analyzer) for g in GRANULARITIES}
         self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
+
+    def _open_read_only(self, folder: Path, analyzer: Analyzer) -> tantivy.Index:
+        """Open a tantivy index to search it, also where the folder is not writable.
+
+        tantivy takes a lock file in the index folder even to read; in a read-only folder the
+        index is opened through a private folder of links to its files instead.
+        """
+        try:
+            return _open(folder, analyzer)
+        except ValueError as exc:
+            if "Lockfile" not in str(exc):
+                raise
+        shadow = Path(tempfile.mkdtemp(prefix="clinsearch-readonly-"))
+        weakref.finalize(self, shutil.rmtree, shadow, True)
+        for entry in folder.iterdir():
+            if not entry.name.endswith(".lock"):
+                (shadow / entry.name).symlink_to(entry.resolve())
+        return _open(shadow, analyzer)
 
     def num_docs(self, granularity: str) -> int:
         """How many live documents an index holds."""
         return self._searchers[granularity].num_docs
+
+    def all_keys(self, granularity: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """Report keys (and, for sentences, sentence indexes) of every live document."""
+        searcher = self._searchers[granularity]
+        result = searcher.search(tantivy.Query.all_query(), limit=max(searcher.num_docs, 1))
+        addresses = [address for _, address in result.hits]
+        keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        if granularity != "sentences":
+            return keys, None
+        return keys, np.asarray(searcher.fast_field_values("index", addresses), np.int64)
 
     def terms(self, query: str) -> list[str]:
         """The query's terms after analysis (repeats kept: they weigh more, as in Lucene)."""

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clinsearch import __version__
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, shown
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.tables import Counts
+from clinsearch.trust import check_recorded
+from clinsearch.version import __version__
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = "clinsearch-index"
@@ -27,6 +29,7 @@ class Manifest:
     config: IndexConfig
     components: dict[str, dict[str, Any]]
     next_report_key: int
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # path: size, sha256
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
@@ -44,11 +47,14 @@ class Manifest:
             "config": self.config.to_dict(),
             "components": self.components,
             "next_report_key": self.next_report_key,
+            "files": self.files,
         }
 
     def write(self, gen_path: Path) -> None:
-        """Write ``manifest.json`` into a generation folder."""
-        text = json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+        """Write ``manifest.json`` into a generation folder, sealed with its own checksum."""
+        data = self.to_dict()
+        data["checksum"] = seal_checksum(data)
+        text = json.dumps(data, indent=2, sort_keys=False) + "\n"
         (gen_path / MANIFEST_FILE).write_text(text, encoding="utf-8")
 
     @classmethod
@@ -59,19 +65,43 @@ class Manifest:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ClinsearchError(f"{path}: cannot read the index manifest ({exc})") from None
-        if data.get("format") != FORMAT:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ClinsearchError(f"{path}: not a clinsearch index manifest")
         if data.get("format_version") != FORMAT_VERSION:
             raise ClinsearchError(
-                f"{path}: index format version {data.get('format_version')} is not supported"
+                f"{path}: index format version {shown(data.get('format_version'))} is not supported"
                 f" (this clinsearch reads version {FORMAT_VERSION}); rebuild the index"
             )
+        recorded = data.pop("checksum", None)
+        sealed = recorded is not None or "files" in data  # older indexes have neither
+        if sealed and recorded != seal_checksum(data):
+            raise ClinsearchError(f"{path}: the manifest is damaged (its checksum does not match)")
+        try:
+            return cls._from_dict(data, gen_path.parent)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ClinsearchError(
+                f"{path}: the manifest is incomplete ({type(exc).__name__})"
+            ) from None
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], root: Path) -> Manifest:
+        """The manifest from its checked JSON form; recorded paths must be allowed ones (see
+        ``clinsearch.trust``) for the index at ``root``."""
         return cls(
             generation=data["generation"],
             counts=Counts(**data["counts"]),
-            config=IndexConfig.from_dict(data["config"]),
+            config=IndexConfig.from_dict(data["config"]).with_paths(
+                lambda value, what: check_recorded(value, root, what)
+            ),
             components=data["components"],
             next_report_key=data["next_report_key"],
+            files=data.get("files", {}),
             created=data["created"],
             clinsearch_version=data["clinsearch_version"],
         )
+
+
+def seal_checksum(data: dict[str, Any]) -> str:
+    """SHA-256 of the manifest's content in a canonical JSON form."""
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()

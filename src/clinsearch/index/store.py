@@ -1,17 +1,18 @@
 """In-memory lookups over one generation's core tables, for turning hits into records.
 
 Sentences are stored grouped by report, in index order, so a (report, sentence index) pair maps
-to a sentence row by arithmetic. Visits are grouped by (patient_id, visit_id).
+to a sentence row by arithmetic; ``units`` maps sentences and reports to visits and patients.
 """
 
 from __future__ import annotations
+
+from functools import cached_property
 
 import numpy as np
 import pyarrow.parquet as pq
 
 from clinsearch.index.component import Generation
-
-UNITS = ("sentence", "report")
+from clinsearch.index.unit_map import UnitMap
 
 
 class Store:
@@ -36,8 +37,12 @@ class Store:
             self.sentence_report_row, np.arange(len(keys)), side="left"
         )
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentence_keys))
-        self.patient_group = _ordinals(self.patient_ids)
-        self.visit_group = _ordinals(list(zip(self.patient_ids, self.visit_ids, strict=True)))
+        self.units = UnitMap.from_ids(self.sentence_report_row, self.patient_ids, self.visit_ids)
+
+    @cached_property
+    def row_by_sentence_id(self) -> dict[str, int]:
+        """The row of each sentence id (built on first use)."""
+        return {sid: row for row, sid in enumerate(self.sentence_ids)}
 
     @property
     def num_reports(self) -> int:
@@ -58,19 +63,4 @@ class Store:
 
     def groups(self, level: str, unit: str, rows: np.ndarray) -> np.ndarray:
         """The group (at ``level``) of each row of ``unit`` ("sentence" or "report") rows."""
-        if level == unit:
-            return rows
-        report_rows = self.sentence_report_row[rows] if unit == "sentence" else rows
-        if level == "report":
-            return report_rows
-        if level == "visit":
-            return self.visit_group[report_rows]
-        if level == "patient":
-            return self.patient_group[report_rows]
-        raise ValueError(f"cannot group {unit} rows at level {level!r}")
-
-
-def _ordinals(values: list) -> np.ndarray:
-    """A dense integer per distinct value, in order of first appearance."""
-    seen: dict = {}
-    return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))
+        return self.units.of(level, unit, rows)  # type: ignore[arg-type]

@@ -13,16 +13,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from clinsearch.hit import Hit, Level
 from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit import Hit, Level
-from clinsearch.search.hits import make_hits
+from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
 _MIN_FIRST_FETCH = 64
+
+
+PARAMS = (
+    Param("model", "path", "The encoder folder the index was embedded with (default: that one).",
+          needs="dense"),
+)
 
 
 class DenseRetriever:

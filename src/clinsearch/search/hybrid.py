@@ -11,18 +11,20 @@ on the evaluation half.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.concept_rank import TIE_WEIGHT, WORDING_WEIGHT
+from clinsearch.hit import Hit, Level
+from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
 from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
-from clinsearch.search.hit import Hit, Level
+from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
+    from clinsearch.search.retriever import Retriever
 
 TIER_ANCHOR = "concept"
 # Concept scores are completeness plus tie-breaks (similarity in [-1, 1], wording in [0, 1]):
@@ -41,6 +43,25 @@ DEFAULT_DEPTH = 100
 _NEEDS = {"dense": "dense", "concept": "concepts"}
 
 
+PARAMS = (
+    Param("methods", "list", "Methods to fuse (default bm25, dense and concept where the index"
+          " has them)."),
+    Param("fusion", "str", "tiered (concept-search tiers first), weighted (normalised scores) or"
+          " rrf (reciprocal rank); default tiered when concept takes part, else weighted.",
+          choices=FUSIONS),
+    Param("weights", "weights", "Method weights, e.g. bm25=1,dense=0.5 (tuned defaults)."),
+    Param("normalisation", "str", "Score normalisation of weighted fusion.",
+          default=DEFAULT_NORMALISATION, choices=("minmax", "zscore")),
+    Param("rrf_k", "int", "The k of reciprocal rank fusion.", default=RRF_K, minimum=1),
+    Param("depth", "int", "How many units each method ranks before fusion.",
+          default=DEFAULT_DEPTH, minimum=1),
+    Param("model", "path", "dense: the encoder folder.", needs="dense"),
+    Param("term_model", "path", "concept: the term encoder folder."),
+    Param("context", "str", "concept: context flags also counted (family, historical,"
+          " hypothetical, comma-separated, or any); default: asserted findings only."),
+)
+
+
 class HybridRetriever:
     """Fuses the rankings of ``methods`` (default: bm25, dense and concept where available)."""
 
@@ -48,6 +69,7 @@ class HybridRetriever:
         self,
         index: Index,
         *,
+        make: Callable[..., Retriever],
         methods: str | None = None,
         fusion: str | None = None,
         weights: str | None = None,
@@ -60,9 +82,8 @@ class HybridRetriever:
     ) -> None:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
         ``model`` goes to the dense method, ``term_model`` and ``context`` to the concept
-        method; ``fusion`` defaults to ``default_fusion(methods)``."""
-        from clinsearch.search.registry import make_retriever
-
+        method; ``fusion`` defaults to ``default_fusion(methods)``; ``make(index, name,
+        **options)`` (the registry's, passed in by it) makes the fused methods' retrievers."""
         names = _split(methods) if methods else default_methods(index)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
@@ -77,7 +98,7 @@ class HybridRetriever:
             "concept": ({"term_model": term_model} if term_model is not None else {})
             | ({"context": context} if context else {}),
         }
-        self.retrievers = [make_retriever(index, name, **given.get(name, {})) for name in names]
+        self.retrievers = [make(index, name, **given.get(name, {})) for name in names]
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best fused hits at ``level`` for ``query``."""

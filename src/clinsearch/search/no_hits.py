@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def no_hits_reason(index: Index, query: str) -> str:
     """One or two sentences saying why ``query`` has no hits in ``index``."""
-    from clinsearch.search.concept_tools import index_concept_tools
+    from clinsearch.search.concept.tools import index_concept_tools
 
     if "concepts" not in index.config.components:
         return f"no sentence of this index contains the words of {query!r}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import numpy as np
 
 from clinsearch.annotate.finding import POLARITIES
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
+from clinsearch.atomic import atomic_path
 
 
 class Encoder(Protocol):
@@ -133,12 +133,5 @@ class TermVectors:
 
 def _save_atomically(path: Path, vectors: np.ndarray) -> None:
     """Write ``vectors`` to ``path`` through a temporary file, so readers never see half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            np.save(out, vectors)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp, tmp.open("wb") as out:
+        np.save(out, vectors)

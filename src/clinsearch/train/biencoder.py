@@ -14,7 +14,7 @@ from typing import Literal
 
 import torch
 
-from clinsearch.train.base import load_sentence_model
+from clinsearch.models.base_models import load_sentence_model
 from clinsearch.train.batching import Batch, TrainingQuery, epoch_batches, training_pairs
 from clinsearch.train.gradcache import cached_backward
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop

@@ -8,10 +8,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinsearch.atomic import atomic_write_lines
 from clinsearch.corpus.model import Report
-from clinsearch.evaluate.files import atomic_write_lines
-from clinsearch.evaluate.queries import Query, write_queries
-from clinsearch.evaluate.trec import Qrels, write_qrels
+from clinsearch.query_file import Query, write_queries
+from clinsearch.trec import Qrels, write_qrels
 
 PHRASE_ORDER = ("severity", "temporal", "laterality", "location")
 QUERIES_FILE = "queries.tsv"

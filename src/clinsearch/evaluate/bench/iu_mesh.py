@@ -27,8 +27,8 @@ from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.model import Report
 from clinsearch.evaluate.bench.benchmark import Benchmark, phrase, words
 from clinsearch.evaluate.mesh import MeshMap, parse_mesh
-from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.trec import Qrels
+from clinsearch.query_file import Query
+from clinsearch.trec import Qrels
 
 MESH_FIELD = "MeSH"
 MAX_SYNONYM_WORDS = 4

@@ -16,12 +16,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.finding import Finding, asserted
 from clinsearch.corpus.model import Report, SegmentedReport
+from clinsearch.errors import DataError
 from clinsearch.evaluate.bench.benchmark import Benchmark, phrase
-from clinsearch.evaluate.bench.weak import FINDING_TYPES, NOT_ASSERTED
-from clinsearch.evaluate.queries import Query
-from clinsearch.evaluate.trec import Qrels
+from clinsearch.evaluate.bench.weak import FINDING_TYPES
+from clinsearch.query_file import Query
+from clinsearch.trec import Qrels
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def entities(findings: Iterable[Finding], types: Sequence[str] = FINDING_TYPES) 
     return {
         phrase(f.name, tuple((m.category, m.value) for m in f.modifiers))
         for f in findings
-        if f.polarity == "present" and f.type in types and not NOT_ASSERTED & set(f.context)
+        if f.polarity == "present" and f.type in types and asserted(f.context)
     }
 
 
@@ -88,7 +89,7 @@ def passage_benchmark(
                 relevant[(entity, passage.type)].append(passage.id)
     candidates = sorted(key for key, ids in relevant.items() if len(ids) <= max_relevant)
     if not candidates:
-        raise ValueError("no (entity, section) pair is asserted by few enough passages")
+        raise DataError("no (entity, section) pair is asserted by few enough passages")
     chosen = sorted(random.Random(seed).sample(candidates, min(max_queries, len(candidates))))
     queries, grades = [], {}
     for n, (entity, section) in enumerate(chosen, start=1):

@@ -16,18 +16,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.finding import Finding, asserted
+from clinsearch.errors import DataError
 from clinsearch.evaluate.bench.benchmark import Benchmark
-from clinsearch.evaluate.queries import Query
 from clinsearch.evaluate.separation import Labelled, finding_query
-from clinsearch.evaluate.trec import Qrels
+from clinsearch.query_file import Query
+from clinsearch.trec import Qrels
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
     from clinsearch.index import Index
 
 FINDING_TYPES = ("finding", "disease")
-NOT_ASSERTED = frozenset({"hypothetical"})
 POLARITY_KIND = {"present": "positive", "absent": "negative"}
 
 
@@ -47,7 +47,7 @@ def labels(
     return {
         (f.polarity, f.name)
         for f in findings
-        if f.polarity in POLARITY_KIND and f.type in types and not NOT_ASSERTED & set(f.context)
+        if f.polarity in POLARITY_KIND and f.type in types and asserted(f.context)
     }
 
 
@@ -88,7 +88,9 @@ def weak_benchmark(
         key=lambda lab: (lab[1], lab[0] != "present"),
     )
     if not kept:
-        raise ValueError(f"no finding labels {min_relevant} or more sentences; nothing to query")
+        raise DataError(
+            f"no finding labels {min_relevant} or more sentences; nothing to query"
+        )
     queries, grades = [], {}
     entries: dict[str, int] = defaultdict(int)
     for polarity, name in kept:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from clinsearch.annotate.finding import modifier_values
-from clinsearch.search.cohort.evaluate import FindingSpec, Resolver
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.finding_match import FindingSpec
+from clinsearch.search.cohort.evaluator import Resolver
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Term
-from clinsearch.search.concept_rank import DEFAULT_POLARITY, PolarityOptions
-from clinsearch.search.patterns import Hierarchy
-from clinsearch.search.query import QueryParser
+from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.query_parser import QueryParser
 
 
 def term_resolver(query: str, parser: QueryParser, hierarchy: Hierarchy,

@@ -1,0 +1,178 @@
+"""Integrity of an index: checksums of every file, and agreement between its parts.
+
+Each generation's manifest records the size and SHA-256 of every file in the folder (and seals
+itself with a checksum of its own content). ``check_index`` verifies them, then checks that the
+parts describe the same reports and sentences: the reports table, the sentences' reports, the
+BM25 documents, the vectors and the findings' sentences (the SQLite ``integrity_check`` idea).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import Generation
+from clinsearch.index.generations import LEASE, lease_current
+from clinsearch.index.manifest import MANIFEST_FILE, Manifest
+
+_UNRECORDED = (MANIFEST_FILE, LEASE)
+
+
+@dataclass(frozen=True)
+class CoreRows:
+    """The keys of the core tables that every component must agree with."""
+
+    report_keys: np.ndarray  # int64, one per report
+    sentence_keys: np.ndarray  # int64, report key of each sentence
+    sentence_indexes: np.ndarray  # int64, index of each sentence in its report
+
+    @classmethod
+    def read(cls, gen: Generation) -> CoreRows:
+        """Read the key columns of a generation's reports and sentences tables."""
+        reports = pq.read_table(gen.reports_path, columns=["key"])
+        sentences = pq.read_table(gen.sentences_path, columns=["report_key", "index"])
+        return cls(
+            reports.column("key").to_numpy().astype(np.int64),
+            sentences.column("report_key").to_numpy().astype(np.int64),
+            sentences.column("index").to_numpy().astype(np.int64),
+        )
+
+    def same_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> bool:
+        """Whether (report key, sentence index) pairs are exactly the sentences, in any order."""
+        return np.array_equal(
+            np.sort(sentence_codes(keys, indexes)),
+            np.sort(sentence_codes(self.sentence_keys, self.sentence_indexes)),
+        )
+
+    def unknown_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> int:
+        """How many (report key, sentence index) pairs name no sentence."""
+        known = sentence_codes(self.sentence_keys, self.sentence_indexes)
+        return int((~np.isin(sentence_codes(keys, indexes), known)).sum())
+
+
+def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
+    """One int64 per (report key, sentence index) pair."""
+    return np.asarray(keys, np.int64) * (1 << 20) + np.asarray(indexes, np.int64)
+
+
+def file_digests(gen_path: Path) -> dict[str, dict[str, Any]]:
+    """Size and SHA-256 of every file of a generation (relative path: record)."""
+    digests = {}
+    for path in sorted(_data_files(gen_path)):
+        digests[path.relative_to(gen_path).as_posix()] = {
+            "size": path.stat().st_size,
+            "sha256": _sha256(path),
+        }
+    return digests
+
+
+def check_index(root: Path) -> tuple[int, list[str]]:
+    """Verify the live generation of ``root``: (files checked, problems found, one per line)."""
+    try:
+        lease = lease_current(root)
+    except ClinsearchError as exc:
+        return 0, [str(exc)]
+    try:
+        gen = Generation(lease.path)
+        try:
+            manifest = Manifest.read(gen.path)
+        except ClinsearchError as exc:
+            return 0, [str(exc)]
+        problems = _check_files(gen.path, manifest.files)
+        if problems:  # damaged files are not parsed: a reader of garbage may even abort
+            return len(manifest.files), [*problems, "the parts were not cross-checked: restore"
+                                         " the damaged files from a backup or rebuild the index"]
+        problems += _guarded("core tables", lambda: _check_core(gen, manifest))
+        try:
+            core = CoreRows.read(gen)
+        except Exception:  # reported by the core check
+            return len(manifest.files), problems
+        for component in manifest.config.make():
+            check = getattr(component, "check", None)
+            if check is not None:
+                entry = manifest.components.get(component.name, {})
+                problems += _guarded(component.name, lambda c=check, e=entry: c(gen, core, e))
+        return len(manifest.files), problems
+    finally:
+        lease.release()
+
+
+def _check_files(gen_path: Path, recorded: dict[str, dict[str, Any]]) -> list[str]:
+    """Missing, changed and unrecorded files of a generation."""
+    if not recorded:
+        return [f"{gen_path / MANIFEST_FILE}: records no checksums (an older index); rebuild it"]
+    problems = []
+    for name, record in recorded.items():
+        path = gen_path / name
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+        elif path.stat().st_size != record["size"]:
+            problems.append(f"{path}: size {path.stat().st_size}, expected {record['size']}")
+        elif _sha256(path) != record["sha256"]:
+            problems.append(f"{path}: checksum mismatch (the file is damaged)")
+    present = {p.relative_to(gen_path).as_posix() for p in _data_files(gen_path)}
+    problems += [f"{gen_path / name}: not recorded in the manifest" for name in
+                 sorted(present - set(recorded))]
+    return problems
+
+
+def _check_core(gen: Generation, manifest: Manifest) -> list[str]:
+    """The core tables against each other and against the manifest's counts."""
+    core = CoreRows.read(gen)
+    problems = []
+    counts = manifest.counts
+    if len(core.report_keys) != counts.reports:
+        problems.append(f"{gen.reports_path}: {len(core.report_keys)} reports, the manifest says"
+                        f" {counts.reports}")
+    if len(core.sentence_keys) != counts.sentences:
+        problems.append(f"{gen.sentences_path}: {len(core.sentence_keys)} sentences, the manifest"
+                        f" says {counts.sentences}")
+    if len(np.unique(core.report_keys)) != len(core.report_keys):
+        problems.append(f"{gen.reports_path}: report keys repeat")
+    orphans = np.setdiff1d(core.sentence_keys, core.report_keys)
+    if len(orphans):
+        problems.append(f"{gen.sentences_path}: {len(orphans)} report key(s) of sentences are not"
+                        " in the reports table")
+    codes = sentence_codes(core.sentence_keys, core.sentence_indexes)
+    if len(np.unique(codes)) != len(codes):
+        problems.append(f"{gen.sentences_path}: (report, sentence index) pairs repeat")
+    if manifest.next_report_key <= int(core.report_keys.max(initial=-1)):
+        problems.append(f"{gen.path / MANIFEST_FILE}: next_report_key is not above every key")
+    return problems
+
+
+def _guarded(part: str, check: Any) -> list[str]:
+    """Run one check; a part that cannot even be read is itself a problem."""
+    try:
+        return list(check())
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # broken files fail in many ways, Rust panics too
+        return [f"{part}: cannot be read ({type(exc).__name__}: {exc})"]
+
+
+def _data_files(gen_path: Path) -> list[Path]:
+    """Every file of a generation except the manifest, the lease and tantivy's empty locks."""
+    found = []
+    for folder, _, names in os.walk(gen_path):
+        for name in names:
+            path = Path(folder) / name
+            if path.parent == gen_path and name in _UNRECORDED:
+                continue
+            if name.startswith(".tantivy-") and name.endswith(".lock"):
+                continue  # tantivy's lock files: empty, and readers may create them
+            found.append(path)
+    return found
+
+
+def _sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in chunks."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

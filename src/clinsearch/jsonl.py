@@ -1,0 +1,54 @@
+"""JSON Lines: the one parser (one object per line, errors naming file and line) and writer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from clinsearch.atomic import atomic_write_lines
+from clinsearch.errors import InputError
+from clinsearch.user_files import open_user_file
+
+
+class JsonLineError(InputError):
+    """A line that is not valid JSON; ``detail`` is the parser's reason and column."""
+
+    def __init__(self, detail: str, *, file: str | Path | None, line: int) -> None:
+        self.detail = detail
+        super().__init__(f"not valid JSON: {detail}", file=file, line=line)
+
+
+def json_object(text: str, *, file: str | Path | None, line: int) -> dict[str, Any]:
+    """``text`` parsed as one JSON object, or an InputError naming ``file`` and ``line``."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonLineError(f"{exc.msg} at column {exc.colno}", file=file, line=line) from None
+    if not isinstance(obj, dict):
+        raise InputError("expected a JSON object", file=file, line=line)
+    return obj
+
+
+def read_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a UTF-8 JSON Lines file."""
+    path = Path(path)
+    with open_user_file(path) as handle:  # a regular file only: never blocks on a FIFO
+        for number, data in enumerate(handle, start=1):
+            try:
+                text = data.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise InputError("undecodable bytes (not UTF-8)", file=path, line=number) from None
+            if text.strip():
+                yield number, json_object(text, file=path, line=number)
+
+
+def json_line(record: object) -> str:
+    """One record as a JSON line (UTF-8 kept as is)."""
+    return json.dumps(record, ensure_ascii=False)
+
+
+def write_json_lines(path: str | Path, records: Iterable[object]) -> None:
+    """Write one JSON line per record to ``path`` atomically."""
+    atomic_write_lines(path, (json_line(r) for r in records))

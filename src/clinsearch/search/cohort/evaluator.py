@@ -1,0 +1,127 @@
+"""Evaluate a cohort syntax tree to the set of matching units, as a boolean mask over unit ids.
+
+AND intersects, OR unions, NOT subtracts from every unit of the (restricted) corpus, and a
+scoped group is evaluated at its own unit and lifted to the enclosing one through the rows it
+covers. Filters restrict every finding of the AND group they stand in, and of groups nested in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from clinsearch.index.finding_match import FindingSpec
+from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
+
+Resolver = Callable[[Term], FindingSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Candidate evidence sentences of a positive term, and the scoped groups they must lie in."""
+
+    label: str
+    sentences: np.ndarray  # sentence uids
+    within: tuple[tuple[Unit, np.ndarray], ...]  # (scope unit, mask over its ids)
+
+
+class Evaluator:
+    """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
+
+    def __init__(self, corpus: CohortCorpus, resolve: Resolver) -> None:
+        self.corpus = corpus
+        self._resolve = resolve
+        self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
+        self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
+        self._labels: dict[Term | TextMatch, str] = {}
+
+    def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
+        """The row mask of ``filters`` (memoised)."""
+        if filters not in self._rows:
+            self._rows[filters] = self.corpus.row_mask(filters)
+        return self._rows[filters]
+
+    def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
+        """Uids of the sentences where a term (or text) matches, under ``filters``; context
+        filters choose which findings count, the others which rows."""
+        context = tuple(sorted({f.value for f in filters if f.key == "context"}))
+        key = (node, context)
+        if key not in self._sentences:
+            if isinstance(node, TextMatch):
+                self._sentences[key] = self.corpus.text_sentences(node.phrase)
+                self._labels[node] = f'text "{node.phrase}"'
+            else:
+                spec = self._resolve(node)
+                self._sentences[key] = self.corpus.finding_sentences(
+                    replace(spec, required_context=context) if context else spec)
+                self._labels[node] = spec.label
+        sentences = self._sentences[key]
+        if filters:
+            sentences = sentences[self.rows(filters)[sentences]]
+        return sentences
+
+    def units(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = ()) -> np.ndarray:
+        """A boolean mask over the ids of ``unit``: the units that satisfy ``node``."""
+        if isinstance(node, Term | TextMatch):
+            mask = np.zeros(self.corpus.size[unit], dtype=bool)
+            mask[self.corpus.sentence_unit[unit][self.matching(node, filters)]] = True
+            return mask
+        if isinstance(node, Filter):
+            return self.universe(unit, (*filters, node))
+        if isinstance(node, Not):
+            return self.universe(unit, filters) & ~self.units(node.operand, unit, filters)
+        if isinstance(node, Or):
+            out = np.zeros(self.corpus.size[unit], dtype=bool)
+            for op in node.operands:
+                out |= self.units(op, unit, filters)
+            return out
+        if isinstance(node, And):
+            inner = (*filters, *(op for op in node.operands if isinstance(op, Filter)))
+            out = self.universe(unit, inner)
+            for op in node.operands:
+                if not isinstance(op, Filter):
+                    out &= self.units(op, unit, inner)
+            return out
+        assert isinstance(node, Group)
+        if node.scope is None or node.scope == unit:
+            return self.units(node.expr, unit, filters)
+        return self.lift(self.units(node.expr, node.scope, filters), node.scope, unit, filters)
+
+    def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> np.ndarray:
+        """Every ``unit`` with at least one row satisfying ``filters``."""
+        return self.corpus.units(unit, self.rows(filters) if filters else None)
+
+    def lift(self, mask: np.ndarray, source: Unit, target: Unit,
+             filters: tuple[Filter, ...]) -> np.ndarray:
+        """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
+        if not filters:
+            return self.corpus.lift(mask, source, target)
+        ids = self.corpus.row_unit[source]
+        rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]
+        return self.corpus.units(target, rows)
+
+    def evidence(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = (),
+                 within: tuple[tuple[Unit, np.ndarray], ...] = (),
+                 negated: bool = False) -> list[Evidence]:
+        """The positive terms of ``node`` (under an even number of NOTs) as evidence sources."""
+        if isinstance(node, Term | TextMatch):
+            if negated:
+                return []
+            sentences = self.matching(node, filters)
+            return [Evidence(self._labels[node], sentences, within)]
+        if isinstance(node, Not):
+            return self.evidence(node.operand, unit, filters, within, not negated)
+        if isinstance(node, Or | And):
+            if isinstance(node, And):
+                filters = (*filters, *(op for op in node.operands if isinstance(op, Filter)))
+            return [e for op in node.operands
+                    for e in self.evidence(op, unit, filters, within, negated)]
+        if isinstance(node, Group):
+            scope = node.scope or unit
+            if node.scope is not None and not negated:
+                within = (*within, (scope, self.units(node.expr, scope, filters)))
+            return self.evidence(node.expr, scope, filters, within, negated)
+        return []  # filters carry no evidence

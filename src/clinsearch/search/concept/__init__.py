@@ -1,0 +1,1 @@
+"""Concept search: rank sentences by how completely their finding patterns match the query."""

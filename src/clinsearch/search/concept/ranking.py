@@ -1,0 +1,296 @@
+"""Rank sentences by how completely their finding patterns match the query's patterns.
+
+Candidates come from the concept postings (the query concept, its descendants, and its near
+ancestors), filtered by polarity; each distinct candidate pattern is scored once by
+``patterns.match`` and, to break ties, by the cosine between the query pattern's and the
+candidate pattern's mean term vectors (paper 001, 3.5-3.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from clinsearch.annotate.finding import CONTEXTS, POLARITIES, Finding, modifier_values
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.concept_postings import ConceptIndex
+from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
+from clinsearch.search.concept.patterns import PatternMatch, match
+from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.search.vocabulary import TermVectors
+
+TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
+WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
+BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
+POLARITY_MODES = ("query", "any")
+MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
+# A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
+# much: its hits rank below every true match of the same completeness.
+APPROXIMATE_CREDIT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class PolarityOptions:
+    """Which findings a query pattern accepts: its polarity (default), plus uncertain, or any;
+    asserted findings only (default), or also those in the ``context`` named."""
+
+    include_uncertain: bool = False
+    polarity: str = "query"  # "query": the polarity the query states; "any": all three
+    context: tuple[str, ...] = ()  # context flags admitted besides asserted findings
+
+    def allowed(self, query_polarity: str) -> tuple[str, ...]:
+        """The candidate polarities accepted for a query pattern of ``query_polarity``.
+
+        A hedged query ("suspected pneumonia") asks for the finding: definite and hedged
+        mentions both count.
+        """
+        if self.polarity == "any":
+            return POLARITIES
+        if query_polarity == "uncertain":
+            return ("present", "uncertain")
+        if self.include_uncertain:
+            return (query_polarity, "uncertain")
+        return (query_polarity,)
+
+    @property
+    def context_bits(self) -> int:
+        """The admitted context flags as bits of ``CONTEXTS``."""
+        return sum(1 << CONTEXTS.index(c) for c in self.context)
+
+
+def parse_context(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Context flags from "historical,family", a sequence of them, or "any" (all)."""
+    if not text:
+        return ()
+    items = [t.strip().lower() for t in (text.split(",") if isinstance(text, str) else text)]
+    if "any" in items:
+        return CONTEXTS
+    unknown = [t for t in items if t and t not in CONTEXTS]
+    if unknown:
+        raise ClinsearchError(f"unknown context {unknown[0]!r}; choose from"
+                              f" {', '.join(CONTEXTS)} or any (comma-separated)")
+    return tuple(c for c in CONTEXTS if c in items)
+
+
+DEFAULT_POLARITY = PolarityOptions()
+
+
+@dataclass(frozen=True, slots=True)
+class PartMatch:
+    """The best finding of a sentence for one query pattern."""
+
+    query: Finding
+    row: int  # row in the findings table
+    match: PatternMatch
+    similarity: float
+
+
+class Ranking:
+    """Candidate sentences best first, and the parts each one matched (built on demand)."""
+
+    def __init__(self, sentences: np.ndarray, scores: np.ndarray,
+                 parts: Callable[[int], tuple[PartMatch, ...]]) -> None:
+        self.sentences = sentences  # sentence codes of the concept index, best first
+        self.scores = scores
+        self._parts = parts
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def parts(self, sentence: int) -> tuple[PartMatch, ...]:
+        """The best finding for each query pattern of the winning group, in that sentence."""
+        return self._parts(sentence)
+
+
+class ConceptRanker:
+    """Scores candidate findings against parsed queries over one loaded concept index."""
+
+    def __init__(self, index: ConceptIndex, hierarchy: Hierarchy,
+                 vectors: TermVectors | None, categories: Mapping[str, str] | None = None) -> None:
+        self.index = index
+        self.hierarchy = hierarchy
+        self.categories = categories  # modifier value -> category: unstated beats conflicting
+        self.vectors = vectors
+        self._pattern_vectors: dict[int, np.ndarray] = {}
+        self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
+        self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
+        self._mentions: dict[str, np.ndarray] = {}
+        # Report code of each sentence code (every finding of a sentence has the same report).
+        self._report_of = np.zeros(len(index.sentence_ids), dtype=np.int64)
+        self._report_of[index.sentence_code] = index.report_code
+        pol = {p: i for i, p in enumerate(POLARITIES)}
+        self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
+
+    def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY,
+             wording: np.ndarray | None = None) -> Ranking:
+        """Sentences with at least one candidate finding, best first (ties in corpus order).
+
+        A sentence scores, for its best group, the mean over the group's patterns of its best
+        finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (a
+        0..1 score per sentence code, e.g. normalised BM25 of the query) as the last tie-break.
+        """
+        n = len(self.index.sentence_ids)
+        best = np.full(n, -np.inf)
+        winner = np.full(n, -1)
+        rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
+        sites = query.sites or tuple(() for _ in query.groups)
+        for g, (group, anatomy) in enumerate(zip(query.groups, sites, strict=True)):
+            masks = [(self._site_mask(a.concept), _site_words(a)) for a in anatomy]
+            total = np.zeros(n)
+            seen = np.zeros(n, dtype=bool)
+            rows.append([])
+            for q in group:
+                sentences, found, values = self._best_per_sentence(q, options, masks)
+                if q.concept in query.approximate:
+                    values = values * APPROXIMATE_CREDIT
+                total[sentences] += values
+                seen[sentences] = True
+                best_row = np.full(n, -1)
+                best_row[sentences] = found
+                rows[-1].append(best_row)
+            total /= len(group)
+            better = seen & (total > best)
+            best[better] = total[better]
+            winner[better] = g
+        candidates = np.flatnonzero(winner >= 0)
+        if wording is not None:
+            best[candidates] += WORDING_WEIGHT * wording[candidates]
+        order = np.lexsort((candidates, -best[candidates]))
+        ranked = candidates[order]
+
+        def parts(sentence: int) -> tuple[PartMatch, ...]:
+            g = int(winner[sentence])
+            anatomy = sites[g]
+            out = []
+            for q, best_row in zip(query.groups[g], rows[g], strict=True):
+                row = int(best_row[sentence])
+                if row >= 0:
+                    out.append(self._explained(q, row, anatomy))
+            return tuple(out)
+
+        return Ranking(ranked, best[ranked], parts)
+
+    def candidates(self, concept: str) -> np.ndarray:
+        """Finding rows of the concept, its descendants and its ancestors up to BROADER_DEPTH."""
+        rows = [self.index.lookup(concept).rows]
+        for ancestor, depth in self.hierarchy.ancestors(concept).items():
+            if 0 < depth <= BROADER_DEPTH:
+                rows.append(self.index.lookup(ancestor, exact=True).rows)
+        return np.concatenate(rows)
+
+    def _site_mask(self, concept: str) -> np.ndarray:
+        """Sentences (by code) that mention ``concept`` or a narrower one."""
+        mask = np.zeros(len(self.index.sentence_ids), dtype=bool)
+        mask[self.index.sentence_code[self.index.lookup(concept).rows]] = True
+        return mask
+
+    def _best_per_sentence(self, q: Finding, options: PolarityOptions,
+                           sites: list[tuple[np.ndarray, set[str]]]
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each candidate sentence of pattern ``q``: its best finding row and that value."""
+        rows = self.candidates(q.concept)
+        codes = self.index.pattern_code[rows]
+        allowed = [POLARITIES.index(p) for p in options.allowed(q.polarity)]
+        keep = np.isin(self._polarity[codes], allowed)
+        keep &= (self.index.context_bits[rows] & ~options.context_bits) == 0
+        rows, codes = rows[keep], codes[keep]
+        if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
+            return rows, rows, np.zeros(0)
+        sentences = self.index.sentence_code[rows]
+        unique, inverse = np.unique(codes, return_inverse=True)
+        key = _key(q)
+        numbers = np.array([self._numbers_of(q, code, key) for code in unique.tolist()])
+        total = numbers[inverse, 0]
+        parts = numbers[inverse, 1] + len(sites)
+        for j, value in enumerate(modifier_values(q.modifiers)):
+            unstated = numbers[inverse, 3 + j] > 0
+            if unstated.any():
+                said = self._report_mentions(value)[sentences]
+                total = total + (ELSEWHERE_CREDIT - UNSTATED_CREDIT) * (unstated & said)
+        for mask, words in sites:
+            as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
+                                    for c in unique])[inverse]
+            total = total + (mask[sentences] | as_modifier)
+        values = total / np.maximum(parts, 1)
+        values = values + TIE_WEIGHT * numbers[inverse, 2]
+        order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = sentences[order][1:] != sentences[order][:-1]
+        pick = order[first]
+        return sentences[pick], rows[pick], values[pick]
+
+    def _report_mentions(self, value: str) -> np.ndarray:
+        """Per sentence code: whether a finding of its report carries modifier ``value``."""
+        if value not in self._mentions:
+            idx = self.index
+            codes = [c for c, mods in enumerate(idx.pattern_modifiers) if value in mods]
+            rows = np.flatnonzero(np.isin(idx.pattern_code, codes))
+            reports = np.zeros(len(idx.report_ids), dtype=bool)
+            reports[idx.report_code[rows]] = True
+            self._mentions[value] = reports[self._report_of]
+        return self._mentions[value]
+
+    def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
+                    ) -> tuple[float, ...]:
+        """Summed part scores, part count, similarity, and per query modifier whether the
+        candidate leaves it unstated (1.0) or not (0.0), of pattern ``code`` for ``q``."""
+        key = (*qkey, code)
+        if key not in self._numbers:
+            self._score(q, code, qkey)
+        return self._numbers[key]
+
+    def _score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]] | None = None
+               ) -> PartMatch:
+        """The match of pattern ``code`` with ``q`` (memoised across queries)."""
+        key = (*(qkey or _key(q)), code)
+        if key not in self._scored:
+            idx = self.index
+            m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
+                      idx.pattern_modifiers[code], self.hierarchy, self.categories)
+            sim = 0.0
+            if self.vectors is not None:
+                sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))
+            if len(self._scored) > MEMO_LIMIT:
+                self._scored.clear()
+                self._numbers.clear()
+            self._scored[key] = PartMatch(q, -1, m, sim)
+            unstated = tuple(float(v == UNSTATED_CREDIT) for _, v in m.modifiers)
+            self._numbers[key] = (m.total, m.parts, sim, *unstated)
+        return self._scored[key]
+
+    def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
+        """The match of finding ``row`` with ``q``, anatomy parts included."""
+        code = int(self.index.pattern_code[row])
+        proto = self._score(q, code)
+        sentence = int(self.index.sentence_code[row])
+        mods = set(self.index.pattern_modifiers[code])
+        sites = tuple((a.name, float(self._site_mask(a.concept)[sentence]
+                                     or bool(_site_words(a) & mods))) for a in anatomy)
+        modifiers = tuple(
+            (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT and self._report_mentions(v)[sentence]
+             else s) for v, s in proto.match.modifiers)
+        return PartMatch(q, row, replace(proto.match, modifiers=modifiers, sites=sites),
+                         proto.similarity)
+
+    def _pattern_vector(self, code: int) -> np.ndarray:
+        if code not in self._pattern_vectors:
+            assert self.vectors is not None
+            self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
+        return self._pattern_vectors[code]
+
+
+def _key(q: Finding) -> tuple[str, str, tuple[str, ...]]:
+    """What a query pattern's match with a candidate depends on."""
+    return (q.concept, q.polarity, tuple(modifier_values(q.modifiers)))
+
+
+def _site_words(site: Finding) -> set[str]:
+    """How a query's anatomy may appear as a candidate's location modifier."""
+    return {site.name.lower(), site.text.lower()}
+
+
+def _parts(pattern: str) -> Sequence[str]:
+    return pattern.split("|")

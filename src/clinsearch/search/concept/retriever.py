@@ -1,0 +1,194 @@
+"""Concept search (``--method concept``): finding patterns matched against the concept index.
+
+The query is parsed into finding patterns, candidates come from the concept postings, sentences
+are ranked by pattern completeness (ties by pattern similarity) and lifted to report, visit and
+patient by their best sentence. Each hit explains which query parts its sentence matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from clinsearch.hit import Hit, Level
+from clinsearch.index.concept_postings import ConceptIndex
+from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.bm25 import BM25Retriever
+from clinsearch.search.concept.modifier_relations import modifier_categories
+from clinsearch.search.concept.ranking import (
+    POLARITY_MODES,
+    ConceptRanker,
+    PartMatch,
+    PolarityOptions,
+    parse_context,
+)
+from clinsearch.search.concept.tools import index_concept_tools
+from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.method_spec import Param
+from clinsearch.search.query_parser import ParsedQuery
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
+
+
+PARAMS = (
+    Param("include_uncertain", "bool", "Also match hedged findings ('possible pneumonia').",
+          default=False),
+    Param("polarity", "str", "query: the polarity the query states; any: every polarity.",
+          default="query", choices=POLARITY_MODES, what="polarity mode"),
+    Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
+          " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
+    Param("context", "str", "Context flags also counted: family, historical, hypothetical"
+          " (comma-separated) or any; default: findings asserted for this patient, now."),
+)
+
+
+class ConceptRetriever:
+    """Ranks sentences by how completely their findings match the query's finding patterns."""
+
+    def __init__(self, index: Index, *, include_uncertain: bool = False,
+                 polarity: str = "query", term_model: str | Path | None = None,
+                 context: str | None = None) -> None:
+        """``term_model``: the term encoder folder (default: the index's, else MiniLM);
+        ``context``: context flags also admitted, e.g. "historical,family" or "any"."""
+        self.store = index.store
+        tools = index_concept_tools(index, term_model)
+        self.parser = tools.parser
+        concepts: ConceptIndex = index.component("concepts")
+        self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
+                                    modifier_categories(tools.lexicon))
+        self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+        self.fallback = BM25Retriever(index)
+        row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
+        # Store row of each sentence code of the concept index.
+        self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
+        self._code_of_row = {int(row): code for code, row in enumerate(self._store_row.tolist())}
+        self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
+        self._code_by_row[self._store_row] = np.arange(len(self._store_row))
+        self.lexical = index.component("lexical")
+        # Findings carry offsets into the report text; marks are made relative to the sentence.
+        starts = pq.read_table(index.generation.sentences_path, columns=["start"])
+        self._sentence_start = starts.column("start").to_numpy()
+
+    def search(self, query: str, level: Level, top: int) -> list[Hit]:
+        """The ``top`` best hits at ``level`` for ``query``."""
+        parsed = self.parser.parse(query)
+        if not parsed.groups:
+            return self._text_fallback(query, level, top)
+        ranking = self.ranker.rank(parsed, self.options, self._wording(query))
+        rows = self._store_row[ranking.sentences]
+        best = top_groups(
+            lambda n: Scored(ranking.scores[:n], rows[:n], n >= len(ranking)),
+            partial(self.store.groups, level, "sentence"),
+            top,
+        )
+        parts = [ranking.parts(self._code_of_row[int(row)]) for row in best.rows.tolist()]
+        marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
+        return make_hits(
+            self.store, level, best.scores, best.rows,
+            [tuple((s, e) for s, e, _ in m) for m in marks],
+            [self._explain(parsed, int(row), p, m)
+             for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
+        )
+
+    def _text_fallback(self, query: str, level: Level, top: int) -> list[Hit]:
+        """BM25 hits for a query with no lexicon finding, marked as a text match."""
+        note = "no lexicon finding in the query: ranked by text (BM25)"
+        return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
+                for hit in self.fallback.search(query, level, top)]
+
+    def _wording(self, query: str) -> np.ndarray:
+        """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
+        sentences with the same finding pattern the one worded most like the query comes first."""
+        out = np.zeros(len(self._store_row))
+        ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
+        if len(ranked.scores):
+            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            codes = self._code_by_row[rows]
+            found = codes >= 0
+            out[codes[found]] = ranked.scores[found] / float(ranked.scores.max())
+        return out
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """``search`` for each query in turn (their finding patterns parsed in one batch)."""
+        self.parser.parse_many(queries)
+        return [self.search(query, level, top) for query in queries]
+
+    def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
+        """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
+        idx = self.ranker.index
+        text = self.store.sentence_texts[row]
+        base = int(self._sentence_start[row])
+        out = []
+        for part in parts:
+            spans = [(int(idx.start[part.row]), int(idx.end[part.row]), part.query.name)]
+            first, last = idx.modifier_offsets[part.row : part.row + 2]
+            spans += [(int(idx.modifier_start[i]), int(idx.modifier_end[i]), idx.modifier_value[i])
+                      for i in range(first, last)]
+            out += [(s - base, e - base, what) for s, e, what in spans
+                    if 0 <= s - base < e - base <= len(text)]
+        return sorted(set(out))
+
+    def _explain(self, parsed: ParsedQuery, row: int, parts: tuple[PartMatch, ...],
+                 marks: list[tuple[int, int, str]]) -> dict[str, Any]:
+        """Which query parts the sentence matched, and the sentence with them marked."""
+        idx = self.ranker.index
+        text = self.store.sentence_texts[row]
+        matched, names = [], []
+        mapped = {c: m.phrase for m in parsed.mappings if m.used
+                  for c in parsed.approximate}
+        for part in parts:
+            code = int(idx.pattern_code[part.row])
+            names.append(idx.pattern_name[code])
+            entry = {
+                "query_pattern": part.query.pattern,
+                "pattern": idx.patterns[code],
+                **part.match.explain(),
+                "similarity": round(part.similarity, 4),
+            }
+            if part.query.concept in parsed.approximate:  # never "exact": a guess from words
+                entry["concept"] = "approximate"
+                entry["mapped_from"] = mapped.get(part.query.concept, "")
+            matched.append(entry)
+        return {
+            "method": "concept",
+            "query_patterns": parsed.patterns,
+            "mapped_words": [
+                {"phrase": m.phrase, "to": m.nearest[0][0].text,
+                 "similarity": round(m.nearest[0][1], 4)}
+                for m in parsed.mappings if m.used
+            ],
+            "matched": matched,
+            "summary": "; ".join(_summary(n, m) for n, m in zip(names, matched, strict=True)),
+            "marked": _marked(text, marks),
+        }
+
+
+def _summary(name: str, m: dict[str, Any]) -> str:
+    """One line per matched part (``name``: the finding's concept name), e.g.
+    ``pneumonia exact, present, right ✓, lower lobe ✗``."""
+    parts = [f"{name} {m['concept']}",
+             "polarity ✓" if m["polarity"] else "polarity ✗"]
+    scored = {**m["modifiers"], **m.get("anatomy", {})}
+    parts += [f"{v} {'✓' if s == 1 else '½' if s > 0 else '✗'}" for v, s in scored.items()]
+    return ", ".join(parts)
+
+
+def _marked(text: str, marks: list[tuple[int, int, str]]) -> str:
+    """``text`` with each matched span wrapped in square brackets."""
+    out, pos = [], 0
+    for start, end, _ in sorted(marks):
+        if start < pos:
+            continue
+        out += [text[pos:start], "[", text[start:end], "]"]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

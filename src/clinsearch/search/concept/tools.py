@@ -1,0 +1,97 @@
+"""The lexicon-derived machinery shared by concept search and cohort queries, built once.
+
+The term model (default MiniLM, or a term encoder from ``clinsearch train terms``) maps query
+words the lexicon does not know to lexicon terms. An index may record one in its config
+(``clinsearch index --term-model``); an explicit ``term_model`` argument overrides it.
+
+The ranking tie-break (pattern similarity) always uses the default encoder's term vectors: the
+term encoder learns only concept synonym groups, while patterns also hold polarity, type and
+modifier words, and on the IU X-ray benchmark its vectors as tie-break lowered P@10 (0.693 ->
+0.688, p < 0.05) with MAP unchanged (benchmarks/RESULTS.md, term encoder section).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.errors import ClinsearchError
+from clinsearch.search.query_parser import QueryParser
+from clinsearch.search.vocabulary import TermVectors
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+TERM_MODEL = "term model"  # how errors name the folder
+TERM_MODEL_OPTION = "term_model"  # key in the ``concepts`` component's index options
+
+
+@dataclass(frozen=True, slots=True)
+class ConceptTools:
+    """A lexicon with its concept hierarchy and a query parser using the same annotator."""
+
+    lexicon: Lexicon
+    hierarchy: Hierarchy
+    parser: QueryParser  # its vectors come from the term model
+    lexicon_path: str | None = None
+
+    def pattern_vectors(self) -> TermVectors:
+        """Term vectors for the pattern-similarity tie-break: the default encoder's, always."""
+        return concept_tools(self.lexicon_path).parser.vectors
+
+
+@lru_cache(maxsize=4)
+def concept_tools(lexicon_path: str | None = None, term_model: str | None = None) -> ConceptTools:
+    """The tools for the lexicon at ``lexicon_path`` (None: the shipped one) with term vectors
+    from the model folder ``term_model`` (None: MiniLM), once per process."""
+    from clinsearch.annotate.annotator import annotator_for
+    from clinsearch.search.vocabulary import DefaultEncoder
+
+    annotator = annotator_for(lexicon_path)  # the one the findings component uses, shared
+    lexicon = annotator.lexicon
+    encoder = DefaultEncoder(term_model, TERM_MODEL)
+    return ConceptTools(lexicon, Hierarchy.from_lexicon(lexicon), QueryParser(annotator, encoder),
+                        lexicon_path)
+
+
+def index_concept_tools(index: Index, term_model: str | Path | None = None) -> ConceptTools:
+    """The tools for ``index``: its lexicon, and ``term_model`` or else the one it records.
+
+    The folder is checked on every call (a few file checks), not only when first loaded.
+    """
+    if term_model is not None:
+        return concept_tools(index_lexicon_path(index), checked_term_model(term_model))
+    recorded = index_term_model(index)
+    if recorded is None:
+        return concept_tools(index_lexicon_path(index))
+    try:
+        folder = checked_term_model(recorded)
+    except ClinsearchError as exc:
+        raise ClinsearchError(f"{exc} (recorded in the config of index {index.path}; "
+                              "pass --term-model to use another)") from None
+    return concept_tools(index_lexicon_path(index), folder)
+
+
+def index_lexicon_path(index: Index) -> str | None:
+    """The lexicon the index's findings were extracted with (None: the shipped one)."""
+    options: Any = index.config.options.get("findings", {})
+    path = options.get("lexicon")
+    return str(path) if path else None
+
+
+def index_term_model(index: Index) -> str | None:
+    """The term model folder recorded in the index config (None: MiniLM)."""
+    options: Any = index.config.options.get("concepts", {})
+    path = options.get(TERM_MODEL_OPTION)
+    return str(path) if path else None
+
+
+def checked_term_model(path: str | Path) -> str:
+    """``path`` resolved, if it is a loadable model folder (for recording it in an index)."""
+    from clinsearch.models.folder import check_model_folder
+
+    return str(check_model_folder(path, TERM_MODEL))

@@ -1,0 +1,83 @@
+"""``explain-query``: how a query was understood, as a JSON-ready dict and as a Rich table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.search.vocabulary import DefaultEncoder
+
+
+def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
+                  encoder: DefaultEncoder | None = None) -> dict[str, Any]:
+    """Pattern groups (with narrower concepts each one also matches) and unknown-word mappings,
+    and the term model (folder and fingerprint) ``encoder`` that computed the mappings."""
+    groups = []
+    for group in parsed.groups:
+        patterns = []
+        for f in group:
+            narrower = sorted(c for c in hierarchy.descendants(f.concept) if c != f.concept)
+            patterns.append({
+                "pattern": f.pattern,
+                "concept": f.concept,
+                "name": f.name,
+                "type": f.type,
+                "polarity": f.polarity,
+                "text": f.text,
+                "modifiers": [{"category": m.category, "value": m.value, "text": m.text}
+                              for m in f.modifiers],
+                "also_matches": [lexicon.concepts[c].name for c in narrower
+                                 if c in lexicon.concepts],
+            })
+        groups.append(patterns)
+    return {
+        "query": parsed.text,
+        "term_model": None if encoder is None else {"path": str(encoder.path),
+                                                    "fingerprint": encoder.fingerprint},
+        "groups": groups,
+        "unknown_words": [
+            {"phrase": m.phrase, "used": m.used,
+             "nearest": [{"term": t.text, "kind": t.kind, "stands_for": t.ref,
+                          "similarity": round(sim, 4)} for t, sim in m.nearest]}
+            for m in parsed.mappings
+        ],
+    }
+
+
+def explain_table(explained: dict[str, Any]) -> Group:
+    """The explanation as Rich renderables: one table of patterns, one of unknown words."""
+    parts: list[Any] = [Text(f"query: {explained['query']}", style="bold")]
+    patterns = Table(title="finding patterns (a hit must match one group)", title_justify="left")
+    for name in ("group", "pattern", "concept", "polarity", "modifiers", "as written",
+                 "also matches"):
+        patterns.add_column(name)
+    for i, group in enumerate(explained["groups"], start=1):
+        for p in group:
+            mods = ", ".join(f"{m['category']}={m['value']}" for m in p["modifiers"])
+            also = ", ".join(p["also_matches"][:6]) + (" ..." if len(p["also_matches"]) > 6 else "")
+            patterns.add_row(str(i), escape(p["pattern"]), escape(p["concept"]), p["polarity"],
+                             escape(mods), escape(p["text"]), escape(also))
+    if not explained["groups"]:
+        patterns.caption = "no lexicon finding in the query: concept search finds nothing"
+    parts.append(patterns)
+    if explained["unknown_words"]:
+        unknown = Table(title="words not in the lexicon, mapped by embedding similarity",
+                        title_justify="left")
+        for name in ("phrase", "nearest lexicon terms (cosine)", "used"):
+            unknown.add_column(name)
+        for u in explained["unknown_words"]:
+            near = "; ".join(f"{n['term']} -> {n['stands_for']} ({n['similarity']:.2f})"
+                             for n in u["nearest"])
+            unknown.add_row(escape(u["phrase"]), escape(near), "yes" if u["used"] else "no")
+        if explained.get("term_model"):
+            model = explained["term_model"]
+            unknown.caption = escape(f"term model {model['path']} ({model['fingerprint']})")
+        parts.append(unknown)
+    return Group(*parts)

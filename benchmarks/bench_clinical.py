@@ -25,12 +25,14 @@ import time
 from pathlib import Path
 
 from clinsearch import Index
+from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
 from clinsearch.index.component import Generation
 from clinsearch.index.generations import current_generation
 from clinsearch.search.registry import parse_method
+from clinsearch.trec import Run
 from iu_common import iu_csv, iu_mesh, open_or_build
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
@@ -60,7 +62,8 @@ def main() -> int:
     ap.add_argument("--index", type=Path, required=True, help="IU index (built when missing)")
     ap.add_argument("--reannotate-from", type=Path, default=None,
                     help="copy this index and extract its findings again (reuses dense vectors)")
-    ap.add_argument("--qids", type=Path, default=None, help="only the qids in this file")
+    ap.add_argument("--qids", type=Path, default=None,
+                    help="also report the figures on the queries listed in this file")
     ap.add_argument("--save-qids", type=Path, default=None, help="write this run's qids here")
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
@@ -75,30 +78,37 @@ def main() -> int:
         index = reannotated(args.reannotate_from, args.index)
     else:
         index = open_or_build(args.index, reports, COMPONENTS)
-    if args.qids:
-        keep = set(args.qids.read_text(encoding="utf-8").split())
-        bench = bench.subset(keep)
     if args.save_qids:
         args.save_qids.write_text("\n".join(q.qid for q in bench.queries) + "\n", "utf-8")
     print(f"benchmark: {bench.summary()}")
     started = time.perf_counter()
     runs = index_runs(index, bench.queries, [parse_method(m) for m in METHODS], "report", 1000)
     print(f"searched in {time.perf_counter() - started:.0f} s")
+    print_maps(bench, runs, "all queries of this lexicon's benchmark")
+    if args.qids:
+        keep = set(args.qids.read_text(encoding="utf-8").split())
+        print_maps(bench.subset(keep), runs, f"only the queries listed in {args.qids}")
+    return 0
+
+
+def print_maps(bench: Benchmark, runs: list[Run], title: str) -> None:
+    """MAP per group of each run on the development half, the evaluation half and all."""
     halves = {
         "dev": bench.subset({q.qid for q in bench.queries if is_dev(q.qid)}),
         "eval": bench.subset({q.qid for q in bench.queries if not is_dev(q.qid)}),
         "all": bench,
     }
-    print("| half | method | " + " | ".join(GROUPS) + " |")
+    print(f"\n{title}\n\n| half | method | " + " | ".join(GROUPS) + " |")
     print("|---|---|" + "---:|" * len(GROUPS))
     for half, part in halves.items():
         comp = compare_runs(part.qrels, runs, [parse_measure("map")], part.queries,
                             allow_unknown=True)  # each half scores its own queries
+        measure = comp.measures[0]
         sizes = {g: len(comp.groups.get(g, ())) for g in GROUPS}
         for run in runs:
-            cells = [f"{comp.mean(run.name, 'map', g):.4f}" if sizes[g] else "-" for g in GROUPS]
+            cells = [f"{comp.mean(run.name, measure, g):.4f}" if sizes[g] else "-"
+                     for g in GROUPS]
             print(f"| {half} ({sizes['all']} q) | {run.name} | " + " | ".join(cells) + " |")
-    return 0
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from clinsearch.annotate.finding import Finding
 from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
 
@@ -103,28 +105,35 @@ class QueryParser:
     def parse_many(self, texts: Sequence[str], *, map_unknown: bool = True
                    ) -> list[ParsedQuery]:
         """``parse`` for each text; the parts of the texts not parsed before are annotated in
-        one batch (and remembered, up to PARSE_MEMO)."""
+        one batch, their unknown words embedded in another (and remembered, up to PARSE_MEMO)."""
         memo = self._parsed
         done = {t: memo[(t, map_unknown)] for t in texts if (t, map_unknown) in memo}
         todo = [t for t in dict.fromkeys(texts) if t not in done]
         fixed = [self.abbreviation_case(t) for t in todo]
         split = [_parts(t) for t in fixed]
-        annotated = iter(self.annotator.annotate_many([p for parts in split for p, _ in parts]))
+        flat = [p for parts in split for p, _ in parts]
+        annotated = list(self.annotator.annotate_many(flat))
+        unknown = [self._unknown(p, found) for p, found in zip(flat, annotated, strict=True)]
+        phrases = [p[s:e] for p, (runs, _) in zip(flat, unknown, strict=True) for s, e in runs]
+        vectors = iter(self.encoder.encode_queries(phrases) if phrases else ())
+        states = iter([(found, runs, described, [next(vectors) for _ in runs])
+                       for found, (runs, described) in zip(annotated, unknown, strict=True)])
         for text, cased, parts in zip(todo, fixed, split, strict=True):
-            done[text] = self._parse(cased, parts, [next(annotated) for _ in parts], map_unknown)
+            done[text] = self._parse(cased, parts, [next(states) for _ in parts], map_unknown)
         if len(self._parsed) + len(todo) > PARSE_MEMO:
             self._parsed.clear()
         self._parsed.update(((t, map_unknown), done[t]) for t in todo)
         return [done[t] for t in texts]
 
-    def _parse(self, text: str, parts: list[tuple[str, int]], annotated: list[list[Finding]],
+    def _parse(self, text: str, parts: list[tuple[str, int]], states: list[_PartState],
                map_unknown: bool) -> ParsedQuery:
         groups: list[tuple[Finding, ...]] = []
         sites: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
         approximate: set[str] = set()
-        for (part, start), exact in zip(parts, annotated, strict=True):
-            findings, mapped = self._parse_part(part, start, exact, map_unknown)
+        for (part, start), state in zip(parts, states, strict=True):
+            exact = state[0]
+            findings, mapped = self._parse_part(part, start, state, map_unknown)
             mappings += mapped
             if any(m.used for m in mapped):
                 approximate |= {f.concept for f in findings} - {f.concept for f in exact}
@@ -160,17 +169,23 @@ class QueryParser:
 
         return _WORD.sub(fix, text)
 
-    def _parse_part(self, part: str, base: int, findings: list[Finding], map_unknown: bool
-                    ) -> tuple[list[Finding], list[TermMapping]]:
-        """The findings of one alternative of a query (annotated as ``findings``), after
-        mapping its unknown words, and the mappings."""
+    def _unknown(self, part: str, findings: list[Finding]
+                 ) -> tuple[list[tuple[int, int]], bool]:
+        """The spans of a query part to map by embedding, and whether the part only describes
+        anatomy ("heart is big", "water on the lung": then the whole phrase is mapped)."""
         runs = self._unknown_runs(part, findings)
-        described = _anatomy_described(findings, runs)
-        if described:  # "heart is big", "water on the lung": map the whole phrase
-            runs = [(len(part) - len(part.lstrip()), len(part.rstrip()))]
+        if _anatomy_described(findings, runs):
+            return [(len(part) - len(part.lstrip()), len(part.rstrip()))], True
+        return runs, False
+
+    def _parse_part(self, part: str, base: int, state: _PartState, map_unknown: bool
+                    ) -> tuple[list[Finding], list[TermMapping]]:
+        """The findings of one alternative of a query after mapping its unknown words, and the
+        mappings; ``state``: its findings, the spans to map, whether it only describes
+        anatomy, and the spans' vectors."""
+        findings, runs, described, embedded = state
         if not runs:
             return findings, []
-        embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
         mappings: list[TermMapping] = []
         rewritten = part
         for (s, e), vec in sorted(zip(runs, embedded, strict=True), key=lambda r: -r[0][0]):
@@ -204,6 +219,9 @@ class QueryParser:
                 runs.append((m.start(), m.end()))
             last_end = m.end()
         return runs
+
+
+_PartState = tuple[list[Finding], list[tuple[int, int]], bool, list[np.ndarray]]
 
 
 def _parts(text: str) -> list[tuple[str, int]]:

@@ -11,7 +11,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
-from clinsearch.cli.options import ContextOpt, IncludeUncertain, IndexDir, TermModel
+from clinsearch.cli.options import (
+    ContextOpt,
+    Engine,
+    IncludeUncertain,
+    IndexDir,
+    SparkMaster,
+    TermModel,
+    check_engine,
+)
 from clinsearch.errors import ClinsearchError
 from clinsearch.terminal import printable
 
@@ -53,7 +61,8 @@ def cohort_command(
     ] = "patient",
     export: Annotated[
         Path | None,
-        typer.Option(help="Write the matching units, each with an evidence sentence, to this CSV."),
+        typer.Option(help="Write the matching units, each with an evidence sentence (local"
+                     " engine; ids only with --engine spark), to this CSV."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
@@ -64,6 +73,8 @@ def cohort_command(
     polarity: PolarityMode = "query",
     context: ContextOpt = None,
     term_model: TermModel = None,
+    engine: Engine = "local",
+    spark_master: SparkMaster = None,
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
@@ -74,9 +85,14 @@ def cohort_command(
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
+    check_engine(engine)
     if export:
         check_export_path(export, force)  # before the work, so a bad path fails at once
     options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+    if engine == "spark":
+        _spark_cohort(index_dir, query, level, export, force, show, as_json,
+                      options, term_model, spark_master)
+        return
     cohort = Cohort(index_dir, options, term_model)
     counts = cohort.counts(query)
     for warning in cohort.warnings(query):
@@ -89,6 +105,32 @@ def cohort_command(
                                "exported": str(export) if export else None}))
         return
     print_counts(query, counts)
+    if show:
+        print_members(members[:show], level)
+    if export:
+        console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
+
+
+def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, force: bool,
+                  show: int, as_json: bool, options: Any, term_model: Path | None,
+                  master: str | None) -> None:
+    """``cohort --engine spark``: counts and member ids from Spark SQL (no evidence sentences:
+    those columns of --export stay empty)."""
+    from clinsearch.search.cohort import Member, write_members_csv
+    from clinsearch.spark import spark_session
+    from clinsearch.spark.cohort import index_cohort
+
+    engine = index_cohort(spark_session(master), index_dir, term_model=term_model,
+                          options=options)
+    answer = engine.answer(query, level, members=bool(export or show))
+    members = [Member(ids, "", "", "", "", "") for ids in answer.members]
+    if export:
+        write_members_csv(members, level, export, force)
+    if as_json:
+        typer.echo(json.dumps({"query": query, "level": level, "counts": answer.counts,
+                               "exported": str(export) if export else None}))
+        return
+    print_counts(query, answer.counts)
     if show:
         print_members(members[:show], level)
     if export:

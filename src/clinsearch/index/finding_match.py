@@ -17,8 +17,10 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.duck import connect
 from clinsearch.index.unit_map import UnitMap
+from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 from clinsearch.units import Level
 
 
@@ -41,29 +43,32 @@ class FindingSpec:
 
     def where(self) -> tuple[str, list[object]]:
         """The SQL condition (with its parameters) over the matcher's ``f`` relation."""
-        sql = f"concept IN ({_marks(self.concepts)}) AND polarity IN ({_marks(self.polarities)})"
-        params: list[object] = [*self.concepts, *self.polarities]
-        if self.required_context:
-            flags = [c for c in self.required_context if c != "any"]
-            if flags:
-                sql += " AND list_has_all(ctx, ?)"
-                params.append(flags)
-        elif self.contexts is not None:  # asserted findings, plus the admitted contexts
-            sql += " AND list_has_all(?, ctx)"
-            params.append(list(self.contexts))
+        params: list[object] = []
+
+        def bind(value: object) -> str:
+            params.append(value)
+            return "?"
+
+        return self.condition(DUCKDB, bind, "f", "sentence"), params
+
+    def condition(self, dialect: Dialect, bind: Bind, table: str, key: str) -> str:
+        """The condition over ``table`` (columns concept, polarity, mods, ctx and ``key``, the
+        sentence) selecting the findings rows that match; values go through ``bind``."""
+        sql = (f"{in_list('concept', self.concepts, bind)}"
+               f" AND {in_list('polarity', self.polarities, bind)}")
+        flags = [c for c in self.required_context if c != "any"]
+        excluded = [c for c in CONTEXTS if self.contexts is not None and c not in self.contexts]
+        if flags:
+            sql += " AND " + dialect.has_all.format("ctx", dialect.array_of(flags, bind))
+        elif excluded and not self.required_context:  # asserted, plus the admitted contexts
+            sql += " AND NOT " + dialect.has_any.format("ctx", dialect.array_of(excluded, bind))
         if self.modifiers:
-            sql += " AND list_has_all(mods, ?)"
-            params.append(list(self.modifiers))
+            sql += " AND " + dialect.has_all.format("mods", dialect.array_of(self.modifiers, bind))
         for concepts, words in self.sites:
-            sql += (" AND (list_has_any(mods, ?) OR sentence IN"
-                    f" (SELECT sentence FROM f WHERE concept IN ({_marks(concepts)})))")
-            params += [list(words), *concepts]
-        return sql, params
-
-
-def _marks(values: tuple[str, ...]) -> str:
-    """One SQL parameter mark per value (an empty IN list matches nothing)."""
-    return ", ".join("?" * len(values)) or "NULL"
+            near = f"SELECT {key} FROM {table} WHERE {in_list('concept', concepts, bind)}"
+            sql += (f" AND ({dialect.has_any.format('mods', dialect.array_of(words, bind))}"
+                    f" OR {key} IN ({near}))")
+        return sql
 
 
 class FindingMatcher:
@@ -113,7 +118,3 @@ class FindingMatcher:
         if cursor is None:
             cursor = self._local.cursor = self.con.cursor()
         return cursor
-
-    def close(self) -> None:
-        """Release the DuckDB connection."""
-        self.con.close()

@@ -9,7 +9,7 @@ rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
+LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
@@ -80,21 +81,28 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table, long_sentences = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator(), long_sentences)
+        return self.build_from(gen, [self._annotate(gen, None)])
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
-        old = FindingsTable(prev.path).table()
-        new, long_sentences = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator(), long_sentences)
+        return self.add_from(prev, gen, change, [self._annotate(gen, change.report_keys)])
+
+    def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
+        """Write findings computed elsewhere (e.g. by Spark executors), in report-key order."""
+        return _write(gen.path, tables, self.lexicon)
+
+    def add_from(
+        self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
+    ) -> dict[str, Any]:
+        """The previous findings plus the added reports' findings computed elsewhere."""
+        return _write(gen.path, [FindingsTable(prev.path).table(), *tables], self.lexicon)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
         old = FindingsTable(prev.path).table()
         gone = pa.array(sorted(change.report_keys), type=pa.int64())
         kept = old.filter(pc.invert(pc.is_in(old.column("report_key"), value_set=gone)))
-        return _write(gen.path, kept, self._annotator())
+        return _write(gen.path, [kept], self.lexicon)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
@@ -120,31 +128,36 @@ class FindingsComponent:
 
         return annotator_for(str(self.lexicon) if self.lexicon else None)
 
-    def _annotate(
-        self, gen: Generation, report_keys: Collection[int] | None
-    ) -> tuple[pa.Table, int]:
-        """The findings table of the sentences of ``report_keys`` (all when None), and how
-        many sentences were too long to annotate in one piece."""
+    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
+        """The findings table of the sentences of ``report_keys`` (all when None)."""
         batches = gen.sentence_batches(
             None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
         )
         sentences = [row for batch in batches for row in batch.to_pylist()]
-        annotator = self._annotator()
-        long_before = annotator.long_sentences
-        texts = (s["text"] for s in sentences)
-        results = track(
-            annotator.annotate_many(texts, batch_size=self.batch_size),
-            "finding extraction",
-            total=len(sentences),
-            enabled=gen.progress,
-        )
-        rows = [
-            _row(sentence, finding)
-            for sentence, findings in zip(sentences, results, strict=True)
-            for finding in findings
-        ]
-        table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
-        return table, annotator.long_sentences - long_before
+        return annotate_sentences(sentences, self._annotator(), self.batch_size, gen.progress)
+
+
+def annotate_sentences(
+    sentences: list[dict[str, Any]], annotator: Annotator, batch_size: int, progress: bool = False
+) -> pa.Table:
+    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table); the
+    table's metadata says how many sentences were too long to annotate in one piece."""
+    long_before = annotator.long_sentences
+    results = track(
+        annotator.annotate_many((s["text"] for s in sentences), batch_size=batch_size),
+        "finding extraction",
+        total=len(sentences),
+        enabled=progress,
+    )
+    rows = [
+        _row(sentence, finding)
+        for sentence, findings in zip(sentences, results, strict=True)
+        for finding in findings
+    ]
+    table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    return table.replace_schema_metadata(
+        {LONG_SENTENCES: str(annotator.long_sentences - long_before)}
+    )
 
 
 class FindingsTable:
@@ -237,15 +250,21 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(
-    folder: Path, table: pa.Table, annotator: Annotator, long_sentences: int = 0
-) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry
-    (``long_sentences``: sentences of this change annotated in pieces)."""
-    pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
-    lexicon = annotator.lexicon
+def _write(folder: Path, tables: Iterable[pa.Table], lexicon_path: str | None) -> dict[str, Any]:
+    """Write the findings table (given in parts, in order) into a generation folder; returns the
+    manifest entry (``long_sentences``: sentences of this change annotated in pieces, from the
+    parts' metadata)."""
+    from clinsearch.annotate.lexicon import Lexicon
+
+    rows = long_sentences = 0
+    with pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA) as writer:
+        for table in tables:
+            writer.write_table(table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA))
+            rows += table.num_rows
+            long_sentences += int((table.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
+    lexicon = Lexicon.load(str(lexicon_path) if lexicon_path else None)
     return {
-        "findings": table.num_rows,
+        "findings": rows,
         "lexicon": lexicon.name,
         "lexicon_version": lexicon.version,
         "concepts": len(lexicon.concepts),

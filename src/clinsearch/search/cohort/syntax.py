@@ -335,7 +335,7 @@ class _Parser:
 def fold(value: str) -> str:
     """A type or section value compared without case, spaces or punctuation: "CHEST XRAY",
     "chest x-ray" and "Chest X-Ray" are one type."""
-    return re.sub(r"[\W_]+", "", value.lower())
+    return re.sub(r"[^a-z0-9]+", "", value.lower())
 
 
 def _date_range(tok: Token, query: str) -> tuple[str, str]:

@@ -145,7 +145,9 @@ def test_unknown_words_are_not_mapped_with_false_confidence(concept_idx: Index) 
     exact = concept_idx.search("cardiomegaly", method="concept")[0]
     assert big[0].score < exact.score - 0.4  # approximate ranks below a true match
     result = runner.invoke(app, ["explain-query", "dextrocardia", "--json"])
-    unknown = json.loads(result.stdout)["unknown_words"][0]
+    explained = json.loads(result.stdout)
+    assert explained["map_threshold"] == 0.8 and explained["approximate"] == []
+    unknown = explained["unknown_words"][0]
     assert unknown["used"] is False and unknown["nearest"][0]["similarity"] < 0.8
 
 

@@ -22,6 +22,7 @@ class Dialect:
     has_any: str  # format(column, array): the array column holds one of the values
     array: str  # format(items)
     mods: str  # format(pattern column): the modifier values of a finding pattern
+    fold: str  # format(text column): lower case without spaces or punctuation (syntax.fold)
 
     def param(self, name: str) -> str:
         """The placeholder of parameter ``name``."""
@@ -38,6 +39,8 @@ def in_list(column: str, values: Sequence[object], bind: Bind) -> str:
 
 
 DUCKDB = Dialect("duckdb", "$", "list_has_all({0}, {1})", "list_has_any({0}, {1})",
-                 "[{0}]", "string_split({0}, '|')[4:]")
+                 "[{0}]", "string_split({0}, '|')[4:]",
+                 "regexp_replace(lower({0}), '[^a-z0-9]+', '', 'g')")
 SPARK = Dialect("spark", ":", "size(array_except({1}, {0})) = 0", "arrays_overlap({0}, {1})",
-                "array({0})", "slice(split({0}, '[|]'), 4, 2147483647)")
+                "array({0})", "slice(split({0}, '[|]'), 4, 2147483647)",
+                "regexp_replace(lower({0}), '[^a-z0-9]+', '')")

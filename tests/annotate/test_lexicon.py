@@ -52,7 +52,7 @@ def test_mini_lexicon_loads_with_stats(mini_lexicon: Lexicon) -> None:
             "concepts:\n  - {id: a, name: a, type: finding, parents: [zz]}\n",
             5,
             "parents",
-            "unknown parent 'zz'",
+            "names unknown concept 'zz'",
         ),
         ("concepts:\n  - id: a\n    type: finding\n", 5, "name", "missing"),
         ("concepts:\n  - {id: A-1, name: a, type: finding}\n", 5, "id", "snake_case"),

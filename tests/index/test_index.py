@@ -56,7 +56,7 @@ def test_rebuild_replaces_and_removes_old_generation(
     assert rebuilt.manifest.generation == 2 and rebuilt.manifest.counts.reports == 3
     # the open reader still holds generation 1: it is kept, and still searchable
     assert (built.path / "gen-000001").is_dir()
-    assert [h.id for h in built.search("mediastinal")] == ["r5"]
+    assert [h.id for h in built.search("mediastinal", method="bm25")] == ["r5"]
     built.close()
     rebuilt.close()
     Index.build(corpus[:2], built.path, progress=False)
@@ -94,7 +94,7 @@ def test_empty_input_and_duplicate_ids(tmp_path: Path, corpus: list[SegmentedRep
 
 
 def test_add_changes_counts_and_search(built: Index) -> None:
-    assert [h.id for h in built.search("apical", level="report")] == []
+    assert [h.id for h in built.search("apical", level="report", method="bm25")] == []
     added = built.add(
         [segmented("r9", ["Tiny right apical pneumothorax."], "p1", "v8")], progress=False
     )
@@ -102,11 +102,11 @@ def test_add_changes_counts_and_search(built: Index) -> None:
     counts = built.manifest.counts
     assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (9, 17, 8, 5)
     assert built.manifest.generation == 2
-    hits = built.search("apical", level="patient")
+    hits = built.search("apical", level="patient", method="bm25")
     assert [(h.id, h.report_id, h.visit_id, h.sentence_id) for h in hits] == [
         ("p1", "r9", "v8", "r9#0")
     ]
-    assert Index.open(built.path).search("apical")[0].id == "r9"
+    assert Index.open(built.path).search("apical", method="bm25")[0].id == "r9"
 
 
 def test_add_rejects_known_id(built: Index) -> None:
@@ -117,15 +117,20 @@ def test_add_rejects_known_id(built: Index) -> None:
 
 
 def test_delete_changes_counts_and_every_level(built: Index) -> None:
-    assert {h.patient_id for h in built.search("pneumothorax", level="patient")} == {"p1", "p3"}
+    assert {h.patient_id for h in built.search("pneumothorax", level="patient", method="bm25")} == {
+        "p1",
+        "p3",
+    }
     assert built.delete(["r5", "r7"]) == 2
     counts = built.manifest.counts
     assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (6, 12, 5, 4)
-    assert [h.id for h in built.search("pneumothorax", level="patient")] == ["p1"]
-    assert [h.id for h in built.search("pneumothorax", level="sentence")] == ["r1#1"]
-    assert [h.id for h in built.search("mediastinal", level="visit")] == []
+    assert [h.id for h in built.search("pneumothorax", level="patient", method="bm25")] == ["p1"]
+    assert [h.id for h in built.search("pneumothorax", level="sentence", method="bm25")] == ["r1#1"]
+    assert [h.id for h in built.search("mediastinal", level="visit", method="bm25")] == []
     # the other report of patient p5 still answers for p5
-    assert [h.id for h in built.search("stable cardiomegaly", level="patient", top=1)] == ["p5"]
+    assert [
+        h.id for h in built.search("stable cardiomegaly", level="patient", top=1, method="bm25")
+    ] == ["p5"]
     reopened = Index.open(built.path)
     assert reopened.manifest.counts == counts
     assert reopened.component("lexical").num_docs("sentences") == 12
@@ -134,8 +139,8 @@ def test_delete_changes_counts_and_every_level(built: Index) -> None:
 def test_delete_then_add_same_id(built: Index) -> None:
     built.delete(["r1"])
     built.add([segmented("r1", ["New text about a nodule."], "p1", "v1")], progress=False)
-    assert [h.id for h in built.search("nodule")] == ["r1"]
-    assert [h.id for h in built.search("pneumothorax")] == ["r5"]
+    assert [h.id for h in built.search("nodule", method="bm25")] == ["r1"]
+    assert [h.id for h in built.search("pneumothorax", method="bm25")] == ["r5"]
 
 
 def test_delete_unknown_ids(built: Index) -> None:
@@ -163,24 +168,27 @@ def test_analyzer_options_are_kept(tmp_path: Path, corpus: list[SegmentedReport]
     config = IndexConfig(options={"lexical": {"stemmer": None, "stopwords": ["no"]}})
     index = Index.build(corpus, tmp_path / "plain", config=config, progress=False)
     assert Index.open(index.path).component("lexical").terms("No effusions") == ["effusions"]
-    assert [h.id for h in index.search("effusions")] == ["r6"]  # not stemmed: only the plural
+    assert [h.id for h in index.search("effusions", method="bm25")] == [
+        "r6"
+    ]  # not stemmed: only the plural
 
 
 def test_delete_everything_then_add(built: Index) -> None:
     built.delete([seg_id for seg_id, *_ in CORPUS])
     assert (
-        built.manifest.counts.reports == 0 and built.search("pneumothorax", level="patient") == []
+        built.manifest.counts.reports == 0
+        and built.search("pneumothorax", level="patient", method="bm25") == []
     )
     built.add([segmented("z1", ["Pneumothorax."])], progress=False)
-    assert [h.id for h in built.search("pneumothorax")] == ["z1"]
+    assert [h.id for h in built.search("pneumothorax", method="bm25")] == ["z1"]
 
 
 def test_reader_keeps_its_generation_until_reopen(built: Index) -> None:
     reader = Index.open(built.path)
     built.delete(["r1"])  # generation 2 is live; ``reader`` still leases generation 1
     assert (built.path / "gen-000001").is_dir()
-    assert {h.id for h in reader.search("pneumothorax")} == {"r1", "r5"}
-    assert [h.id for h in reader.reopen().search("pneumothorax")] == ["r5"]
+    assert {h.id for h in reader.search("pneumothorax", method="bm25")} == {"r1", "r5"}
+    assert [h.id for h in reader.reopen().search("pneumothorax", method="bm25")] == ["r5"]
     built.delete(["r2"])  # generation 1 is free now; ``reader`` holds generation 2
     assert sorted(p.name for p in built.path.glob("gen-*")) == ["gen-000002", "gen-000003"]
     reader.close()

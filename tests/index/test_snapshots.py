@@ -25,14 +25,14 @@ from clinsearch import Index
 
 root, signals = Path(sys.argv[1]), Path(sys.argv[2])
 snapshot = Index.open(root)
-first = [h.id for h in snapshot.search("pneumothorax", top=100)]
+first = [h.id for h in snapshot.search("pneumothorax", top=100, method="bm25")]
 (signals / "ready").touch()
 seen, rounds = set(), 0
 while not (signals / "stop").exists() or rounds < 3:
-    assert [h.id for h in snapshot.search("pneumothorax", top=100)] == first
+    assert [h.id for h in snapshot.search("pneumothorax", top=100, method="bm25")] == first
     assert len(snapshot.store.report_ids) == snapshot.manifest.counts.reports
     with Index.open(root) as fresh:
-        hits = fresh.search("pneumothorax", top=100, level="patient")
+        hits = fresh.search("pneumothorax", top=100, level="patient", method="bm25")
         assert len(fresh.store.report_ids) == fresh.manifest.counts.reports
         seen.add(fresh.manifest.generation)
     rounds += 1
@@ -77,7 +77,7 @@ from clinsearch import Index
 from clinsearch.search.cohort import Cohort
 
 with Index.open(sys.argv[1]) as index:
-    print(" ".join(h.id for h in index.search("pleural effusion", top=3)))
+    print(" ".join(h.id for h in index.search("pleural effusion", top=3, method="bm25")))
 print(Cohort(sys.argv[1]).counts("pneumothorax")["report"])
 """
 

@@ -75,7 +75,8 @@ def test_index_add_delete_search_info(tmp_path: Path, built: Path) -> None:
     more.write_text(MORE, encoding="utf-8")
     code, stdout, _ = run("add", built, more, "--format", "jsonl")
     assert code == 0 and "added 1 reports; the index now holds 4" in stdout
-    code, stdout, _ = run("search", built, "pneumothorax", "--level", "patient", "--format", "trec")
+    code, stdout, _ = run("search", built, "pneumothorax", "--level", "patient", "--format", "trec",
+                          "--method", "bm25")
     assert code == 0
     assert sorted(line.split()[2] for line in stdout.splitlines()) == ["p1", "p3"]
     code, stdout, _ = run("delete", built, "--ids", "r4,r2")
@@ -92,13 +93,16 @@ def test_index_add_delete_search_info(tmp_path: Path, built: Path) -> None:
 
 
 def test_search_formats(built: Path) -> None:
-    code, stdout, _ = run("search", built, "pleural effusion", "--top", "1")
+    code, stdout, _ = run("search", built, "pleural effusion", "--top", "1",
+                          "--method", "bm25")
     assert code == 0 and "r2" in stdout and "Small left pleural effusion." in stdout
-    code, stdout, _ = run("search", built, "effusion", "--format", "json", "--level", "sentence")
+    code, stdout, _ = run("search", built, "effusion", "--format", "json", "--level", "sentence",
+                          "--method", "bm25")
     record = json.loads(stdout)
     assert record["hits"][0]["id"] == "r2#0" and record["level"] == "sentence"
     code, stdout, _ = run(
-        "search", built, "pneumothorax", "--whole-report", "--format", "trec", "--tag", "x"
+        "search", built, "pneumothorax", "--whole-report", "--format", "trec", "--tag", "x",
+        "--method", "bm25",
     )
     assert stdout.split() == ["1", "Q0", "r1", "1", stdout.split()[4], "x"]
 
@@ -106,15 +110,18 @@ def test_search_formats(built: Path) -> None:
 def test_batch_queries(tmp_path: Path, built: Path) -> None:
     queries = tmp_path / "q.tsv"
     queries.write_text("qid\tquery\nq1\tpneumonia\textra\nq2\teffusion\n", encoding="utf-8")
-    code, stdout, _ = run("search", built, "--queries", queries, "--format", "trec")
+    code, stdout, _ = run("search", built, "--queries", queries, "--format", "trec",
+                          "--method", "bm25")
     assert code == 0
     assert [line.split()[:3] for line in stdout.splitlines()] == [
         ["q1", "Q0", "r3"],
         ["q2", "Q0", "r2"],
     ]
-    code, stdout, _ = run("search", built, "--queries", queries, "--format", "json")
+    code, stdout, _ = run("search", built, "--queries", queries, "--format", "json",
+                          "--method", "bm25")
     assert [json.loads(line)["qid"] for line in stdout.splitlines()] == ["q1", "q2"]
-    code, stdout, _ = run("search", built, "--queries", queries)
+    code, stdout, _ = run("search", built, "--queries", queries,
+                          "--method", "bm25")
     assert "q1: pneumonia" in stdout and "q2: effusion" in stdout
 
 

@@ -21,6 +21,7 @@ from clinsearch.search.cohort.syntax import (
     Or,
     Term,
     TextMatch,
+    fold,
     parse,
 )
 
@@ -94,9 +95,9 @@ class Brute:
     @staticmethod
     def ok(row: dict, filters: list[Filter]) -> bool:
         for f in filters:
-            if f.key == "type" and row["rtype"].lower() != f.value:
+            if f.key == "type" and fold(row["rtype"]) != f.value:
                 return False
-            if f.key == "section" and row["section"].lower() != f.value:
+            if f.key == "section" and fold(row["section"]) != f.value:
                 return False
             if f.key == "date" and (
                 not row["rdate"] or (f.low and row["rdate"] < f.low)

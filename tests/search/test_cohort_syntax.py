@@ -42,7 +42,7 @@ def test_quoted_phrase_keeps_keywords_inside() -> None:
 def test_adjacent_parts_are_anded() -> None:
     tree = parse('pneumonia type:"CHEST XRAY" section:impression')
     assert isinstance(tree, And)
-    assert tree.operands[1] == Filter("type", "chest xray", start=10, end=27)
+    assert tree.operands[1] == Filter("type", "chestxray", start=10, end=27)  # folded
     assert tree.operands[2] == Filter("section", "impression", start=28, end=46)
 
 

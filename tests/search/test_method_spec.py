@@ -88,9 +88,9 @@ def test_hybrid_spec_lists_reach_the_method(dense_index: Index) -> None:
 def test_whole_report_flag_is_the_spec_option(index_dir: Path) -> None:
     runner = CliRunner()
     base = ["search", str(index_dir), "left effusion", "--format", "json"]
-    flag = runner.invoke(app, [*base, "--whole-report"])
+    flag = runner.invoke(app, [*base, "--whole-report", "--method", "bm25"])
     spec = runner.invoke(app, [*base, "--method", "bm25:whole_report=true"])
-    plain = runner.invoke(app, base)
+    plain = runner.invoke(app, [*base, "--method", "bm25"])
     assert flag.exit_code == spec.exit_code == plain.exit_code == 0
     hits = [r.split('"method"')[0] for r in (flag.output, spec.output, plain.output)]
     assert hits[0] == hits[1]

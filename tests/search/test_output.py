@@ -24,7 +24,7 @@ def _render(table) -> str:
 
 
 def test_table_shows_rank_ids_score_and_sentence(index: Index) -> None:
-    hits = index.search("right lower lobe pneumonia", level="visit", top=2)
+    hits = index.search("right lower lobe pneumonia", method="bm25", level="visit", top=2)
     text = _render(hits_table(hits, "visit", title="q"))
     assert "visit" in text and "patient" in text and "best sentence" in text
     first = text.splitlines()[4]
@@ -34,14 +34,14 @@ def test_table_shows_rank_ids_score_and_sentence(index: Index) -> None:
 
 
 def test_highlight_styles_matched_words(index: Index) -> None:
-    hit = index.search("pleural effusions", level="sentence", top=10)
+    hit = index.search("pleural effusions", method="bm25", level="sentence", top=10)
     styled = highlighted(next(h for h in hit if h.id == "d1#2"))
     spans = [(s.start, s.end) for s in styled.spans if s.style == HIGHLIGHT_STYLE]
     assert [styled.plain[a:b] for a, b in spans] == ["pleural", "effusions"]
 
 
 def test_json_record(index: Index) -> None:
-    hits = index.search("cardiomegaly", level="patient", top=2)
+    hits = index.search("cardiomegaly", method="bm25", level="patient", top=2)
     record = json.loads(
         json_text(json_record("7", "cardiomegaly", "patient", "bm25", hits), lines=True)
     )
@@ -51,7 +51,7 @@ def test_json_record(index: Index) -> None:
 
 
 def test_trec_lines(index: Index) -> None:
-    hits = index.search("pneumothorax", level="report", top=3)
+    hits = index.search("pneumothorax", method="bm25", level="report", top=3)
     lines = trec_lines("q1", hits, "clinsearch-bm25")
     assert len(lines) == 3
     for rank, (line, hit) in enumerate(zip(lines, hits, strict=True), start=1):

@@ -105,7 +105,8 @@ def test_missing_or_wrong_term_model_is_a_clean_error(command: str, tmp_path: Pa
         assert code == 2, output
         assert "term model folder" in output and says in output
         assert str(bad) in output.replace("\n", "")
-    code, output = run("search", index_dir, "pneumonia", "--term-model", not_model)
+    code, output = run("search", index_dir, "pneumonia", "--term-model", not_model,
+                       "--method", "bm25")
     assert code == 2 and "--method concept or hybrid" in output
 
 

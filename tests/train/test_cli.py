@@ -76,7 +76,7 @@ def test_an_index_without_labels_exits_2_without_traceback(
     tmp_path: Path, command: str, tiny_encoder_path: Path
 ) -> None:
     empty = tmp_path / "idx"
-    Index.build([Report("n1", "The lungs are clear."), Report("n2", "Normal study.")], empty,
+    Index.build([Report("n1", "Comparison is made."), Report("n2", "Normal study.")], empty,
                 progress=False)
     result = CliRunner().invoke(app, ["train", command, "--index", str(empty),
                                       "--out", str(tmp_path / "m"),

@@ -10,7 +10,7 @@ from itertools import repeat
 
 from spacy.tokens import Doc, Span
 
-from clinsearch.annotate.context_rules import applicable, context_of, polarity_of
+from clinsearch.annotate.context_rules import applicable, context_of, polarity_of, states_normal
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import build_pipeline, spans_overlap
@@ -157,30 +157,39 @@ class Annotator:
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
             concept_type = self._type(ent.label_)
-            categories = applicable(
-                (
-                    m.category
-                    for m in ent._.modifiers
-                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))
-                ),
-                concept_type,
-            )
+            raw = [
+                m.category
+                for m in ent._.modifiers
+                if not spans_overlap(m.modifier_span, (ent.start, ent.end))
+            ]
+            categories = applicable(raw, concept_type)
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
-            findings.append(
-                Finding(
-                    concept=concept,
-                    name=name,
-                    type=concept_type,
-                    text=text[start:end],
-                    start=start,
-                    end=end,
-                    polarity=polarity_of(categories),  # type: ignore[arg-type]
-                    context=context_of(categories),
-                    modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
-                )
+            finding = Finding(
+                concept=concept,
+                name=name,
+                type=concept_type,
+                text=text[start:end],
+                start=start,
+                end=end,
+                polarity=polarity_of(categories),  # type: ignore[arg-type]
+                context=context_of(categories),
+                modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
             )
+            findings.append(finding)
+            if concept_type == "anatomy" and states_normal(raw):
+                findings += self._denied(finding)
         return findings
+
+    def _denied(self, anatomy: Finding) -> list[Finding]:
+        """The findings a normal statement about ``anatomy`` rules out (the lexicon's
+        ``normal_denies``): "heart size is normal" -> cardiomegaly absent, at the same words."""
+        out = []
+        for cid in self.lexicon.concepts[anatomy.concept].normal_denies:
+            denied = self.lexicon.concepts[cid]
+            out.append(replace(anatomy, concept=cid, name=denied.name, type=denied.type,
+                               polarity="absent"))
+        return out
 
     def _concept(self, label: str) -> tuple[str, str]:
         """Concept id and preferred name for a span label."""

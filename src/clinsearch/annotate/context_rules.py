@@ -178,6 +178,13 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
     return [c for c in categories if not (c == WITHIN_NORMAL and concept_type == "anatomy")]
 
 
+def states_normal(categories: Iterable[str]) -> bool:
+    """Whether the ConText categories of an anatomy mention say it is normal ("heart size is
+    normal", "lungs are clear"), neither negated nor hedged."""
+    cats = set(categories)
+    return WITHIN_NORMAL in cats and not cats & {NEGATED, POSSIBLE, INDICATION}
+
+
 def polarity_of(categories: Iterable[str]) -> str:
     """Polarity from the ConText categories modifying a finding: negation wins over uncertainty."""
     cats = set(categories)

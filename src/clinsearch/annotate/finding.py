@@ -15,8 +15,10 @@ Polarity = Literal["present", "absent", "uncertain"]
 POLARITIES: tuple[Polarity, ...] = ("present", "absent", "uncertain")
 
 MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "temporal")
-# ConText flags under which a finding is not asserted of this patient: hypothetical always
-# ("if pneumonia develops"); family ("mother had TB") where a set of the patient's findings is made.
+# Context flags: a finding carrying one is not asserted for this patient now ("mother had lung
+# cancer", "history of pneumonia", "evaluate for pneumonia"); search and cohorts leave such
+# findings out unless asked (``--context``).
+CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical")
 HYPOTHETICAL = "hypothetical"
 FAMILY = "family"
 

@@ -26,10 +26,11 @@ MODIFIER_CATEGORIES: tuple[str, ...] = (
     "temporal",
     "certainty",
 )
-CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations"})
+CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations",
+                          "normal_denies"})
 TOP_KEYS = frozenset(
     {"format", "name", "version", "sources", "concepts", "modifiers", "compounds",
-     "modifier_relations"}
+     "modifier_relations", "plain_words"}
 )
 RELATED_CREDIT = 0.5  # default credit of a modifier relation: half an exact match
 _ID_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
@@ -47,6 +48,9 @@ class Concept:
     parents: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # matched case-insensitively; ``name`` is implied
     abbreviations: tuple[str, ...] = ()  # matched case-sensitively
+    # Anatomy: the findings a statement that it is normal rules out ("heart size is normal":
+    # cardiomegaly absent; "lungs are clear": the airspace findings listed here absent).
+    normal_denies: tuple[str, ...] = ()
 
     @property
     def surface_forms(self) -> tuple[str, ...]:
@@ -68,6 +72,9 @@ class Lexicon:
     modifier_relations: dict[tuple[str, str], float] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     path: str = ""  # where it was loaded from, for messages
+    # Lower-case words that are ordinary English, so a query's "cold" is never read as the
+    # abbreviation COLD (queries match abbreviations case-insensitively otherwise).
+    plain_words: frozenset[str] = frozenset()
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Lexicon:
@@ -146,13 +153,15 @@ def parse_lexicon(text: str, file: str | Path) -> Lexicon:
         modifier_relations=relations,
         sources=tuple(reader.strings(top["sources"], "sources")) if "sources" in top else (),
         path=str(file),
+        plain_words=frozenset(w.lower() for w in reader.strings(top["plain_words"], "plain_words"))
+        if "plain_words" in top else frozenset(),
     )
 
 
 def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
     """The concept list; checks ids, names, types, and that parents exist."""
     concepts: dict[str, Concept] = {}
-    parent_nodes: dict[str, yaml.Node] = {}
+    ref_nodes: list[tuple[str, str, yaml.Node]] = []  # (concept, key, node) naming other ids
     for item in reader.sequence(node, "concepts"):
         fields = reader.mapping(item, "concepts")
         for key, value in reader.key_nodes(item).items():
@@ -189,15 +198,17 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
                 if "abbreviations" in fields
                 else ()
             ),
+            normal_denies=tuple(reader.strings(fields["normal_denies"], "normal_denies"))
+            if "normal_denies" in fields
+            else (),
         )
-        if "parents" in fields:
-            parent_nodes[cid] = fields["parents"]
-    for cid, pnode in parent_nodes.items():
-        for parent in concepts[cid].parents:
-            if parent not in concepts:
-                raise reader.fail(
-                    pnode, "parents", f"concept '{cid}' names unknown parent '{parent}'"
-                )
+        for key in ("parents", "normal_denies"):
+            if key in fields:
+                ref_nodes.append((cid, key, fields[key]))
+    for cid, key, ref_node in ref_nodes:
+        for ref in getattr(concepts[cid], key):
+            if ref not in concepts:
+                raise reader.fail(ref_node, key, f"concept '{cid}' names unknown concept '{ref}'")
     return concepts
 
 
@@ -305,6 +316,8 @@ def dump_lexicon(lexicon: Lexicon) -> str:
             entry["terms"] = terms
         if c.abbreviations:
             entry["abbreviations"] = list(c.abbreviations)
+        if c.normal_denies:
+            entry["normal_denies"] = list(c.normal_denies)
         concepts.append(entry)
     doc: dict[str, object] = {
         "format": FORMAT,
@@ -322,4 +335,6 @@ def dump_lexicon(lexicon: Lexicon) -> str:
         doc["modifier_relations"] = [
             [a, b] if c == RELATED_CREDIT else {"values": [a, b], "credit": c} for a, b, c in pairs
         ]
+    if lexicon.plain_words:
+        doc["plain_words"] = sorted(lexicon.plain_words)
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)

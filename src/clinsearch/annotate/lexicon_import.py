@@ -106,11 +106,46 @@ def read_obo_concepts(path: str | Path, default_type: str = "finding") -> dict[s
     return concepts
 
 
-def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = False) -> Lexicon:
-    """``base`` with ``imported`` concepts merged in (or replacing its concepts), validated."""
+def collisions(base: Lexicon, imported: dict[str, Concept]) -> list[tuple[str, str, str]]:
+    """(imported concept, its term, base concept) for each imported name, term or abbreviation
+    that is already a surface form of another base concept: merged, the term would silently
+    stop finding that concept."""
+    owner: dict[str, str] = {}
+    for c in base.concepts.values():
+        for form in (*c.surface_forms, *c.abbreviations):
+            owner.setdefault(form.lower(), c.id)
+    by_name = {c.name.lower(): c.id for c in base.concepts.values()}
+    out = []
+    for concept in imported.values():
+        target = concept.id if concept.id in base.concepts else by_name.get(concept.name.lower())
+        for form in dict.fromkeys((concept.name, *concept.terms, *concept.abbreviations)):
+            other = owner.get(form.lower())
+            if other is not None and other != target:
+                out.append((concept.id, form, other))
+    return out
+
+
+def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = False,
+                   skip_collisions: bool = False) -> Lexicon:
+    """``base`` with ``imported`` concepts merged in (or replacing its concepts), validated.
+
+    An imported term that already names another base concept is an error listing every such
+    collision; with ``skip_collisions`` those terms are left out instead.
+    """
     if replace:
         merged = dict(imported)
     else:
+        clashes = collisions(base, imported)
+        if clashes and not skip_collisions:
+            shown = "; ".join(f"'{form}' of {cid} is already a term of {other}"
+                              for cid, form, other in clashes[:5])
+            more = f" (and {len(clashes) - 5} more)" if len(clashes) > 5 else ""
+            raise InputError(f"{len(clashes)} imported term(s) collide with existing concepts:"
+                             f" {shown}{more}; rename them, or pass --skip-collisions to leave"
+                             " them out", field="terms")
+        dropped = {(cid, form.lower()) for cid, form, _ in clashes}
+        imported = {cid: _without(c, {f for i, f in dropped if i == cid})
+                    for cid, c in imported.items()}
         merged = dict(base.concepts)
         by_name = {c.name.lower(): c.id for c in base.concepts.values()}
         for concept in imported.values():
@@ -132,6 +167,15 @@ def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = 
     return parse_lexicon(dump_lexicon(lexicon), base.path or "<merged>")
 
 
+def _without(concept: Concept, forms: set[str]) -> Concept:
+    """``concept`` without the terms and abbreviations in ``forms`` (lower-case)."""
+    if not forms:
+        return concept
+    return Concept(concept.id, concept.name, concept.type, concept.region, concept.parents,
+                   tuple(t for t in concept.terms if t.lower() not in forms),
+                   tuple(a for a in concept.abbreviations if a.lower() not in forms))
+
+
 def import_lexicon(
     source: str | Path,
     fmt: str,
@@ -140,6 +184,7 @@ def import_lexicon(
     replace: bool = False,
     default_type: str = "finding",
     force: bool = False,
+    skip_collisions: bool = False,
 ) -> Lexicon:
     """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write the export
     ``out`` (replaced only if ``force``)."""
@@ -147,7 +192,8 @@ def import_lexicon(
     if fmt not in readers:
         raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
     imported = readers[fmt](source, default_type)
-    merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace)
+    merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace,
+                            skip_collisions)
     with open_export(out, force=force) as handle:
         handle.write(dump_lexicon(merged))
     return merged

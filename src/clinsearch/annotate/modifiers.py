@@ -162,11 +162,14 @@ def attach(
 
     A mention inside a finding's own words belongs to it ("Heart is mildly enlarged"), unless
     it is part of the concept's name ("pleural" in "pleural effusion"): then it attaches nowhere.
-    A mention also goes to the findings coordinated with its anchor (see ``_coordinated``).
+    A mention also goes to the findings coordinated with its anchor (see ``_coordinated``),
+    except those that state their own value of its category: in "left lower lobe pneumonia and
+    atelectasis in the right lung base" the right base is the atelectasis's only.
     """
     clauses = _partition(doc, CLAUSE_BREAKS)
     segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
     attached: list[list[ModifierMention]] = [[] for _ in anchors]
+    shared: list[tuple[ModifierMention, list[int]]] = []
     for m in mentions:
         inside = [i for i, a in enumerate(anchors) if a.start < m.end and m.start < a.end]
         if inside:
@@ -186,7 +189,12 @@ def attach(
         if best is not None:
             after = bool(best[0][3])
             joiners = LIST_JOINERS if after else ALTERNATIVES
-            for i in (best[1], *_coordinated(doc, mentions, anchors, best[1], after, joiners)):
+            attached[best[1]].append(m)
+            shared.append((m, _coordinated(doc, mentions, anchors, best[1], after, joiners)))
+    own = [{m.category for m in mods} for mods in attached]
+    for m, others in shared:
+        for i in others:
+            if m.category not in own[i]:
                 attached[i].append(m)
     return attached
 

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from clinsearch.cli import app, console
 from clinsearch.cli.options import (
+    ContextOpt,
     Engine,
     IncludeUncertain,
     IndexDir,
@@ -39,7 +40,11 @@ Syntax (keywords in any case):
   (A AND B) same sentence        scope: sentence, report, visit or patient (default: --level)
   type:"CHEST XRAY"              report type          date:2020-01-01..2020-12-31  report date
   section:impression             sentence section     text:"port"  sentences containing text
-Filters restrict every finding of the AND group they stand in.
+  context:historical             findings in that context (family, historical, hypothetical, any)
+Filters restrict every finding of the AND group they stand in; type and section compare
+without case, spaces or punctuation, and a filter that matches nothing is warned about.
+A finding counts when asserted for this patient, now: not 'mother had lung cancer', 'history
+of pneumonia' or 'evaluate for pneumonia' (--context or context: widen it).
 \b
 Example:
   clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv
@@ -66,6 +71,7 @@ def cohort_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
+    context: ContextOpt = None,
     term_model: TermModel = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
@@ -73,7 +79,7 @@ def cohort_command(
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
-    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions
+    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions, parse_context
 
     if level not in UNITS:
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
@@ -82,12 +88,15 @@ def cohort_command(
     check_engine(engine)
     if export:
         check_export_path(export, force)  # before the work, so a bad path fails at once
+    options = PolarityOptions(include_uncertain, polarity, parse_context(context))
     if engine == "spark":
         _spark_cohort(index_dir, query, level, export, force, show, as_json,
-                      PolarityOptions(include_uncertain, polarity), term_model, spark_master)
+                      options, term_model, spark_master)
         return
-    cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
+    cohort = Cohort(index_dir, options, term_model)
     counts = cohort.counts(query)
+    for warning in cohort.warnings(query):
+        typer.echo(f"warning: {warning}", err=True)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
         write_members_csv(members, level, export, force)  # type: ignore[arg-type]

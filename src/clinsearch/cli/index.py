@@ -18,6 +18,7 @@ from clinsearch.cli.corpus_input import (
     report_skips,
 )
 from clinsearch.cli.options import (
+    ContextOpt,
     Corpus,
     CorpusFormat,
     DateColumn,
@@ -223,12 +224,13 @@ def search_command(
     top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
     output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
     method: Annotated[
-        str,
+        str | None,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
                      " or hybrid, optionally with options: NAME:key=value,... (e.g."
                      " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
-                     " see 'clinsearch methods')."),
-    ] = "bm25",
+                     " see 'clinsearch methods'). Default: hybrid when the index has vectors,"
+                     " else concept (both read negation; bm25 does not).", show_default=False),
+    ] = None,
     whole_report: Annotated[
         bool,
         typer.Option(
@@ -271,6 +273,7 @@ def search_command(
     ] = None,
     include_uncertain: IncludeUncertain = False,
     polarity: SearchPolarity = "query",
+    context: ContextOpt = None,
     term_model: TermModel = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
@@ -280,6 +283,7 @@ def search_command(
     from clinsearch import Index
     from clinsearch.hit import LEVELS
     from clinsearch.query_file import Query, read_queries
+    from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
     from clinsearch.search.registry import parse_method
@@ -292,9 +296,12 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
+    index = Index.open(index_dir)
+    method = method or index.default_method
     spec = parse_method(method)
-    if term_model is not None and spec.method not in ("concept", "hybrid"):
-        raise ClinsearchError("--term-model applies to --method concept or hybrid")
+    for given, name in ((term_model, "--term-model"), (context, "--context")):
+        if given is not None and spec.method not in ("concept", "hybrid"):
+            raise ClinsearchError(f"{name} applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
     # the command's options join the spec's, in the one spec every method is built from
     spec = spec.with_options(**_search_options(
@@ -308,16 +315,16 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
+        context=context,
     ) | polarity_options(spec.method, polarity))
-    index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
         results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
-            _print_hits(
-                q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
-            )
+            reason = "" if hits else no_hits_reason(index, q.text)
+            _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
+                        lines=queries is not None, empty_reason=reason)
 
 
 @app.command("methods")
@@ -426,15 +433,20 @@ def _print_hits(
     tag: str,
     *,
     lines: bool,
+    empty_reason: str = "",
 ) -> None:
-    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines."""
+    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines;
+    a query with no hits says why (in the table, the JSON, or on stderr beside TREC lines)."""
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
         title = escape(printable(f"{qid}: {query}" if lines else query))
-        console.print(hits_table(hits, level, title=title))
+        console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason)))
     elif output == "json":
-        typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
+        typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason),
+                             lines=lines))
     else:
         for line in trec_lines(qid, hits, tag):
             typer.echo(line)
+        if empty_reason:
+            typer.echo(f"query {qid}: no matches: {empty_reason}", err=True)

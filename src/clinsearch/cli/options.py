@@ -99,3 +99,14 @@ def check_engine(engine: str, fmt: str | None = None) -> None:
         raise ClinsearchError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if engine == "local" and fmt in ("parquet", "spark-table"):
         raise ClinsearchError(f"--format {fmt} needs --engine spark")
+
+ContextOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--context",
+        help="concept/hybrid/cohort: also count findings in this context, comma-separated:"
+        " family ('mother had lung cancer'), historical ('history of pneumonia'), hypothetical"
+        " ('evaluate for pneumonia'), or any. Default: only findings asserted for this patient,"
+        " now.",
+    ),
+]

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinsearch.annotate.finding import Modifier, modifier_values
+from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.duck import connect
 from clinsearch.index.component import Change, Generation
@@ -30,7 +30,7 @@ NAME = "concepts"
 POSTINGS_FILE = "postings.parquet"  # finding row, depth; sorted by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
 FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "name", "type",
-                   "polarity", "pattern", "start", "end", "text", "modifiers")
+                   "polarity", "pattern", "start", "end", "text", "modifiers", "context")
 
 
 class ConceptComponent:
@@ -116,6 +116,19 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     return {"keys": keys.num_rows, "postings": postings.num_rows}
 
 
+def context_bits(column: pa.ChunkedArray) -> np.ndarray:
+    """Per row of a list-of-strings context column: its flags as bits of CONTEXTS (int8)."""
+    lists = column.combine_chunks()
+    counts = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
+    values = lists.flatten().to_pylist()
+    bit = {c: 1 << i for i, c in enumerate(CONTEXTS)}
+    flags = np.array([bit.get(v, 0) for v in values], dtype=np.int8)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    out = np.zeros(len(counts), dtype=np.int8)
+    np.bitwise_or.at(out, owner, flags)
+    return out
+
+
 def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
     """Dictionary-code a string column: int64 codes per row and the distinct values."""
     coded = pc.dictionary_encode(column).combine_chunks()
@@ -162,6 +175,13 @@ class ConceptIndex:
         self.modifier_start = mods.values.field("start").to_numpy(zero_copy_only=False)
         self.modifier_end = mods.values.field("end").to_numpy(zero_copy_only=False)
         self.modifier_value = mods.values.field("value").to_pylist()
+        # Context flags of each finding as bits (1 << CONTEXTS.index(flag)); 0: asserted.
+        self.context_bits = context_bits(findings.column("context"))
+
+    def context_of(self, row: int) -> tuple[str, ...]:
+        """The context flags of finding ``row``."""
+        bits = int(self.context_bits[row])
+        return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
 
     @classmethod
     def open(cls, gen_path: Path) -> ConceptIndex:

@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.duck import connect
 from clinsearch.index.unit_map import UnitMap
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
@@ -35,6 +36,10 @@ class FindingSpec:
     # and words; the sentence must mention one of the concepts, or the finding carry a word
     # as a modifier.
     sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    # Context flags (annotate.finding.CONTEXTS) admitted besides asserted findings; None: any.
+    contexts: tuple[str, ...] | None = ()
+    # Flags the finding must carry ("context:historical" in a cohort query); "any": none needed.
+    required_context: tuple[str, ...] = ()
 
     def where(self) -> tuple[str, list[object]]:
         """The SQL condition (with its parameters) over the matcher's ``f`` relation."""
@@ -47,10 +52,16 @@ class FindingSpec:
         return self.condition(DUCKDB, bind, "f", "sentence"), params
 
     def condition(self, dialect: Dialect, bind: Bind, table: str, key: str) -> str:
-        """The condition over ``table`` (columns concept, polarity, mods and ``key``, the
+        """The condition over ``table`` (columns concept, polarity, mods, ctx and ``key``, the
         sentence) selecting the findings rows that match; values go through ``bind``."""
         sql = (f"{in_list('concept', self.concepts, bind)}"
                f" AND {in_list('polarity', self.polarities, bind)}")
+        flags = [c for c in self.required_context if c != "any"]
+        excluded = [c for c in CONTEXTS if self.contexts is not None and c not in self.contexts]
+        if flags:
+            sql += " AND " + dialect.has_all.format("ctx", dialect.array_of(flags, bind))
+        elif excluded and not self.required_context:  # asserted, plus the admitted contexts
+            sql += " AND NOT " + dialect.has_any.format("ctx", dialect.array_of(excluded, bind))
         if self.modifiers:
             sql += " AND " + dialect.has_all.format("mods", dialect.array_of(self.modifiers, bind))
         for concepts, words in self.sites:
@@ -64,7 +75,8 @@ class FindingMatcher:
     """The sentences and units holding a finding that matches a spec, over one findings table.
 
     ``findings`` needs ``sentence_id``, ``concept``, ``polarity`` and ``modifiers`` (modifier
-    records with a ``value``, or the values themselves); ``sentence_ids`` gives the shared
+    records with a ``value``, or the values themselves), and may have ``context`` (flags; a
+    table without it holds asserted findings only); ``sentence_ids`` gives the shared
     sentence numbering (sentence ``i`` is ``sentence_ids[i]``).
     """
 
@@ -77,9 +89,11 @@ class FindingMatcher:
         values = "x.modifiers"
         if pa.types.is_struct(modifiers.value_type):
             values = "list_transform(x.modifiers, lambda m: m.value)"
+        context = ("coalesce(x.context, [])" if "context" in findings.schema.names
+                   else "[]::VARCHAR[]")
         self.con.execute(
             "CREATE TABLE f AS SELECT n.sentence, x.concept, x.polarity,"
-            f" coalesce({values}, []) AS mods"
+            f" coalesce({values}, []) AS mods, {context} AS ctx"
             " FROM findings x JOIN numbering n USING (sentence_id)"
             " ORDER BY x.concept, x.polarity, n.sentence"
         )

@@ -209,7 +209,7 @@ class FindingsTable:
     def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
         """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
         return FindingMatcher(
-            self.table(["sentence_id", "concept", "polarity", "modifiers"]), sentence_ids
+            self.table(["sentence_id", "concept", "polarity", "modifiers", "context"]), sentence_ids
         )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

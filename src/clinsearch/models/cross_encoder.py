@@ -7,13 +7,19 @@ and scores as its best window (papers 002 and 004 re-rank with full query-passag
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.models.folder import check_model_folder, fingerprint, load_model_folder
+from clinsearch.models.folder import (
+    check_model_folder,
+    fingerprint,
+    load_model_folder,
+    transformer_folder,
+)
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
@@ -92,5 +98,20 @@ def _load_cached(path: Path) -> CrossEncoderScorer:
 
 
 def load_cross_encoder(path: str | Path) -> CrossEncoderScorer:
-    """The cross-encoder at ``path``, loaded once per process and then reused."""
-    return _load_cached(check_model_folder(path, "cross-encoder model"))
+    """The cross-encoder at ``path``, loaded once per process and then reused; a folder that
+    holds no sequence-classification model (a bi-encoder, a bare encoder) is refused, since
+    loading it would rank with a randomly initialised head."""
+    folder = check_model_folder(path, "cross-encoder model")
+    config = transformer_folder(folder) / "config.json"
+    try:
+        architectures = json.loads(config.read_text(encoding="utf-8")).get("architectures") or []
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise ClinsearchError(f"cross-encoder model folder {folder}: unreadable config.json"
+                              f" ({exc})") from None
+    if not any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        named = ", ".join(map(str, architectures)) or "no architecture"
+        raise ClinsearchError(
+            f"{folder} is not a cross-encoder (its config.json names {named}, not a"
+            " ...ForSequenceClassification model): give a folder from 'clinsearch train"
+            " crossencoder' or another sequence-classification re-ranker")
+    return _load_cached(folder)

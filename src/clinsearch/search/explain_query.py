@@ -11,7 +11,7 @@ from rich.text import Text
 
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.search.query_parser import MAP_THRESHOLD, ParsedQuery
 from clinsearch.search.vocabulary import DefaultEncoder
 
 
@@ -42,6 +42,8 @@ def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
         "term_model": None if encoder is None else {"path": str(encoder.path),
                                                     "fingerprint": encoder.fingerprint},
         "groups": groups,
+        "map_threshold": MAP_THRESHOLD,
+        "approximate": sorted(parsed.approximate),
         "unknown_words": [
             {"phrase": m.phrase, "used": m.used,
              "nearest": [{"term": t.text, "kind": t.kind, "stands_for": t.ref,
@@ -65,12 +67,17 @@ def explain_table(explained: dict[str, Any]) -> Group:
             patterns.add_row(str(i), escape(p["pattern"]), escape(p["concept"]), p["polarity"],
                              escape(mods), escape(p["text"]), escape(also))
     if not explained["groups"]:
-        patterns.caption = "no lexicon finding in the query: concept search finds nothing"
+        patterns.caption = ("no lexicon finding in the query: concept search falls back to text"
+                            " (BM25)")
+    elif explained.get("approximate"):
+        patterns.caption = ("approximate (mapped by embedding, ranked below true matches): "
+                            + ", ".join(explained["approximate"]))
     parts.append(patterns)
     if explained["unknown_words"]:
-        unknown = Table(title="words not in the lexicon, mapped by embedding similarity",
-                        title_justify="left")
-        for name in ("phrase", "nearest lexicon terms (cosine)", "used"):
+        threshold = explained.get("map_threshold", MAP_THRESHOLD)
+        unknown = Table(title="words not in the lexicon: candidates by embedding similarity"
+                        f" (used only at cosine >= {threshold:.2f})", title_justify="left")
+        for name in ("phrase", "candidate lexicon terms (cosine)", "used"):
             unknown.add_column(name)
         for u in explained["unknown_words"]:
             near = "; ".join(f"{n['term']} -> {n['stands_for']} ({n['similarity']:.2f})"

@@ -57,6 +57,8 @@ PARAMS = (
           default=DEFAULT_DEPTH, minimum=1),
     Param("model", "path", "dense: the encoder folder.", needs="dense"),
     Param("term_model", "path", "concept: the term encoder folder."),
+    Param("context", "str", "concept: context flags also counted (family, historical,"
+          " hypothetical, comma-separated, or any); default: asserted findings only."),
 )
 
 
@@ -76,11 +78,12 @@ class HybridRetriever:
         depth: int = DEFAULT_DEPTH,
         model: str | Path | None = None,
         term_model: str | Path | None = None,
+        context: str | None = None,
     ) -> None:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
-        ``model`` goes to the dense method, ``term_model`` to the concept method; ``fusion``
-        defaults to ``default_fusion(methods)``; ``make(index, name, **options)`` (the
-        registry's, passed in by it) makes the fused methods' retrievers."""
+        ``model`` goes to the dense method, ``term_model`` and ``context`` to the concept
+        method; ``fusion`` defaults to ``default_fusion(methods)``; ``make(index, name,
+        **options)`` (the registry's, passed in by it) makes the fused methods' retrievers."""
         names = _split(methods) if methods else default_methods(index)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
@@ -92,7 +95,8 @@ class HybridRetriever:
                                   f" (got {', '.join(names)})")
         given: dict[str, dict[str, str | Path]] = {
             "dense": {"model": model} if model else {},
-            "concept": {"term_model": term_model} if term_model is not None else {},
+            "concept": ({"term_model": term_model} if term_model is not None else {})
+            | ({"context": context} if context else {}),
         }
         self.retrievers = [make(index, name, **given.get(name, {})) for name in names]
 

@@ -31,8 +31,10 @@ def highlighted(hit: Hit) -> Text:
     return text
 
 
-def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None) -> Table:
-    """A table of rank, ids, score and the best sentence with matched terms highlighted."""
+def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None,
+               empty_reason: str = "") -> Table:
+    """A table of rank, ids, score and the best sentence with matched terms highlighted; with
+    no hits, the caption says why (``empty_reason``)."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("rank", justify="right")
     columns = _ID_COLUMNS[level]
@@ -51,21 +53,24 @@ def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None) -> T
             cells.append(Text(printable(str(hit.explanation.get("summary", "")))))
         table.add_row(*cells)
     if not hits:
-        table.caption = "no matches"
+        table.caption = f"no matches: {empty_reason}" if empty_reason else "no matches"
     return table
 
 
 def json_record(
-    qid: str, query: str, level: Level, method: str, hits: Sequence[Hit]
+    qid: str, query: str, level: Level, method: str, hits: Sequence[Hit], empty_reason: str = ""
 ) -> dict[str, Any]:
-    """One query's results as a JSON-ready dict."""
-    return {
+    """One query's results as a JSON-ready dict (with ``no_hits_reason`` when there are none)."""
+    record: dict[str, Any] = {
         "qid": qid,
         "query": query,
         "level": level,
         "method": method,
         "hits": [hit.to_dict() for hit in hits],
     }
+    if not hits and empty_reason:
+        record["no_hits_reason"] = empty_reason
+    return record
 
 
 def json_text(record: dict[str, Any], *, lines: bool) -> str:

@@ -10,10 +10,13 @@ query is annotated again, and every mapping is reported for ``clinsearch explain
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from clinsearch.annotate.finding import Finding
 from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
@@ -22,10 +25,16 @@ if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
 
 ANATOMY = "anatomy"
-MAP_THRESHOLD = 0.62  # cosine above which an unknown phrase is replaced by its nearest term
+# Cosine above which an unknown phrase is replaced by its nearest term: the lowest threshold at
+# which at most 10% of words the lexicon does not know get mapped
+# (benchmarks/bench_map_threshold.py; 0.62 before mapped "dextrocardia" to scoliosis). Such
+# mappings are approximate.
+MAP_THRESHOLD = 0.80
 NEAREST = 3
+PARSE_MEMO = 4096  # parsed queries remembered (hybrid, concept and filters parse the same text)
 _OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,7 @@ class ParsedQuery:
     groups: tuple[tuple[Finding, ...], ...]
     mappings: tuple[TermMapping, ...]
     sites: tuple[tuple[Finding, ...], ...] = ()
+    approximate: frozenset[str] = frozenset()  # concepts that only an embedding mapping gave
 
     @property
     def patterns(self) -> list[str]:
@@ -66,6 +76,7 @@ class QueryParser:
         self.annotator = annotator
         self.encoder = encoder
         self._cache_dir = cache_dir
+        self._parsed: dict[tuple[str, bool], ParsedQuery] = {}
 
     @cached_property
     def vectors(self) -> TermVectors:
@@ -89,28 +100,92 @@ class QueryParser:
         With ``map_unknown=False`` unknown words are reported with their nearest terms but
         never replaced (cohort queries stay exactly as written).
         """
+        return self.parse_many([text], map_unknown=map_unknown)[0]
+
+    def parse_many(self, texts: Sequence[str], *, map_unknown: bool = True
+                   ) -> list[ParsedQuery]:
+        """``parse`` for each text; the parts of the texts not parsed before are annotated in
+        one batch, their unknown words embedded in another (and remembered, up to PARSE_MEMO)."""
+        memo = self._parsed
+        done = {t: memo[(t, map_unknown)] for t in texts if (t, map_unknown) in memo}
+        todo = [t for t in dict.fromkeys(texts) if t not in done]
+        fixed = [self.abbreviation_case(t) for t in todo]
+        split = [_parts(t) for t in fixed]
+        flat = [p for parts in split for p, _ in parts]
+        annotated = list(self.annotator.annotate_many(flat))
+        unknown = [self._unknown(p, found) for p, found in zip(flat, annotated, strict=True)]
+        phrases = [p[s:e] for p, (runs, _) in zip(flat, unknown, strict=True) for s, e in runs]
+        vectors = iter(self.encoder.encode_queries(phrases) if phrases else ())
+        states = iter([(found, runs, described, [next(vectors) for _ in runs])
+                       for found, (runs, described) in zip(annotated, unknown, strict=True)])
+        for text, cased, parts in zip(todo, fixed, split, strict=True):
+            done[text] = self._parse(cased, parts, [next(states) for _ in parts], map_unknown)
+        if len(self._parsed) + len(todo) > PARSE_MEMO:
+            self._parsed.clear()
+        self._parsed.update(((t, map_unknown), done[t]) for t in todo)
+        return [done[t] for t in texts]
+
+    def _parse(self, text: str, parts: list[tuple[str, int]], states: list[_PartState],
+               map_unknown: bool) -> ParsedQuery:
         groups: list[tuple[Finding, ...]] = []
         sites: list[tuple[Finding, ...]] = []
         mappings: list[TermMapping] = []
-        offset = 0
-        for part in _OR.split(text):
-            start = text.index(part, offset) if part else offset
-            offset = start + len(part)
-            findings, mapped = self._parse_part(part, start, map_unknown)
+        approximate: set[str] = set()
+        for (part, start), state in zip(parts, states, strict=True):
+            exact = state[0]
+            findings, mapped = self._parse_part(part, start, state, map_unknown)
             mappings += mapped
+            if any(m.used for m in mapped):
+                approximate |= {f.concept for f in findings} - {f.concept for f in exact}
             main = [f for f in findings if f.type != ANATOMY] or findings
             if main:
                 groups.append(tuple(main))
                 sites.append(_sites(findings, main))
-        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites))
+        return ParsedQuery(text, tuple(groups), tuple(mappings), tuple(sites),
+                           frozenset(approximate))
 
-    def _parse_part(self, part: str, base: int, map_unknown: bool
-                    ) -> tuple[list[Finding], list[TermMapping]]:
-        findings = self.annotator.annotate(part)
+    @cached_property
+    def _abbreviations(self) -> dict[str, str]:
+        """Lexicon abbreviations by lower-case form, except ordinary words (``plain_words``)."""
+        lexicon = self.annotator.lexicon
+        out: dict[str, str] = {}
+        for concept in lexicon.concepts.values():
+            for abbreviation in concept.abbreviations:
+                lower = abbreviation.lower()
+                if lower not in lexicon.plain_words:
+                    out.setdefault(lower, abbreviation)
+        return out
+
+    def abbreviation_case(self, text: str) -> str:
+        """``text`` with query words that are lexicon abbreviations in another case written in
+        the lexicon's case ("copd" -> "COPD"); offsets are unchanged."""
+        def fix(m: re.Match[str]) -> str:
+            word = m.group()
+            for stem, tail in ((word, ""), (word[:-1], word[-1:])):  # plural "ptxs"
+                known = self._abbreviations.get(stem.lower())
+                if known is not None and (tail == "" or tail.lower() == "s"):
+                    return known + tail
+            return word
+
+        return _WORD.sub(fix, text)
+
+    def _unknown(self, part: str, findings: list[Finding]
+                 ) -> tuple[list[tuple[int, int]], bool]:
+        """The spans of a query part to map by embedding, and whether the part only describes
+        anatomy ("heart is big", "water on the lung": then the whole phrase is mapped)."""
         runs = self._unknown_runs(part, findings)
+        if _anatomy_described(findings, runs):
+            return [(len(part) - len(part.lstrip()), len(part.rstrip()))], True
+        return runs, False
+
+    def _parse_part(self, part: str, base: int, state: _PartState, map_unknown: bool
+                    ) -> tuple[list[Finding], list[TermMapping]]:
+        """The findings of one alternative of a query after mapping its unknown words, and the
+        mappings; ``state``: its findings, the spans to map, whether it only describes
+        anatomy, and the spans' vectors."""
+        findings, runs, described, embedded = state
         if not runs:
             return findings, []
-        embedded = self.encoder.encode_queries([part[s:e] for s, e in runs])
         mappings: list[TermMapping] = []
         rewritten = part
         for (s, e), vec in sorted(zip(runs, embedded, strict=True), key=lambda r: -r[0][0]):
@@ -122,6 +197,8 @@ class QueryParser:
         mappings.reverse()
         if rewritten != part:
             findings = self.annotator.annotate(rewritten)
+        elif described:
+            findings = []  # no finding close enough: the anatomy alone is not what was asked
         return findings, mappings
 
     def _unknown_runs(self, part: str, findings: list[Finding]) -> list[tuple[int, int]]:
@@ -142,6 +219,28 @@ class QueryParser:
                 runs.append((m.start(), m.end()))
             last_end = m.end()
         return runs
+
+
+_PartState = tuple[list[Finding], list[tuple[int, int]], bool, list[np.ndarray]]
+
+
+def _parts(text: str) -> list[tuple[str, int]]:
+    """The alternatives of a query ("X or Y", "X; Y") with their offsets."""
+    out = []
+    offset = 0
+    for part in _OR.split(text):
+        start = text.index(part, offset) if part else offset
+        offset = start + len(part)
+        out.append((part, start))
+    return out
+
+
+def _anatomy_described(findings: list[Finding], unknown: list[tuple[int, int]]) -> bool:
+    """Whether a query part names only anatomy, with a severity word or a word the lexicon
+    does not know ("heart is big", "water on the lung"): a finding described in words the
+    lexicon lacks, not the anatomy itself."""
+    return bool(findings) and all(f.type == ANATOMY for f in findings) and (
+        bool(unknown) or any(m.category == "severity" for f in findings for m in f.modifiers))
 
 
 def _sites(findings: list[Finding], main: list[Finding]) -> tuple[Finding, ...]:

@@ -10,7 +10,7 @@ its parameters.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,14 @@ WRAPPER_PARAMS = (
           " summary (report concepts without negated findings).", default="report",
           choices=RERANK_INPUTS, what="re-rank input"),
 )
+
+
+def default_method(components: Sequence[str]) -> str:
+    """The method a search uses unless told: hybrid with vectors, concept with concept postings
+    (both read negation, unlike BM25), bm25 only for an index with neither."""
+    if "dense" in components:
+        return "hybrid"
+    return "concept" if "concepts" in components else "bm25"
 
 
 def method(name: str) -> Method:

@@ -15,7 +15,12 @@ from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.hit import Hit
 from clinsearch.index.index import Index as IndexStore
 from clinsearch.search.method_spec import MethodSpec
-from clinsearch.search.registry import checked_options, make_retriever, parse_method
+from clinsearch.search.registry import (
+    checked_options,
+    default_method,
+    make_retriever,
+    parse_method,
+)
 from clinsearch.search.retriever import Retriever
 from clinsearch.units import LEVELS, Level
 
@@ -29,15 +34,16 @@ class SearchSession:
         self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Retriever] = {}
 
     def search(
-        self, query: str, level: Level = "report", top: int = 10, method: str | MethodSpec = "bm25",
-        **options: Any,
+        self, query: str, level: Level = "report", top: int = 10,
+        method: str | MethodSpec | None = None, **options: Any,
     ) -> list[Hit]:
-        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
+        """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it;
+        default ``default_method``: hybrid when the index has vectors, else concept)."""
         return self.search_many([query], level, top, method, **options)[0]
 
     def search_many(
         self, queries: Sequence[str], level: Level = "report", top: int = 10,
-        method: str | MethodSpec = "bm25", **options: Any,
+        method: str | MethodSpec | None = None, **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
         if level not in LEVELS:
@@ -48,6 +54,7 @@ class SearchSession:
             if not query.strip():
                 raise InputError("empty query", field="query")
         top = min(top, self.index.level_size(level))  # more than exist would only waste memory
+        method = method or default_method(self.index.config.components)
         return self.retriever(method, options).search_many(list(queries), level, top)
 
     def retriever(self, method: str | MethodSpec, options: dict[str, Any]) -> Retriever:
@@ -77,18 +84,23 @@ class Index(IndexStore):
     """An index you can search: the store (build, open, add, delete) with a search session."""
 
     def search(
-        self, query: str, level: Level = "report", top: int = 10, method: str | MethodSpec = "bm25",
-        **options: Any,
+        self, query: str, level: Level = "report", top: int = 10,
+        method: str | MethodSpec | None = None, **options: Any,
     ) -> list[Hit]:
         """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
         return self.session.search(query, level, top, method, **options)
 
     def search_many(
         self, queries: Sequence[str], level: Level = "report", top: int = 10,
-        method: str | MethodSpec = "bm25", **options: Any,
+        method: str | MethodSpec | None = None, **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
         return self.session.search_many(queries, level, top, method, **options)
+
+    @property
+    def default_method(self) -> str:
+        """hybrid when the index has vectors, else concept (both read negation), else bm25."""
+        return default_method(self.config.components)
 
     @cached_property
     def session(self) -> SearchSession:

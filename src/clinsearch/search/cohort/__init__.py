@@ -14,7 +14,17 @@ from clinsearch.search.cohort.engine import (
     members_csv_rows,
     write_members_csv,
 )
-from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
+from clinsearch.search.cohort.syntax import (
+    And,
+    CohortSyntaxError,
+    Filter,
+    Group,
+    Node,
+    Not,
+    Or,
+    Unit,
+    parse,
+)
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
 if TYPE_CHECKING:
@@ -63,3 +73,21 @@ class Cohort:
     def members(self, query: str, level: Unit) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
         return self.engine.members(query, level)
+
+    def warnings(self, query: str) -> list[str]:
+        """Why filters of ``query`` may silently select nothing (values that exist, undated
+        reports), so that a zero count is never a surprise."""
+        return self.engine.corpus.filter_warnings(filters_of(parse(query)))
+
+
+def filters_of(node: Node) -> list[Filter]:
+    """Every filter in a cohort syntax tree, in query order."""
+    if isinstance(node, Filter):
+        return [node]
+    if isinstance(node, Not):
+        return filters_of(node.operand)
+    if isinstance(node, Group):
+        return filters_of(node.expr)
+    if isinstance(node, And | Or):
+        return [f for op in node.operands for f in filters_of(op)]
+    return []

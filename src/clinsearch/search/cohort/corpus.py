@@ -20,10 +20,11 @@ import pyarrow.parquet as pq
 from clinsearch.duck import connect
 from clinsearch.index.finding_match import FindingMatcher, FindingSpec
 from clinsearch.index.unit_map import UnitMap
-from clinsearch.search.cohort.syntax import UNITS, Filter, Unit
+from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
+
 
 @dataclass(frozen=True, slots=True)
 class Reports:
@@ -74,9 +75,11 @@ class CohortCorpus:
         empty = np.setdiff1d(np.arange(n_reports), self.sentence_report)
         self.row_report = np.concatenate([self.sentence_report, empty])
         # Filter columns as integer codes: comparing codes is ~10x faster than strings.
-        self.sections, section_code = np.unique(self.sentence_sections, return_inverse=True)
+        folded = np.array([fold(v) for v in self.sentence_sections], dtype=object)
+        self.sections, section_code = np.unique(folded.astype(str), return_inverse=True)
         self.row_section = np.concatenate([section_code, np.full(len(empty), -1)])
-        self.types, self.report_type = np.unique(self.reports.type, return_inverse=True)
+        folded = np.array([fold(v) for v in self.reports.type], dtype=object)
+        self.types, self.report_type = np.unique(folded.astype(str), return_inverse=True)
         self.report_date = np.array([int(d.replace("-", "")) if d else 0
                                      for d in self.reports.date], dtype=np.int64)
         self.size: dict[Unit, int] = {u: self.unit_map.size(u) for u in UNITS}
@@ -129,6 +132,8 @@ class CohortCorpus:
         report_ok = np.ones(self.size["report"], dtype=bool)
         row_ok = np.ones(len(self.row_report), dtype=bool)
         for flt in filters:
+            if flt.key == "context":
+                continue  # restricts findings, not rows (``Evaluator.matching``)
             if flt.key == "type":
                 report_ok &= self.report_type == _code(self.types, flt.value)
             elif flt.key == "section":
@@ -141,6 +146,27 @@ class CohortCorpus:
                 if flt.high:
                     report_ok &= date <= int(flt.high.replace("-", ""))
         return row_ok & report_ok[self.row_report]
+
+    def filter_warnings(self, filters: list[Filter]) -> list[str]:
+        """Why a filter would select nothing: a type or section no report has (with the
+        values that exist), a date range where reports have no date."""
+        out = []
+        for flt in filters:
+            if flt.key in ("type", "section"):
+                raw = self.reports.type if flt.key == "type" else self.sentence_sections
+                codes = self.types if flt.key == "type" else self.sections
+                if _code(codes, flt.value) < 0:
+                    values, counts = np.unique(np.asarray(raw, dtype=str), return_counts=True)
+                    shown = ", ".join(f'"{v}" ({n})' for v, n in zip(values, counts, strict=True)
+                                      if v) or "none recorded"
+                    out.append(f"{flt.key}:{flt.value!r} matches nothing (compared without case,"
+                               f" spaces or punctuation); {flt.key}s in this index: {shown}")
+            elif flt.key == "date":
+                undated = int((self.report_date == 0).sum())
+                if undated:
+                    out.append(f"date: {undated:,} of {len(self.report_date):,} reports have no"
+                               " date and never match a date filter")
+        return out
 
     def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""

@@ -8,7 +8,7 @@ covers. Filters restrict every finding of the AND group they stand in, and of gr
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class Evaluator:
     def __init__(self, corpus: CohortCorpus, resolve: Resolver) -> None:
         self.corpus = corpus
         self._resolve = resolve
-        self._sentences: dict[Term | TextMatch, np.ndarray] = {}
+        self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
 
@@ -45,16 +45,20 @@ class Evaluator:
         return self._rows[filters]
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
-        """Uids of the sentences where a term (or text) matches, under ``filters``."""
-        if node not in self._sentences:
+        """Uids of the sentences where a term (or text) matches, under ``filters``; context
+        filters choose which findings count, the others which rows."""
+        context = tuple(sorted({f.value for f in filters if f.key == "context"}))
+        key = (node, context)
+        if key not in self._sentences:
             if isinstance(node, TextMatch):
-                self._sentences[node] = self.corpus.text_sentences(node.phrase)
+                self._sentences[key] = self.corpus.text_sentences(node.phrase)
                 self._labels[node] = f'text "{node.phrase}"'
             else:
                 spec = self._resolve(node)
-                self._sentences[node] = self.corpus.finding_sentences(spec)
+                self._sentences[key] = self.corpus.finding_sentences(
+                    replace(spec, required_context=context) if context else spec)
                 self._labels[node] = spec.label
-        sentences = self._sentences[node]
+        sentences = self._sentences[key]
         if filters:
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences

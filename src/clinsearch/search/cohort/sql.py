@@ -19,7 +19,7 @@ User values never enter the SQL text: they are bound as named parameters.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clinsearch.index.finding_match import FindingSpec
@@ -45,17 +45,20 @@ def cohort_views(dialect: Dialect, with_reports: bool = True) -> list[str]:
     and findings tables registered under the ``SOURCES`` names. Without the reports and sentences
     tables the rows come from the findings table: only units with a finding exist, and type,
     date and text filters cannot be used."""
-    findings = (f"CREATE OR REPLACE TEMPORARY VIEW c_findings AS SELECT sentence_id, concept,"
-                f" polarity, {dialect.mods.format('pattern')} AS mods FROM cs_findings")
+    findings = ("CREATE OR REPLACE TEMPORARY VIEW c_findings AS SELECT sentence_id, concept,"
+                f" polarity, {dialect.mods.format('pattern')} AS mods, context AS ctx"
+                " FROM cs_findings")
     if not with_reports:
+        section = dialect.fold.format("coalesce(section, '')")
         rows = ("CREATE OR REPLACE TEMPORARY VIEW c_rows AS SELECT DISTINCT sentence_id,"
-                " report_id, visit_id, patient_id, lower(coalesce(section, '')) AS section,"
+                f" report_id, visit_id, patient_id, {section} AS section,"
                 " '' AS rtype, '' AS rdate FROM cs_findings")
         return [rows, findings]
+    section = dialect.fold.format("coalesce(s.section, '')")
+    rtype = dialect.fold.format("coalesce(r.type, '')")
     rows = ("CREATE OR REPLACE TEMPORARY VIEW c_rows AS SELECT s.id AS sentence_id,"
-            " r.id AS report_id, r.visit_id, r.patient_id,"
-            " lower(coalesce(s.section, '')) AS section, lower(coalesce(r.type, '')) AS rtype,"
-            " coalesce(r.date, '') AS rdate"
+            f" r.id AS report_id, r.visit_id, r.patient_id, {section} AS section,"
+            f" {rtype} AS rtype, coalesce(r.date, '') AS rdate"
             " FROM cs_reports r LEFT JOIN cs_sentences s ON s.report_id = r.id")
     sentences = ("CREATE OR REPLACE TEMPORARY VIEW c_sentences AS SELECT id AS sentence_id,"
                  " lower(text) AS ltext FROM cs_sentences")
@@ -110,6 +113,8 @@ class SQLCompiler:
     def _filters(self, filters: tuple[Filter, ...]) -> str:
         out = []
         for flt in filters:
+            if flt.key == "context":
+                continue  # restricts the findings of terms, not rows (``_units``)
             if flt.key == "type":
                 out.append(f"rtype = {self.bind(flt.value)}")
             elif flt.key == "section":
@@ -132,6 +137,9 @@ class SQLCompiler:
         if isinstance(node, Term):
             assert self._resolve is not None, "a query with terms needs a resolver"
             spec = self._resolve(node)
+            context = tuple(sorted({f.value for f in filters if f.key == "context"}))
+            if context:
+                spec = replace(spec, required_context=context)
             found = (f"SELECT sentence_id FROM c_findings WHERE "
                      f"{self.spec_condition(spec, 'c_findings', 'sentence_id')}")
             return self._select(unit, f"sentence_id IN ({found})", filters)

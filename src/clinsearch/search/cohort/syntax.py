@@ -8,7 +8,7 @@ Grammar (keywords are case-insensitive)::
     unary   := "NOT" unary | primary
     primary := "(" or ")" [scope] | filter | term
     scope   := ["IN"] "SAME" ("SENTENCE" | "REPORT" | "VISIT" | "PATIENT")
-    filter  := ("type" | "date" | "section" | "text") ":" (QUOTED | VALUE)
+    filter  := ("type" | "date" | "section" | "text" | "context") ":" (QUOTED | VALUE)
     term    := QUOTED | WORD+                  -- consecutive words form one phrase
 
 Errors raise ``CohortSyntaxError`` with the character offset of the offending token.
@@ -26,7 +26,8 @@ from clinsearch.units import LEVELS, Level
 
 Unit = Level  # the units a cohort query counts and combines in
 UNITS: tuple[Unit, ...] = LEVELS
-FILTER_KEYS = ("type", "date", "section", "text")
+FILTER_KEYS = ("type", "date", "section", "text", "context")
+CONTEXT_VALUES = ("family", "historical", "hypothetical", "any")
 KEYWORDS = ("and", "or", "not")
 # Limits that keep any query fast and its evaluation shallow (a few ms per clause).
 MAX_QUERY_CHARS = 10_000
@@ -81,10 +82,11 @@ class TextMatch:
 
 @dataclass(frozen=True, slots=True)
 class Filter:
-    """A restriction on report type, report date range or sentence section."""
+    """A restriction on report type, report date range, sentence section, or finding context
+    (``context:historical``: the findings of the group must carry that flag; ``any``: any)."""
 
-    key: Literal["type", "date", "section"]
-    value: str  # type and section: the value, lower-cased; date: the range as written
+    key: Literal["type", "date", "section", "context"]
+    value: str  # type, section: folded (``fold``); context: the flag; date: the range as written
     low: str = ""  # date: ISO lower bound, inclusive ("" = open)
     high: str = ""  # date: ISO upper bound, inclusive ("" = open)
     start: int = 0
@@ -321,7 +323,19 @@ class _Parser:
         if tok.key == "date":
             low, high = _date_range(tok, self.query)
             return Filter("date", tok.text, low, high, tok.start, tok.end)
-        return Filter(tok.key, tok.text.lower(), start=tok.start, end=tok.end)  # type: ignore[arg-type]
+        if tok.key == "context":
+            value = tok.text.lower()
+            if value not in CONTEXT_VALUES:
+                self.fail(f"unknown context '{tok.text}'; use one of {', '.join(CONTEXT_VALUES)}",
+                          tok)
+            return Filter("context", value, start=tok.start, end=tok.end)
+        return Filter(tok.key, fold(tok.text), start=tok.start, end=tok.end)  # type: ignore[arg-type]
+
+
+def fold(value: str) -> str:
+    """A type or section value compared without case, spaces or punctuation: "CHEST XRAY",
+    "chest x-ray" and "Chest X-Ray" are one type."""
+    return re.sub(r"[^a-z0-9]+", "", value.lower())
 
 
 def _date_range(tok: Token, query: str) -> tuple[str, str]:

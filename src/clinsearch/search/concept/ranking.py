@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from clinsearch.annotate.finding import POLARITIES, Finding, modifier_values
+from clinsearch.annotate.finding import CONTEXTS, POLARITIES, Finding, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.errors import ClinsearchError
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.concept.patterns import PatternMatch, match
@@ -26,22 +27,52 @@ WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
 POLARITY_MODES = ("query", "any")
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
+# A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
+# much: its hits rank below every true match of the same completeness.
+APPROXIMATE_CREDIT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class PolarityOptions:
-    """Which polarities a query pattern accepts: its own (default), plus uncertain, or any."""
+    """Which findings a query pattern accepts: its polarity (default), plus uncertain, or any;
+    asserted findings only (default), or also those in the ``context`` named."""
 
     include_uncertain: bool = False
     polarity: str = "query"  # "query": the polarity the query states; "any": all three
+    context: tuple[str, ...] = ()  # context flags admitted besides asserted findings
 
     def allowed(self, query_polarity: str) -> tuple[str, ...]:
-        """The candidate polarities accepted for a query pattern of ``query_polarity``."""
+        """The candidate polarities accepted for a query pattern of ``query_polarity``.
+
+        A hedged query ("suspected pneumonia") asks for the finding: definite and hedged
+        mentions both count.
+        """
         if self.polarity == "any":
             return POLARITIES
-        if self.include_uncertain and query_polarity != "uncertain":
+        if query_polarity == "uncertain":
+            return ("present", "uncertain")
+        if self.include_uncertain:
             return (query_polarity, "uncertain")
         return (query_polarity,)
+
+    @property
+    def context_bits(self) -> int:
+        """The admitted context flags as bits of ``CONTEXTS``."""
+        return sum(1 << CONTEXTS.index(c) for c in self.context)
+
+
+def parse_context(text: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Context flags from "historical,family", a sequence of them, or "any" (all)."""
+    if not text:
+        return ()
+    items = [t.strip().lower() for t in (text.split(",") if isinstance(text, str) else text)]
+    if "any" in items:
+        return CONTEXTS
+    unknown = [t for t in items if t and t not in CONTEXTS]
+    if unknown:
+        raise ClinsearchError(f"unknown context {unknown[0]!r}; choose from"
+                              f" {', '.join(CONTEXTS)} or any (comma-separated)")
+    return tuple(c for c in CONTEXTS if c in items)
 
 
 DEFAULT_POLARITY = PolarityOptions()
@@ -113,6 +144,8 @@ class ConceptRanker:
             rows.append([])
             for q in group:
                 sentences, found, values = self._best_per_sentence(q, options, masks)
+                if q.concept in query.approximate:
+                    values = values * APPROXIMATE_CREDIT
                 total[sentences] += values
                 seen[sentences] = True
                 best_row = np.full(n, -1)
@@ -162,6 +195,7 @@ class ConceptRanker:
         codes = self.index.pattern_code[rows]
         allowed = [POLARITIES.index(p) for p in options.allowed(q.polarity)]
         keep = np.isin(self._polarity[codes], allowed)
+        keep &= (self.index.context_bits[rows] & ~options.context_bits) == 0
         rows, codes = rows[keep], codes[keep]
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
             return rows, rows, np.zeros(0)

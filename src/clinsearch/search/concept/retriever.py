@@ -8,6 +8,7 @@ patient by their best sentence. Each hit explains which query parts its sentence
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,14 @@ import pyarrow.parquet as pq
 from clinsearch.hit import Hit, Level
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.concept.modifier_relations import modifier_categories
 from clinsearch.search.concept.ranking import (
     POLARITY_MODES,
     ConceptRanker,
     PartMatch,
     PolarityOptions,
+    parse_context,
 )
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
@@ -43,6 +46,8 @@ PARAMS = (
           default="query", choices=POLARITY_MODES, what="polarity mode"),
     Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
           " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
+    Param("context", "str", "Context flags also counted: family, historical, hypothetical"
+          " (comma-separated) or any; default: findings asserted for this patient, now."),
 )
 
 
@@ -50,15 +55,18 @@ class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
     def __init__(self, index: Index, *, include_uncertain: bool = False,
-                 polarity: str = "query", term_model: str | Path | None = None) -> None:
-        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
+                 polarity: str = "query", term_model: str | Path | None = None,
+                 context: str | None = None) -> None:
+        """``term_model``: the term encoder folder (default: the index's, else MiniLM);
+        ``context``: context flags also admitted, e.g. "historical,family" or "any"."""
         self.store = index.store
         tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
-        self.options = PolarityOptions(include_uncertain, polarity)
+        self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+        self.fallback = BM25Retriever(index)
         row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
         # Store row of each sentence code of the concept index.
         self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
@@ -73,6 +81,8 @@ class ConceptRetriever:
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
         parsed = self.parser.parse(query)
+        if not parsed.groups:
+            return self._text_fallback(query, level, top)
         ranking = self.ranker.rank(parsed, self.options, self._wording(query))
         rows = self._store_row[ranking.sentences]
         best = top_groups(
@@ -89,6 +99,12 @@ class ConceptRetriever:
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
         )
 
+    def _text_fallback(self, query: str, level: Level, top: int) -> list[Hit]:
+        """BM25 hits for a query with no lexicon finding, marked as a text match."""
+        note = "no lexicon finding in the query: ranked by text (BM25)"
+        return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
+                for hit in self.fallback.search(query, level, top)]
+
     def _wording(self, query: str) -> np.ndarray:
         """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
         sentences with the same finding pattern the one worded most like the query comes first."""
@@ -102,7 +118,8 @@ class ConceptRetriever:
         return out
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
-        """``search`` for each query in turn."""
+        """``search`` for each query in turn (their finding patterns parsed in one batch)."""
+        self.parser.parse_many(queries)
         return [self.search(query, level, top) for query in queries]
 
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
@@ -126,15 +143,21 @@ class ConceptRetriever:
         idx = self.ranker.index
         text = self.store.sentence_texts[row]
         matched, names = [], []
+        mapped = {c: m.phrase for m in parsed.mappings if m.used
+                  for c in parsed.approximate}
         for part in parts:
             code = int(idx.pattern_code[part.row])
             names.append(idx.pattern_name[code])
-            matched.append({
+            entry = {
                 "query_pattern": part.query.pattern,
                 "pattern": idx.patterns[code],
                 **part.match.explain(),
                 "similarity": round(part.similarity, 4),
-            })
+            }
+            if part.query.concept in parsed.approximate:  # never "exact": a guess from words
+                entry["concept"] = "approximate"
+                entry["mapped_from"] = mapped.get(part.query.concept, "")
+            matched.append(entry)
         return {
             "method": "concept",
             "query_patterns": parsed.patterns,

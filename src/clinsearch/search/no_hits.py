@@ -1,0 +1,50 @@
+"""Why a search found nothing: "no such patients" is a routine answer, so it comes with a reason.
+
+For each finding the query asks about, the index's findings are counted by polarity and
+context, so the user sees whether the finding never occurs, occurs only with another polarity
+(and which option widens the search), or occurs only in family, historical or hypothetical
+context.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+
+def no_hits_reason(index: Index, query: str) -> str:
+    """One or two sentences saying why ``query`` has no hits in ``index``."""
+    from clinsearch.search.concept.tools import index_concept_tools
+
+    if "concepts" not in index.config.components:
+        return f"no sentence of this index contains the words of {query!r}"
+    tools = index_concept_tools(index)
+    parsed = tools.parser.parse(query)
+    if not parsed.groups:
+        return ("no lexicon finding in the query, and no sentence contains its words"
+                " (try other wording, or `clinsearch explain-query` to see how it is read)")
+    concepts = index.component("concepts")
+    reasons = []
+    for group in parsed.groups:
+        for finding in group:
+            rows = concepts.lookup(finding.concept).rows
+            if not len(rows):
+                reasons.append(f"'{finding.name}' is never mentioned in this index")
+                continue
+            polarity = Counter(np.asarray(concepts.pattern_polarity)[concepts.pattern_code[rows]])
+            found = ", ".join(f"{n} {p}" for p, n in sorted(polarity.items()))
+            context = Counter(c for r in rows.tolist() for c in concepts.context_of(r))
+            flags = ", ".join(f"{n} {c}" for c, n in sorted(context.items()))
+            said = f" ({flags})" if context else ""
+            reasons.append(
+                f"'{finding.name}' is never {finding.polarity} with every asked modifier"
+                f" as asserted for this patient; its mentions: {found}{said}"
+            )
+    hint = ("--include-uncertain, --polarity any or --context widen what counts;"
+            " `clinsearch explain-query` shows how the query was read")
+    return "; ".join(reasons) + f". {hint}"

@@ -28,8 +28,10 @@ from clinsearch.cli.options import (
     TextColumns,
     TypeColumn,
     VisitColumn,
+    Workers,
 )
 from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.parallel import available_cores
 from clinsearch.progress import track
 
 _BATCH_QUERIES = 64
@@ -50,6 +52,7 @@ def index_command(
     date_column: DateColumn = None,
     suffix: Suffix = None,
     skip_bad: SkipBad = False,
+    workers: Workers = None,
     dense: Annotated[
         bool,
         typer.Option(
@@ -87,7 +90,8 @@ def index_command(
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
-    index = Index.build(read_corpus(corpus, fmt, skip_bad, stats, mapping), out, config)
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping)
+    index = Index.build(reports, out, config, workers=workers or available_cores())
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -109,6 +113,7 @@ def add_command(
     date_column: DateColumn = None,
     suffix: Suffix = None,
     skip_bad: SkipBad = False,
+    workers: Workers = None,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
     from clinsearch import Index
@@ -119,7 +124,8 @@ def add_command(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
     stats = ReadStats()
-    added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping))
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping)
+    added = index.add(reports, workers=workers or available_cores())
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
 

@@ -9,7 +9,9 @@ rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,14 +22,15 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
-from clinsearch.progress import track
+from clinsearch.progress import progress_bar
 
 if TYPE_CHECKING:
-    from clinsearch.annotate.annotator import Annotator
     from clinsearch.index.integrity import CoreRows
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
+_JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
+_CACHE_TEXTS = 200_000  # distinct sentence texts remembered (well above the texts in flight)
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
@@ -66,8 +69,12 @@ FINDINGS_SCHEMA = pa.schema(
 class FindingsComponent:
     """Annotates sentences with the lexicon's findings and keeps the table in step with changes.
 
-    Options: ``lexicon`` (a lexicon YAML path; default the shipped chest X-ray lexicon) and
-    ``batch_size`` (sentences per annotation batch).
+    Sentences stream from the sentences table in chunks; distinct texts not seen recently are
+    annotated on ``gen.workers`` processes (an identical sentence is annotated once while it
+    stays in a bounded cache) and the rows are appended to ``findings.parquet`` chunk by chunk,
+    so memory does not grow with the corpus. Options: ``lexicon`` (a lexicon YAML path; default
+    the shipped chest X-ray lexicon) and ``batch_size`` (sentences per spaCy batch; a job sent
+    to a worker is four batches).
     """
 
     name = NAME
@@ -78,21 +85,22 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        table = self._annotate(gen, None)
-        return _write(gen.path, table, self._annotator())
+        with _Writer(gen.path) as writer:
+            self._annotate(gen, None, writer)
+        return self._info(writer.rows)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
-        old = FindingsTable(prev.path).table()
-        new = self._annotate(gen, change.report_keys)
-        return _write(gen.path, pa.concat_tables([old, new]), self._annotator())
+        with _Writer(gen.path) as writer:
+            writer.copy(prev.path, drop_keys=())
+            self._annotate(gen, change.report_keys, writer)
+        return self._info(writer.rows)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
-        old = FindingsTable(prev.path).table()
-        gone = pa.array(sorted(change.report_keys), type=pa.int64())
-        kept = old.filter(pc.invert(pc.is_in(old.column("report_key"), value_set=gone)))
-        return _write(gen.path, kept, self._annotator())
+        with _Writer(gen.path) as writer:
+            writer.copy(prev.path, drop_keys=change.report_keys)
+        return self._info(writer.rows)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
@@ -112,32 +120,126 @@ class FindingsComponent:
                             f" says {entry.get('findings')}")
         return problems
 
-    def _annotator(self) -> Annotator:
-        """The shared annotator for this component's lexicon (built once per process)."""
-        from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
+    def _info(self, rows: int) -> dict[str, Any]:
+        """The manifest entry: how many findings, and which lexicon found them."""
+        from clinsearch.annotate.lexicon import Lexicon
 
-        return annotator_for(str(self.lexicon) if self.lexicon else None)
+        lexicon = Lexicon.load(str(self.lexicon) if self.lexicon else None)
+        return {
+            "findings": rows,
+            "lexicon": lexicon.name,
+            "lexicon_version": lexicon.version,
+            "concepts": len(lexicon.concepts),
+        }
 
-    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
-        """The findings table of the sentences of ``report_keys`` (all when None)."""
-        batches = gen.sentence_batches(
-            None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
-        )
-        sentences = [row for batch in batches for row in batch.to_pylist()]
-        annotator = self._annotator()
-        texts = (s["text"] for s in sentences)
-        results = track(
-            annotator.annotate_many(texts, batch_size=self.batch_size),
-            "finding extraction",
-            total=len(sentences),
-            enabled=gen.progress,
-        )
-        rows = [
-            _row(sentence, finding)
-            for sentence, findings in zip(sentences, results, strict=True)
-            for finding in findings
-        ]
-        return pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    def _annotate(
+        self, gen: Generation, report_keys: Collection[int] | None, writer: _Writer
+    ) -> None:
+        """Append the findings of the sentences of ``report_keys`` (all when None)."""
+        keys = None if report_keys is None else list(report_keys)
+        total = sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"]))
+        size = self.batch_size * _JOB_BATCHES
+        chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
+        cache = _TextCache(_CACHE_TEXTS)
+        jobs = ((chunk, cache.claim(s["text"] for s in chunk)) for chunk in chunks)
+        annotate = partial(annotate_texts, str(self.lexicon) if self.lexicon else None,
+                           self.batch_size)
+        done = gen.workers.map(annotate, jobs, send=lambda job: job[1])
+        with progress_bar("finding extraction", total, enabled=gen.progress) as advance:
+            for (chunk, texts), results in done:
+                cache.store(texts, results)
+                rows = [_row(sentence, finding) for sentence in chunk
+                        for finding in cache.get(sentence["text"], self._annotate_one)]
+                writer.write(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA))
+                advance(len(chunk))
+
+    def _annotate_one(self, text: str) -> list[Finding]:
+        """Findings of one text, here (for a text that left the cache before it was used)."""
+        return annotate_texts(str(self.lexicon) if self.lexicon else None, 1, [text])[0]
+
+
+def annotate_texts(lexicon: str | None, batch_size: int, texts: list[str]) -> list[list[Finding]]:
+    """The findings of each text (runs in a worker process: the annotator is built once there)."""
+    from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
+
+    return list(annotator_for(lexicon).annotate_many(texts, batch_size=batch_size))
+
+
+class _TextCache:
+    """Recently annotated sentence texts and their findings, bounded, least recently used out.
+
+    ``claim`` returns the distinct texts of a chunk that are neither cached nor already sent to
+    a worker, so that identical sentences are annotated once.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._findings: OrderedDict[str, list[Finding]] = OrderedDict()
+        self._claimed: set[str] = set()
+
+    def claim(self, texts: Iterable[str]) -> list[str]:
+        """The texts to annotate: new ones, each once."""
+        wanted = []
+        for text in texts:
+            if text in self._findings:
+                self._findings.move_to_end(text)
+            elif text not in self._claimed:
+                self._claimed.add(text)
+                wanted.append(text)
+        return wanted
+
+    def store(self, texts: list[str], results: list[list[Finding]]) -> None:
+        """Remember annotated texts, dropping the least recently used beyond capacity."""
+        for text, findings in zip(texts, results, strict=True):
+            self._claimed.discard(text)
+            self._findings[text] = findings
+        while len(self._findings) > self.capacity:
+            self._findings.popitem(last=False)
+
+    def get(self, text: str, annotate: Callable[[str], list[Finding]]) -> list[Finding]:
+        """The findings of ``text`` (annotated here if it was dropped meanwhile)."""
+        found = self._findings.get(text)
+        return found if found is not None else annotate(text)
+
+
+class _Writer:
+    """Appends findings rows to a generation's ``findings.parquet``, chunk by chunk."""
+
+    def __init__(self, folder: Path) -> None:
+        self._writer = pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA)
+        self.rows = 0
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._writer.close()
+
+    def write(self, table: pa.Table) -> None:
+        """Append rows."""
+        self._writer.write_table(table)
+        self.rows += table.num_rows
+
+    def copy(self, prev_folder: Path, drop_keys: Collection[int]) -> None:
+        """Append a previous generation's rows, except those of the reports in ``drop_keys``."""
+        gone = pa.array(sorted(drop_keys), type=pa.int64())
+        source = pq.ParquetFile(FindingsTable(prev_folder).path)
+        for batch in source.iter_batches(batch_size=65_536):
+            kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
+            self.write(pa.Table.from_batches([kept]).cast(FINDINGS_SCHEMA))
+
+
+def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[str, Any]]]:
+    """Sentence rows (dicts) in lists of ``size``."""
+    chunk: list[dict[str, Any]] = []
+    for batch in batches:
+        for row in batch.to_pylist():
+            chunk.append(row)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
 
 
 class FindingsTable:
@@ -198,16 +300,4 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
         "start": base + f.start,
         "end": base + f.end,
         "text": f.text,
-    }
-
-
-def _write(folder: Path, table: pa.Table, annotator: Annotator) -> dict[str, Any]:
-    """Write the findings table into a generation folder; returns the manifest entry."""
-    pq.write_table(table.cast(FINDINGS_SCHEMA), folder / FINDINGS_FILE)
-    lexicon = annotator.lexicon
-    return {
-        "findings": table.num_rows,
-        "lexicon": lexicon.name,
-        "lexicon_version": lexicon.version,
-        "concepts": len(lexicon.concepts),
     }

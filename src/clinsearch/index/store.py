@@ -6,7 +6,13 @@ to a sentence row by arithmetic. Visits are grouped by (patient_id, visit_id).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from functools import cached_property
+from typing import overload
+
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.index.component import Generation
@@ -14,30 +20,69 @@ from clinsearch.index.component import Generation
 UNITS = ("sentence", "report")
 
 
+class Column(Sequence[str]):
+    """A read-only string column kept as Arrow data: no Python object per row until read."""
+
+    def __init__(self, array: pa.ChunkedArray) -> None:
+        self._array = array.cast(pa.large_string()).combine_chunks()  # beyond 2 GB of text too
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    @overload
+    def __getitem__(self, row: int) -> str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[str]: ...
+    def __getitem__(self, row: int | slice) -> str | list[str]:
+        if isinstance(row, slice):
+            return self._array[row].to_pylist()
+        return self._array[int(row)].as_py()
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in range(0, len(self._array), 65_536):
+            yield from self._array[chunk : chunk + 65_536].to_pylist()
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        """The values at ``rows``."""
+        return self._array.take(pa.array(rows, pa.int64())).to_pylist()
+
+
 class Store:
-    """Ids, groups and sentence texts of a generation, indexed by row."""
+    """Ids, groups and sentence texts of a generation, indexed by row.
+
+    Strings stay Arrow columns (read in a fraction of a second even for millions of sentences)
+    and become Python strings only for the rows a query shows.
+    """
 
     def __init__(self, gen: Generation) -> None:
-        reports = pq.read_table(gen.reports_path, columns=["key", "id", "patient_id", "visit_id"])
-        sentences = pq.read_table(gen.sentences_path, columns=["report_key", "id", "index", "text"])
+        # ParquetFile.read, unlike read_table, does not import pyarrow.dataset (and pandas)
+        reports = pq.ParquetFile(gen.reports_path).read(["key", "id", "patient_id", "visit_id"])
+        sentences = pq.ParquetFile(gen.sentences_path).read(["report_key", "id", "index", "text"])
         keys = reports.column("key").to_numpy()
         self.report_keys: np.ndarray = keys
-        self.report_ids: list[str] = reports.column("id").to_pylist()
-        self.visit_ids: list[str] = reports.column("visit_id").to_pylist()
-        self.patient_ids: list[str] = reports.column("patient_id").to_pylist()
-        self.sentence_ids: list[str] = sentences.column("id").to_pylist()
-        self.sentence_texts: list[str] = sentences.column("text").to_pylist()
+        self.report_ids = Column(reports.column("id"))
+        self.visit_ids = Column(reports.column("visit_id"))
+        self.patient_ids = Column(reports.column("patient_id"))
+        self.sentence_ids = Column(sentences.column("id"))
+        self.sentence_texts = Column(sentences.column("text"))
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
-        self.row_by_report_id = {rid: row for row, rid in enumerate(self.report_ids)}
         sentence_keys = sentences.column("report_key").to_numpy()
         self.sentence_report_row = self.report_row_by_key[sentence_keys]
         self.first_sentence_row = np.searchsorted(
             self.sentence_report_row, np.arange(len(keys)), side="left"
         )
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentence_keys))
-        self.patient_group = _ordinals(self.patient_ids)
-        self.visit_group = _ordinals(list(zip(self.patient_ids, self.visit_ids, strict=True)))
+        patients = reports.column("patient_id")
+        self.patient_group = _ordinals(patients)
+        self.visit_group = _ordinals(
+            pc.binary_join_element_wise(patients, reports.column("visit_id"), "\x1f")
+        )
+
+    @cached_property
+    def row_by_report_id(self) -> dict[str, int]:
+        """Report row of each report id."""
+        return {rid: row for row, rid in enumerate(self.report_ids)}
 
     @property
     def num_reports(self) -> int:
@@ -70,7 +115,7 @@ class Store:
         raise ValueError(f"cannot group {unit} rows at level {level!r}")
 
 
-def _ordinals(values: list) -> np.ndarray:
+def _ordinals(values: pa.ChunkedArray) -> np.ndarray:
     """A dense integer per distinct value, in order of first appearance."""
-    seen: dict = {}
-    return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))
+    codes = pc.dictionary_encode(values).combine_chunks().indices
+    return codes.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -69,14 +69,10 @@ def is_index(root: Path) -> bool:
 
 def current_generation(root: Path) -> Path:
     """The live generation folder of the index at ``root``."""
-    if not root.exists():
-        raise ClinsearchError(f"{root}: no such index directory")
-    if not is_index(root):
-        raise ClinsearchError(f"{root}: not a clinsearch index (no {CURRENT} file)")
-    name = (root / CURRENT).read_text(encoding="utf-8").strip()
-    if not _GEN.match(name) or not (root / name).is_dir():
-        raise ClinsearchError(f"{root / CURRENT}: names generation {name!r}, which is missing")
-    return root / name
+    gen = root / _current_name(root)
+    if not gen.is_dir():
+        raise ClinsearchError(f"{root / CURRENT}: names generation {gen.name!r}, which is missing")
+    return gen
 
 
 def lease_current(root: Path) -> Lease:
@@ -85,13 +81,17 @@ def lease_current(root: Path) -> Lease:
     Needs no write access: the lease is a shared lock on a file the writer created.
     """
     for _ in range(_OPEN_RETRIES):
-        gen = current_generation(root)
+        gen = root / _current_name(root)
         try:
             handle = open(gen / LEASE, "rb")  # noqa: SIM115 (held open for the lease)
         except FileNotFoundError:
-            if gen.is_dir() and not (gen / LEASE).exists() and current_generation(root) == gen:
-                return Lease(gen, None)  # a generation written before leases existed
-            continue  # removed between reading CURRENT and opening: read CURRENT again
+            if _current_name(root) != gen.name:
+                continue  # replaced and removed since we read CURRENT: read it again
+            if not gen.is_dir():
+                raise ClinsearchError(
+                    f"{root / CURRENT}: names generation {gen.name!r}, which is missing"
+                ) from None
+            return Lease(gen, None)  # a generation written before leases existed
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
         except OSError:  # a filesystem without flock: read without a lease
@@ -101,6 +101,21 @@ def lease_current(root: Path) -> Lease:
             return Lease(gen, handle)
         handle.close()  # the writer removed it while we waited for the lock
     raise ClinsearchError(f"{root}: the index keeps changing; could not open a generation")
+
+
+def _current_name(root: Path) -> str:
+    """The generation name ``CURRENT`` holds."""
+    if not root.exists():
+        raise ClinsearchError(f"{root}: no such index directory")
+    try:
+        name = (root / CURRENT).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise ClinsearchError(f"{root}: not a clinsearch index (no {CURRENT} file)") from None
+    except IsADirectoryError:
+        raise ClinsearchError(f"{root}: not a clinsearch index ({CURRENT} is a folder)") from None
+    if not _GEN.match(name):
+        raise ClinsearchError(f"{root / CURRENT}: names generation {name!r}, which is missing")
+    return name
 
 
 @contextmanager

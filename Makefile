@@ -4,7 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+# Debian packages the tests need (the browser tests drive Debian's Chromium with Selenium).
+SYSTEM_PACKAGES := chromium chromium-driver
+
+.PHONY: install system-packages demo test lint bench clean
 
 install: $(STAMP)
 
@@ -18,7 +21,16 @@ $(STAMP): pyproject.toml
 demo: install
 	$(PY) -m clinsearch demo
 
-test: install
+# Installs only what is missing: one `apt-get update`, then `apt-get install -y` (sudo if not root).
+system-packages:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing Debian packages:$$missing"; \
+		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $$missing; \
+	fi
+
+test: install system-packages
 	$(PY) -m pytest -q
 
 lint: install

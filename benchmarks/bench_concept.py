@@ -258,14 +258,15 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
         "CREATE TABLE sentences AS SELECT id || '~' || k AS id, report_id || '~' || k AS"
         " report_id, \"index\", section, text FROM read_parquet(?), range(?) c(k)",
         [str(gen / "sentences.parquet"), copies])
+    index.component("findings").register(con, "indexed_findings")
     con.execute(
         "CREATE TABLE findings AS SELECT sentence_id || '~' || k AS sentence_id, concept,"
-        " polarity, pattern FROM read_parquet(?), range(?) c(k)",
-        [str(gen / "findings.parquet"), copies])
+        " polarity, modifiers FROM indexed_findings, range(?) c(k)", [copies])
     total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
     tools = concept_tools(None)
-    engine = CohortEngine(
-        CohortCorpus(con), lambda q: term_resolver(q, tools.parser, tools.hierarchy))
+    tables = [con.sql(f"FROM {name}").to_arrow_table() for name in ("reports", "sentences")]
+    corpus = CohortCorpus.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
+    engine = CohortEngine(corpus, lambda q: term_resolver(q, tools.parser, tools.hierarchy))
     t_load = time.perf_counter() - t
     rows = []
     for level, query in COHORT_QUERIES:

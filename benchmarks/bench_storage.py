@@ -43,6 +43,7 @@ QUERIES = (
 )  # fmt: skip
 COHORTS = ("pneumothorax", 'cardiomegaly AND NOT "pleural effusion"', "pneumonia OR atelectasis")
 METHODS = ("bm25", "concept")
+_CHILD_ENV = dict(os.environ)
 
 
 def main() -> None:
@@ -51,7 +52,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=available_cores())
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--work", type=Path, default=None, help="folder for corpus and index")
+    parser.add_argument("--build-only", action="store_true", help="measure only the build")
+    parser.add_argument(
+        "--child-src", type=Path, default=None,
+        help="run the clinsearch commands from this src folder (e.g. an older checkout's; with"
+        " --workers 0 no --workers option is passed)")
     args = parser.parse_args()
+    if args.child_src is not None:
+        _CHILD_ENV["PYTHONPATH"] = str(args.child_src.resolve())
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-storage-"))
     work.mkdir(parents=True, exist_ok=True)
     source, fmt = default_source()
@@ -71,10 +79,15 @@ def main() -> None:
         "source": fmt,
         "command": " ".join(sys.argv),
     }
+    workers = ["--workers", str(args.workers)] if args.workers else []
+    result["clinsearch_src"] = str(args.child_src or "this checkout")
     result["build_s"], result["build_peak_mb"] = _run(
-        ["index", str(corpus), "--format", "jsonl", "-o", str(index),
-         "--workers", str(args.workers)])
+        ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])
     result["index_mb"] = round(_size(index) / 2**20, 1)
+    if args.build_only:
+        result["load_after"] = _uptime()
+        print(json.dumps(result, indent=2))
+        return
     result["add_1000_s"], result["add_peak_mb"] = _run(
         ["add", str(index), str(extra), "--format", "jsonl", "--workers", str(args.workers)])
     ids = work / "delete.txt"
@@ -104,7 +117,7 @@ def _record(r: Report) -> dict:
 def _run(args: list[str]) -> tuple[float, float]:
     """Run a clinsearch command; (wall seconds, peak MB of its whole process tree)."""
     start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args],
+    child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
     while child.poll() is None:

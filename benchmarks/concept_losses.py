@@ -27,12 +27,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from clinsearch import Index
 from clinsearch.annotate.finding import modifier_values
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import Benchmark
+from clinsearch.index.findings import FindingsTable
 from clinsearch.search.concept.tools import concept_tools, index_lexicon_path
 from clinsearch.trec import Run, read_run
 from iu_common import iu_index_and_bench, run_and_compare
@@ -47,7 +46,7 @@ def classify_losses(index: Index, bench: Benchmark, run: Run) -> Losses:
     """The lost relevant reports of ``run`` (not in its top ``DEPTH``) by class, with the
     Recall@100 points each costs (avoidable share only, averaged over all queries)."""
     tools = concept_tools(index_lexicon_path(index))
-    by_report = _findings_by_report(index.generation.path / "findings.parquet")
+    by_report = _findings_by_report(index.component("findings"))
     out: Losses = {c: [] for c in CLASSES}
     for query in bench.queries:
         relevant = bench.qrels.relevant(query.qid)
@@ -64,9 +63,12 @@ def classify_losses(index: Index, bench: Benchmark, run: Run) -> Losses:
     return out
 
 
-def _findings_by_report(path: Path) -> dict[str, list[tuple[str, str, frozenset[str]]]]:
+Mentions = dict[str, list[tuple[str, str, frozenset[str]]]]
+
+
+def _findings_by_report(findings: FindingsTable) -> Mentions:
     """(concept, polarity, modifier values) of every finding, by report id."""
-    table = pq.read_table(path, columns=["report_id", "concept", "polarity", "modifiers"])
+    table = findings.table(["report_id", "concept", "polarity", "modifiers"])
     out: dict[str, list[tuple[str, str, frozenset[str]]]] = defaultdict(list)
     for rid, concept, polarity, mods in zip(*(table.column(c).to_pylist() for c in
                                               ("report_id", "concept", "polarity", "modifiers")),

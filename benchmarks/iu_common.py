@@ -16,7 +16,8 @@ from clinsearch.evaluate.bench.iu_mesh import iu_mesh_benchmark
 from clinsearch.evaluate.compare import Comparison, compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.mesh import MeshMap
-from clinsearch.evaluate.runner import index_runs, parse_method
+from clinsearch.evaluate.runner import index_runs
+from clinsearch.search.registry import parse_method
 from clinsearch.trec import Run
 
 

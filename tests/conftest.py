@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from clinsearch.datasets import IU_XRAY, NEGEX, shared_data
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Keep what clinsearch remembers per user (trusted paths) out of the real home folder."""
+    folder = tmp_path_factory.mktemp("config")
+    os.environ["CLINSEARCH_CONFIG_DIR"] = str(folder)
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -16,28 +16,56 @@ from pathlib import Path
 
 @contextmanager
 def atomic_path(
-    path: str | Path, *, prefix: str | None = None, make_parent: bool = True, durable: bool = False
+    path: str | Path,
+    *,
+    prefix: str | None = None,
+    make_parent: bool = True,
+    durable: bool = False,
+    mode: int | None = None,
+    overwrite: bool = True,
 ) -> Iterator[Path]:
     """Yield a fresh temporary file beside ``path``; on success it replaces ``path``, else it
     is removed. ``prefix`` names the temporary (default ``.NAME.``); ``durable`` flushes it to
-    disk before the rename (and the folder after it)."""
+    disk before the rename (and the folder after it); ``mode`` sets its permissions (default
+    0o600, private); without ``overwrite`` an existing ``path`` (even one that appeared while
+    writing) is never replaced: FileExistsError."""
     path = Path(path)
     if make_parent:
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(
         prefix=prefix if prefix is not None else f".{path.name}.", suffix=".tmp", dir=path.parent
     )
-    os.close(fd)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
     tmp = Path(name)
     try:
         yield tmp
         if durable:
             fsync_path(tmp)
-        os.replace(tmp, path)
+        _publish(tmp, path, overwrite)
         if durable:
             fsync_path(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _publish(tmp: Path, path: Path, overwrite: bool) -> None:
+    """Move the finished file into place; without ``overwrite`` a hard link, which fails when
+    the name exists (a file system without links falls back to a check, then a rename)."""
+    if overwrite:
+        os.replace(tmp, path)
+        return
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        if os.path.lexists(path):
+            raise FileExistsError(path) from None
+        os.replace(tmp, path)
 
 
 def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:

@@ -1,4 +1,9 @@
-"""User-facing errors: each names the file, line and field it is about."""
+"""The project's errors: the one policy for failures the user causes.
+
+Library code raises these (never a bare ValueError) for bad input, options or data; the CLI
+prints the message on one line and exits with status 2, the API answers 400/422. Each names
+the file, line and field it is about where those are known.
+"""
 
 from __future__ import annotations
 
@@ -35,3 +40,15 @@ class InputError(ClinsearchError):
             where = f"line {self.line}: "
         what = f"field '{self.field}': " if self.field else ""
         return f"{where}{what}{self.message}"
+
+
+class DataError(ClinsearchError):
+    """The input is well-formed but holds too little for the task (no labels, no pairs); the
+    caller that knows where the input came from may name it."""
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """``value`` quoted for an error message, cut to ``limit`` characters: a message names a
+    value (an id, a date) but never carries a whole field, which could be report text."""
+    text = str(value)
+    return repr(text if len(text) <= limit else text[:limit] + "...")

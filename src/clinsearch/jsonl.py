@@ -9,6 +9,7 @@ from typing import Any
 
 from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.user_files import open_user_file
 
 
 class JsonLineError(InputError):
@@ -30,15 +31,15 @@ def json_object(text: str, *, file: str | Path | None, line: int) -> dict[str, A
     return obj
 
 
-def read_json_lines(path: str | Path, what: str = "input") -> Iterator[tuple[int, dict[str, Any]]]:
+def read_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a UTF-8 JSON Lines file."""
     path = Path(path)
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror}", file=path) from None
-    with handle:
-        for number, text in enumerate(handle, start=1):
+    with open_user_file(path) as handle:  # a regular file only: never blocks on a FIFO
+        for number, data in enumerate(handle, start=1):
+            try:
+                text = data.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError:
+                raise InputError("undecodable bytes (not UTF-8)", file=path, line=number) from None
             if text.strip():
                 yield number, json_object(text, file=path, line=number)
 

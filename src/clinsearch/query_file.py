@@ -13,6 +13,7 @@ from pathlib import Path
 
 from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.user_files import read_user_bytes
 
 COLUMNS = ("qid", "query", "kind")
 NEGATION_PREFIX = "no "
@@ -35,10 +36,7 @@ def read_queries(path: str | Path) -> list[Query]:
     """Read a query file (``kind`` left empty); malformed lines raise InputError naming file,
     line and field."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read query file ({exc.strerror})", file=path) from None
+    raw = read_user_bytes(path)
     queries: list[Query] = []
     seen: dict[str, int] = {}
     for number, line_bytes in enumerate(raw.splitlines(), start=1):

@@ -7,6 +7,7 @@ broken by document id in *descending* string order; the rank column is ignored o
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TypeVar
 
 from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.user_files import open_user_file
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iteration", "docid", "relevance")
@@ -53,12 +55,7 @@ def ranked(scores: Mapping[str, float]) -> list[str]:
 
 def _rows(path: Path, fields: tuple[str, ...]) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line number, columns)`` of a whitespace-separated file, checking column counts."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    handle = io.TextIOWrapper(open_user_file(path), encoding="utf-8")
     with handle:
         try:
             for number, line in enumerate(handle, start=1):

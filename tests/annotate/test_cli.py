@@ -102,9 +102,9 @@ def test_annotate_missing_input_or_output_folder(tmp_path: Path, mini_path: Path
     src.write_text('{"id": "1", "text": "No effusion."}\n', encoding="utf-8")
     for args, words in [
         (["--input", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "o.jsonl")],
-         "cannot read input"),
+         "no such file or directory"),
         (["--input", str(src), "--output", str(tmp_path / "no" / "o.jsonl")],
-         "output folder does not exist"),
+         "does not exist"),
     ]:  # fmt: skip
         result = runner.invoke(app, ["annotate", *args, "--lexicon", str(mini_path)])
         assert result.exit_code == 2

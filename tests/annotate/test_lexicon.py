@@ -94,7 +94,7 @@ def test_malformed_yaml_names_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read lexicon"):
+    with pytest.raises(InputError, match="no such file"):
         Lexicon.load(tmp_path / "nope.yaml")
 
 

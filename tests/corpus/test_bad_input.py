@@ -83,7 +83,7 @@ def test_duplicate_ids_name_both_lines(write) -> None:
     error = _error(path, "csv")
     assert (error.line, error.field) == (4, "id")
     assert "duplicate id '1'" in str(error) and "first at line 2" in str(error)
-    lines = write("r.jsonl", '{"id": 3, "text": "a"}\n{"id": "3", "text": "b"}\n')
+    lines = write("r.jsonl", '{"id": "3", "text": "a"}\n{"id": "3", "text": "b"}\n')
     assert "first at line 1" in str(_error(lines, "jsonl"))
 
 

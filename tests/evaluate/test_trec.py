@@ -64,7 +64,7 @@ def test_bad_qrels_lines(tmp_path, text, line, field, message):
 
 
 def test_missing_empty_and_binary_files(tmp_path):
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="no such file or directory"):
         read_run(tmp_path / "nope.run")
     (tmp_path / "empty.qrels").write_text("\n")
     with pytest.raises(InputError, match="is empty"):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
-from clinsearch.search.cohort.evaluator import FindingSpec
 from clinsearch.search.cohort.syntax import (
     UNITS,
     And,

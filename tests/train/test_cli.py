@@ -69,3 +69,19 @@ def test_bad_options_and_labels_exit_2_without_traceback(tmp_path: Path, index_d
                                       "--labels", str(bad), "--out", str(tmp_path / "m")])
     assert result.exit_code == 2 and "bad.jsonl:1" in result.output and "nope#0" in result.output
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("command", ["biencoder", "crossencoder"])
+def test_an_index_without_labels_exits_2_without_traceback(
+    tmp_path: Path, command: str, tiny_encoder_path: Path
+) -> None:
+    empty = tmp_path / "idx"
+    Index.build([Report("n1", "The lungs are clear."), Report("n2", "Normal study.")], empty,
+                progress=False)
+    result = CliRunner().invoke(app, ["train", command, "--index", str(empty),
+                                      "--out", str(tmp_path / "m"),
+                                      "--base-model", str(tiny_encoder_path), "-q"])
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.output and "Traceback" not in result.output
+    assert not isinstance(result.exception, ValueError)
+    assert not (tmp_path / "m").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from itertools import repeat
 
@@ -22,6 +23,7 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
+from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 
@@ -43,6 +45,7 @@ class Annotator:
             if not self._concepts.lookup(word)
         }
         self._target_index = lru_cache(maxsize=256)(_target_index)
+        self.long_sentences = 0  # texts annotated since creation with a sentence cut in pieces
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
         """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
@@ -57,14 +60,39 @@ class Annotator:
         """Findings for each text, in order, processed in batches by ``nlp.pipe``.
 
         ``targets``, if given, holds one sequence of extra phrases per text (same length).
+        A long text is annotated in pieces (see ``annotate.pieces``), so time stays linear in
+        its length; texts with a sentence too long for one piece add to ``long_sentences``.
         """
+        pairs: Iterable[tuple[str, Sequence[str]]] = (
+            zip(texts, targets, strict=True) if targets is not None else zip(texts, repeat(()))
+        )
+        plan: deque[tuple[int, bool]] = deque()  # each piece's offset, and if its text ends
+
+        def pieces() -> Iterator[tuple[str, Sequence[str]]]:
+            for text, extra in pairs:
+                cuts = cut(text, min(PIECE_CHARS, self.nlp.max_length))
+                self.long_sentences += cuts.long_sentence
+                bounds = (*cuts.starts, len(text))
+                for i, start in enumerate(cuts.starts):
+                    plan.append((start, i == len(cuts.starts) - 1))
+                    yield text[start : bounds[i + 1]], extra
+
+        findings: list[Finding] = []
+        for piece_findings in self._annotate_pieces(pieces(), batch_size):
+            offset, last = plan.popleft()
+            findings += [_shifted(f, offset) for f in piece_findings] if offset else piece_findings
+            if last:
+                yield findings
+                findings = []
+
+    def _annotate_pieces(
+        self, pairs: Iterable[tuple[str, Sequence[str]]], batch_size: int
+    ) -> Iterator[list[Finding]]:
+        """Findings for each (text, targets) pair, in order, by ``nlp.pipe``."""
         squeezed: deque[tuple[str, Sequence[int]]] = deque()
         prepared_keys: deque[TextKeys] = deque()
 
         def prepared() -> Iterator[Doc]:
-            pairs: Iterable[tuple[str, Sequence[str]]] = (
-                zip(texts, targets, strict=True) if targets is not None else zip(texts, repeat(()))
-            )
             for text, extra in pairs:
                 clean, offsets = squeeze_spaces(text)
                 squeezed.append((text, offsets))
@@ -174,6 +202,17 @@ class Annotator:
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _shifted(finding: Finding, offset: int) -> Finding:
+    """``finding`` of a piece, with offsets into the whole text the piece starts ``offset`` in."""
+    modifiers = tuple(
+        replace(m, start=m.start + offset, end=m.end + offset) for m in finding.modifiers
+    )
+    return replace(
+        finding, start=finding.start + offset, end=finding.end + offset, modifiers=modifiers
+    )
+
 
 
 def _covered(span: tuple[int, int], covers: list[tuple[int, int]]) -> bool:

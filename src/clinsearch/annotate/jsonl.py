@@ -14,8 +14,8 @@ from typing import Any
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.finding import Finding
-from clinsearch.atomic import atomic_path
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 from clinsearch.jsonl import json_line, read_json_lines
 
 
@@ -77,17 +77,14 @@ def annotate_jsonl(
     output_path: str | Path,
     batch_size: int = 256,
     progress: Callable[[int], None] | None = None,
+    force: bool = False,
 ) -> int:
-    """Annotate each line of ``input_path`` into ``output_path`` (atomically); returns the count."""
+    """Annotate each line of ``input_path`` into ``output_path``; returns the count. The
+    output is an export (see ``open_export``): atomic, private, overwritten only if ``force``."""
     input_path, output_path = Path(input_path), Path(output_path)
     requests = read_requests(input_path)
-    if not output_path.parent.is_dir():
-        raise InputError("output folder does not exist", file=output_path)
     count = 0
-    with (
-        atomic_path(output_path, make_parent=False) as tmp,
-        tmp.open("w", encoding="utf-8") as out,
-    ):
+    with open_export(output_path, force=force) as out:
         while batch := list(islice(requests, batch_size)):
             results = annotator.annotate_many(
                 [r.text for r in batch], [r.targets for r in batch], batch_size

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from clinsearch.annotate.yaml_nodes import NodeReader, compose
-from clinsearch.errors import InputError
+from clinsearch.annotate.yaml_nodes import NodeReader, read_document
+from clinsearch.user_files import read_user_text
 
 FORMAT = "clinsearch-lexicon/1"
 CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "anatomy", "device", "technical")
@@ -27,7 +27,11 @@ MODIFIER_CATEGORIES: tuple[str, ...] = (
     "certainty",
 )
 CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations"})
-TOP_KEYS = frozenset({"format", "name", "version", "sources", "concepts", "modifiers", "compounds"})
+TOP_KEYS = frozenset(
+    {"format", "name", "version", "sources", "concepts", "modifiers", "compounds",
+     "modifier_relations"}
+)
+RELATED_CREDIT = 0.5  # default credit of a modifier relation: half an exact match
 _ID_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
 SHIPPED = "chest_xray.yaml"
 
@@ -59,6 +63,9 @@ class Lexicon:
     concepts: dict[str, Concept]
     modifiers: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     compounds: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Related modifier values (overlapping regions, adjacent grades): (a, b) -> the credit a
+    # candidate carrying b earns for a query asking a; symmetric.
+    modifier_relations: dict[tuple[str, str], float] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     path: str = ""  # where it was loaded from, for messages
 
@@ -69,13 +76,7 @@ class Lexicon:
             ref = resources.files("clinsearch.annotate") / "data" / SHIPPED
             return parse_lexicon(ref.read_text(encoding="utf-8"), f"<shipped>/{SHIPPED}")
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read lexicon: {exc.strerror}", file=path) from None
-        except UnicodeDecodeError:
-            raise InputError("lexicon is not UTF-8 text", file=path) from None
-        return parse_lexicon(text, path)
+        return parse_lexicon(read_user_text(path), path)
 
     def stats(self) -> LexiconStats:
         """Counts of concepts by type, surface forms and modifier values."""
@@ -121,14 +122,7 @@ def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def parse_lexicon(text: str, file: str | Path) -> Lexicon:
     """Parse and validate lexicon YAML text; errors name ``file``, the line and the field."""
-    reader = NodeReader(file)
-    root = compose(text, file)
-    if root is None:
-        raise InputError("lexicon file is empty", file=file, line=1)
-    top = reader.mapping(root, None)
-    for key, node in reader.key_nodes(root).items():
-        if key not in TOP_KEYS:
-            raise reader.fail(node, key, f"unknown key (allowed: {', '.join(sorted(TOP_KEYS))})")
+    reader, root, top = read_document(text, file, "lexicon", TOP_KEYS)
     if "format" not in top:
         raise reader.fail(root, "format", f"missing; expected '{FORMAT}'")
     fmt = reader.scalar(top["format"], "format")
@@ -141,12 +135,15 @@ def parse_lexicon(text: str, file: str | Path) -> Lexicon:
     concepts = _parse_concepts(reader, top["concepts"])
     modifiers = _parse_modifiers(reader, top["modifiers"]) if "modifiers" in top else {}
     compounds = _parse_compounds(reader, top["compounds"], modifiers) if "compounds" in top else {}
+    relations = (_parse_relations(reader, top["modifier_relations"], modifiers)
+                 if "modifier_relations" in top else {})
     return Lexicon(
         name=reader.scalar(top["name"], "name") if "name" in top else Path(str(file)).stem,
         version=reader.scalar(top["version"], "version") if "version" in top else "",
         concepts=concepts,
         modifiers=modifiers,
         compounds=compounds,
+        modifier_relations=relations,
         sources=tuple(reader.strings(top["sources"], "sources")) if "sources" in top else (),
         path=str(file),
     )
@@ -244,6 +241,56 @@ def _parse_compounds(
     return out
 
 
+def _parse_relations(
+    reader: NodeReader, node: yaml.Node, modifiers: dict[str, dict[str, tuple[str, ...]]]
+) -> dict[tuple[str, str], float]:
+    """Modifier relations: ``[a, b]`` or ``{values: [a, b], credit: c}`` items, each pair of
+    values of one category in the vocabularies, credit between 0 and 1 (default 0.5)."""
+    category = {v: cat for cat, values in modifiers.items() for v in values}
+    out: dict[tuple[str, str], float] = {}
+    for item in reader.sequence(node, "modifier_relations"):
+        credit, credit_node, values_node = RELATED_CREDIT, item, item
+        if isinstance(item, yaml.MappingNode):
+            fields = reader.mapping(item, "modifier_relations")
+            for key, key_node in reader.key_nodes(item).items():
+                if key not in ("values", "credit"):
+                    raise reader.fail(key_node, key, "unknown key (allowed: credit, values)")
+            if "values" not in fields:
+                raise reader.fail(item, "values", "missing")
+            values_node = fields["values"]
+            if "credit" in fields:
+                credit_node = fields["credit"]
+                credit = _credit(reader, credit_node)
+        values = [reader.scalar(v, "values") for v in reader.sequence(values_node, "values")]
+        if len(values) != 2 or values[0] == values[1]:
+            raise reader.fail(values_node, "modifier_relations", "expected two different values")
+        for value in values:
+            if value not in category:
+                raise reader.fail(values_node, "modifier_relations",
+                                  f"'{value}' is not in the modifier vocabularies")
+        a, b = values
+        if category[a] != category[b]:
+            raise reader.fail(values_node, "modifier_relations",
+                              f"'{a}' ({category[a]}) and '{b}' ({category[b]}) are of"
+                              " different categories")
+        if (a, b) in out:
+            raise reader.fail(values_node, "modifier_relations", f"'{a}' ~ '{b}' given twice")
+        out[(a, b)] = out[(b, a)] = credit
+    return out
+
+
+def _credit(reader: NodeReader, node: yaml.Node) -> float:
+    """A relation's credit: a number strictly between 0 and 1."""
+    text = reader.scalar(node, "credit")
+    try:
+        credit = float(text)
+    except ValueError:
+        raise reader.fail(node, "credit", f"'{text}' is not a number") from None
+    if not 0 < credit < 1:
+        raise reader.fail(node, "credit", "must be between 0 and 1 (an exact match earns 1)")
+    return credit
+
+
 def dump_lexicon(lexicon: Lexicon) -> str:
     """The lexicon as ``clinsearch-lexicon/1`` YAML text (round-trips through the loader)."""
     concepts = []
@@ -270,4 +317,9 @@ def dump_lexicon(lexicon: Lexicon) -> str:
         },
         "compounds": lexicon.compounds,
     }
+    pairs = [(a, b, c) for (a, b), c in lexicon.modifier_relations.items() if (a, b) <= (b, a)]
+    if pairs:
+        doc["modifier_relations"] = [
+            [a, b] if c == RELATED_CREDIT else {"values": [a, b], "credit": c} for a, b, c in pairs
+        ]
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import medspacy.context.context_modifier as context_modifier
 import spacy
+from medspacy.context import ConText
 from medspacy.custom_tokenizer import create_medspacy_tokenizer
 from spacy.language import Language
+from spacy.tokens import Doc
 
 from clinsearch.annotate.context_rules import context_rules
 
@@ -28,12 +32,36 @@ def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     medspaCy 1.3.1's ``tuple_overlaps`` misses a span lying strictly inside the other, so a
     terminator ("which", "but"), whose scope is its whole sentence, never ended the scope of a
     cue with ``max_scope`` inside it: "blunting which is not evident on the lateral view"
-    negated the opacity before "which". Swapped in for ConText's scope and target checks.
+    negated the opacity before "which". ``ContainmentAwareConText`` uses it for ConText's scope
+    and target checks.
     """
     return a[0] < b[1] and b[0] < a[1]
 
 
-context_modifier.tuple_overlaps = spans_overlap
+@contextmanager
+def _containment_aware_overlaps() -> Iterator[None]:
+    """While the block runs, ConText's modifiers test overlap with ``spans_overlap``."""
+    original = context_modifier.tuple_overlaps
+    context_modifier.tuple_overlaps = spans_overlap
+    try:
+        yield
+    finally:
+        context_modifier.tuple_overlaps = original
+
+
+class ContainmentAwareConText(ConText):
+    """medspaCy's ConText with the containment fix of ``spans_overlap``, for this component's
+    own calls only: other medspaCy pipelines in the process keep medspaCy's behaviour."""
+
+    def __call__(self, doc: Doc, targets: str | None = None) -> Doc:
+        with _containment_aware_overlaps():
+            return super().__call__(doc, targets)
+
+
+@Language.factory("clinsearch_context")
+def _make_context(nlp: Language, name: str) -> ContainmentAwareConText:
+    """The ConText component of ``build_pipeline`` (rules are added after it is made)."""
+    return ContainmentAwareConText(nlp, name, rules=None)
 
 
 def build_pipeline(radiology_rules: bool = True) -> Language:
@@ -41,6 +69,6 @@ def build_pipeline(radiology_rules: bool = True) -> Language:
     nlp = spacy.blank("en")
     nlp.tokenizer = create_medspacy_tokenizer(nlp)
     nlp.add_pipe("sentencizer")
-    context = nlp.add_pipe("medspacy_context", config={"rules": None})
+    context = nlp.add_pipe("clinsearch_context", validate=False)
     context.add(context_rules(radiology=radiology_rules))
     return nlp

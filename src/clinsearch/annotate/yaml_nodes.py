@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import yaml
@@ -72,3 +73,20 @@ class NodeReader:
         if isinstance(node, yaml.ScalarNode):
             return [self.scalar(node, field)]
         return [self.scalar(item, field) for item in self.sequence(node, field)]
+
+
+def read_document(
+    text: str, file: str | Path, what: str, keys: Iterable[str]
+) -> tuple[NodeReader, yaml.MappingNode, dict[str, yaml.Node]]:
+    """Parse a YAML document that must be a mapping of the known ``keys``: its reader, root
+    node and top-level fields (``what`` names the document in the error for an empty file)."""
+    reader = NodeReader(file)
+    root = compose(text, file)
+    if root is None:
+        raise InputError(f"{what} file is empty", file=file, line=1)
+    top = reader.mapping(root, None)
+    allowed = sorted(keys)
+    for key, node in reader.key_nodes(root).items():  # type: ignore[arg-type]
+        if key not in allowed:
+            raise reader.fail(node, key, f"unknown key (allowed: {', '.join(allowed)})")
+    return reader, root, top  # type: ignore[return-value]

@@ -7,7 +7,7 @@ benchmarks, training).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.permissions import apply_process_umask
+from clinsearch.terminal import printable
+from clinsearch.user_files import describe_failure
 
 err_console = Console(stderr=True, soft_wrap=True)  # one line per message, never wrapped
 console = Console(soft_wrap=True)
@@ -27,8 +30,18 @@ class _ClinsearchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ClinsearchError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-            raise typer.Exit(2) from exc
+            fail(str(exc))
+        except Exception as exc:  # OS failures the user's system caused are not bugs
+            message = describe_failure(exc)
+            if message is None:
+                raise
+            fail(message)
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``message`` as the one error line (control characters escaped) and exit 2."""
+    err_console.print(f"[bold red]error:[/] {escape(printable(message))}", highlight=False)
+    raise typer.Exit(2)
 
 
 app = typer.Typer(
@@ -44,6 +57,7 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Index clinical reports, find findings with negation, search and build cohorts."""
+    apply_process_umask()  # everything written is private (CLINSEARCH_UMASK, default 077)
 
 
 def main() -> None:
@@ -52,4 +66,4 @@ def main() -> None:
 
 
 # Importing the command modules registers their commands, in this order in --help.
-from clinsearch.cli import annotate, index, demo, cohort, evaluate, train  # noqa: E402, F401, I001
+from clinsearch.cli import annotate, index, demo, cohort, evaluate, train, serve  # noqa: E402, F401, I001

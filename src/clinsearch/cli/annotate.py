@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from clinsearch.cli import app, err_console
+from clinsearch.cli.corpus_input import report_long_sentences
 from clinsearch.cli.options import LexiconOpt
 
 lexicon_app = typer.Typer(
@@ -24,6 +25,9 @@ def annotate_cmd(
     output: Annotated[Path, typer.Option("--output", help='JSONL: {"id", "findings": [...]}.')],
     lexicon: LexiconOpt = None,
     batch_size: Annotated[int, typer.Option(help="Texts per nlp.pipe batch.")] = 256,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the --output file if it exists.")
+    ] = False,
 ) -> None:
     """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
     from rich.progress import Progress
@@ -32,12 +36,14 @@ def annotate_cmd(
     from clinsearch.annotate.jsonl import annotate_jsonl
 
     annotator = annotator_for(str(lexicon) if lexicon else None)
+    long_before = annotator.long_sentences
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("annotating", total=None)
         count = annotate_jsonl(
-            annotator, input, output, batch_size, lambda n: progress.advance(task, n)
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n), force
         )
     err_console.print(f"annotated {count} texts -> {escape(str(output))}")
+    report_long_sentences(annotator.long_sentences - long_before)
 
 
 @app.command("explain")

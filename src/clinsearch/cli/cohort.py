@@ -13,6 +13,7 @@ from rich.table import Table
 from clinsearch.cli import app, console
 from clinsearch.cli.options import IncludeUncertain, IndexDir, TermModel
 from clinsearch.errors import ClinsearchError
+from clinsearch.terminal import printable
 
 PolarityMode = Annotated[
     str,
@@ -50,12 +51,16 @@ def cohort_command(
         Path | None,
         typer.Option(help="Write the matching units, each with an evidence sentence, to this CSV."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
+    ] = False,
     show: Annotated[int, typer.Option(help="Print the first N matching units.", min=0)] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
     term_model: TermModel = None,
 ) -> None:
+    from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.cohort.syntax import UNITS
     from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions
@@ -64,11 +69,13 @@ def cohort_command(
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
+    if export:
+        check_export_path(export, force)  # before the work, so a bad path fails at once
     cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
     counts = cohort.counts(query)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
     if export:
-        write_members_csv(members, level, export)  # type: ignore[arg-type]
+        write_members_csv(members, level, export, force)  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "exported": str(export) if export else None}))
@@ -121,7 +128,7 @@ def print_counts(query: str, counts: dict[Any, int]) -> None:
     """The patients, visits and reports a cohort query matches, as a small table."""
     from clinsearch.search.cohort import COUNT_LEVELS
 
-    table = Table(title=escape(query), title_justify="left", show_header=False, box=None)
+    table = Table(title=escape(printable(query)), title_justify="left", show_header=False, box=None)
     for unit in COUNT_LEVELS:
         table.add_row(f"{unit}s", f"{counts[unit]:,}")
     console.print(table)
@@ -137,5 +144,6 @@ def print_members(members: list[Any], level: str) -> None:
     table.add_column("matched")
     table.add_column("evidence sentence", ratio=1)
     for m in members:
-        table.add_row(*m.ids, escape(m.term), escape(m.sentence))
+        ids = [escape(printable(i, one_line=True)) for i in m.ids]
+        table.add_row(*ids, escape(printable(m.term)), escape(printable(m.sentence)))
     console.print(table)

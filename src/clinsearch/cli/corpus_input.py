@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from clinsearch.cli import err_console
 from clinsearch.errors import InputError
+from clinsearch.terminal import printable
 
 
 def reader_mapping(*values: str | None) -> dict[str, str | None]:
@@ -27,17 +28,36 @@ def reader_mapping(*values: str | None) -> dict[str, str | None]:
 
 
 def read_corpus(
-    corpus: Path, fmt: str, skip_bad: bool, stats: Any, mapping: dict[str, str | None]
+    corpus: Path,
+    fmt: str,
+    skip_bad: bool,
+    stats: Any,
+    mapping: dict[str, str | None],
+    date_format: str = "iso",
 ) -> Iterator[Any]:
     """Stream the corpus's reports; an input with no usable report is a user error."""
     from clinsearch.corpus.readers import read_reports
 
     empty = True
-    for report in read_reports(corpus, fmt, skip_bad=skip_bad, stats=stats, **mapping):
+    reports = read_reports(
+        corpus, fmt, skip_bad=skip_bad, stats=stats, date_format=date_format, **mapping
+    )
+    for report in reports:
         empty = False
         yield report
     if empty:
         raise InputError("no reports found", file=corpus)
+
+
+def report_long_sentences(count: int) -> None:
+    """Warn, with their number, about sentences annotated in pieces (see annotate.pieces)."""
+    from clinsearch.annotate.pieces import PIECE_CHARS
+
+    if count:
+        err_console.print(
+            f"warning: {count} long sentence(s) (over {PIECE_CHARS:,} characters) were annotated"
+            " in pieces; a negation or modifier does not reach across a cut"
+        )
 
 
 def report_skips(stats: Any) -> None:
@@ -47,4 +67,4 @@ def report_skips(stats: Any) -> None:
     reasons = ", ".join(f"{n} {reason}" for reason, n in sorted(stats.skipped.items()))
     err_console.print(f"skipped {stats.skipped_total} bad records ({reasons}); first ones:")
     for example in stats.examples:
-        err_console.print(f"  {escape(example)}", highlight=False)
+        err_console.print(f"  {escape(printable(example, one_line=True))}", highlight=False)

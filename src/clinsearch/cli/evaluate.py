@@ -12,7 +12,7 @@ from rich.markup import escape
 from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.options import Corpus, CorpusFormat, SkipBad
-from clinsearch.errors import InputError
+from clinsearch.errors import DataError, InputError
 
 if TYPE_CHECKING:
     from clinsearch.evaluate.compare import Comparison
@@ -46,7 +46,8 @@ def _index_runs(
 ) -> list[Run]:
     """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
     from clinsearch import Index
-    from clinsearch.evaluate.runner import index_runs, parse_method
+    from clinsearch.evaluate.runner import index_runs
+    from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
     runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
@@ -272,7 +273,7 @@ def bench_weak_sentences(
         weak = weak_benchmark(
             index_sentence_findings(Index.open(index), annotator), min_relevant, seed=seed
         )
-    except ValueError as exc:
+    except DataError as exc:  # too few labels in this index: name it
         raise InputError(str(exc), file=index) from None
     paths = write_benchmark(out, weak.all)
     for k, fold in enumerate(weak.folds, start=1):
@@ -316,7 +317,7 @@ def bench_passages(
     labelled = [(d, [next(found) for _ in d.sentences]) for d in docs]
     try:
         built = passage_benchmark(labelled, max_relevant, max_queries, seed)
-    except ValueError as exc:
+    except DataError as exc:  # too few passages in this corpus: name it
         raise InputError(str(exc), file=corpus) from None
     paths = [write_passages(out / "passages.jsonl", built.passages)]
     paths += write_benchmark(out, built.bench)

@@ -11,11 +11,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console, err_console
-from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.corpus_input import (
+    read_corpus,
+    reader_mapping,
+    report_long_sentences,
+    report_skips,
+)
 from clinsearch.cli.options import (
     Corpus,
     CorpusFormat,
     DateColumn,
+    DateFormat,
     EncoderModel,
     IdColumn,
     IncludeUncertain,
@@ -30,9 +36,11 @@ from clinsearch.cli.options import (
     VisitColumn,
     Workers,
 )
-from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.parallel import available_cores
 from clinsearch.progress import track
+from clinsearch.terminal import printable
+from clinsearch.user_files import read_user_text
 
 _BATCH_QUERIES = 64
 
@@ -51,6 +59,7 @@ def index_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
     dense: Annotated[
@@ -90,7 +99,7 @@ def index_command(
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
-    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping)
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
     index = Index.build(reports, out, config, workers=workers or available_cores())
     counts = index.manifest.counts
     console.print(
@@ -98,6 +107,7 @@ def index_command(
         f" {counts.patients} patients) into {escape(str(out))}"
     )
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("add")
@@ -112,6 +122,7 @@ def add_command(
     type_column: TypeColumn = None,
     date_column: DateColumn = None,
     suffix: Suffix = None,
+    date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
 ) -> None:
@@ -124,17 +135,24 @@ def add_command(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
     stats = ReadStats()
-    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping)
+    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
     added = index.add(reports, workers=workers or available_cores())
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
+    report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
 
 
 @app.command("delete")
 def delete_command(
     index_dir: IndexDir,
     ids: Annotated[str | None, typer.Option(help="Report ids to delete, comma-separated.")] = None,
-    ids_file: Annotated[Path | None, typer.Option(help="File with one report id per line.")] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            help='File with one report id per line; write an id holding a comma, a newline or'
+            ' a leading quote as a JSON string, e.g. "a,b" or "line\\nbreak".'
+        ),
+    ] = None,
 ) -> None:
     """Delete reports from an index by id (every id must be in the index)."""
     from clinsearch import Index
@@ -159,7 +177,6 @@ SearchPolarity = Annotated[
         " must state them present / absent, with any method (uses the findings table)."
     ),
 ]
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 @app.command("search")
@@ -181,10 +198,16 @@ def search_command(
     method: Annotated[
         str,
         typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid."),
+                     " or hybrid, optionally with options: NAME:key=value,... (e.g."
+                     " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
+                     " see 'clinsearch methods')."),
     ] = "bm25",
     whole_report: Annotated[
-        bool, typer.Option("--whole-report", help="bm25: score whole reports, not best sentences.")
+        bool,
+        typer.Option(
+            "--whole-report",
+            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
+        ),
     ] = False,
     model: EncoderModel = None,
     methods: Annotated[
@@ -231,6 +254,8 @@ def search_command(
     from clinsearch.hit import LEVELS
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.output import OUTPUT_FORMATS
+    from clinsearch.search.polarity import polarity_options
+    from clinsearch.search.registry import parse_method
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
@@ -240,10 +265,12 @@ def search_command(
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
         )
-    if term_model is not None and method not in ("concept", "hybrid"):
+    spec = parse_method(method)
+    if term_model is not None and spec.method not in ("concept", "hybrid"):
         raise ClinsearchError("--term-model applies to --method concept or hybrid")
     batch = read_queries(queries) if queries else [Query("1", query or "")]
-    options = _search_options(
+    # the command's options join the spec's, in the one spec every method is built from
+    spec = spec.with_options(**_search_options(
         whole_report=whole_report or None,
         model=model,
         methods=methods,
@@ -254,16 +281,45 @@ def search_command(
         rerank_input=rerank_input,
         include_uncertain=include_uncertain or None,
         term_model=term_model,
-    ) | _polarity_options(method, polarity)
+    ) | polarity_options(spec.method, polarity))
     index = Index.open(index_dir)
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, method, **options)
+        results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             _print_hits(
                 q.qid, q.text, level, method, hits, output, run_tag, lines=queries is not None
             )
+
+
+@app.command("methods")
+def methods_command() -> None:
+    """List the search methods and the options each takes (for --method NAME:key=value,...)."""
+    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
+
+    table = Table(title="search methods", title_justify="left", show_lines=True)
+    for column in ("method", "option", "type", "default", "choices"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("what", ratio=1)
+    for name in METHODS:
+        spec = method(name)
+        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
+        table.add_row(name, "", "", "", "", escape(spec.help + needs))
+        for param in spec.params:
+            table.add_row("", *_param_cells(param))
+    table.add_row("every method", "", "", "", "", "")
+    for param in WRAPPER_PARAMS:
+        table.add_row("", *_param_cells(param))
+    console.print(table)
+
+
+def _param_cells(param: Any) -> list[str]:
+    """A parameter's name, type, default, choices and help as table cells."""
+    default = "" if param.default is None else str(param.default)
+    needs = f" (needs the {param.needs} component)" if param.needs else ""
+    return [param.name, param.kind, default, ", ".join(param.choices),
+            escape(param.help + needs)]
 
 
 @app.command("info")
@@ -280,7 +336,8 @@ def info_command(
         return
     table = Table(show_header=False, box=None)
     for key, value in manifest.items():
-        table.add_row(key, escape(value if isinstance(value, str) else json.dumps(value)))
+        shown_value = value if isinstance(value, str) else json.dumps(value)
+        table.add_row(key, escape(printable(shown_value, one_line=True)))
     console.print(table)
 
 
@@ -300,40 +357,33 @@ def check_command(index_dir: IndexDir) -> None:
                   " sentences, BM25 documents, vectors and findings agree)")
 
 
-def _polarity_options(method: str, polarity: str) -> dict[str, str]:
-    """Map --polarity onto concept search's own mode and the filter every method takes."""
-    if polarity not in SEARCH_POLARITIES:
-        raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
-        )
-    if polarity == "query":
-        return {}
-    native = {"polarity": "any"} if method == "concept" else {}
-    if method == "concept" and polarity == "any":
-        return native
-    return native | {"polarity_filter": polarity}
-
-
 def _search_options(**given: Any) -> dict[str, Any]:
     """The search options the user set (paths as strings), to pass to the method."""
     return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
 
 
 def _ids_from_file(path: Path, index: Any) -> list[str]:
-    """Report ids from a file (one per line); an id not in the index names its line."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ids file ({exc})", file=path) from None
+    """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
+    "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
+    names its line."""
     known = index.store.row_by_report_id
     ids = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         report_id = line.strip()
         if not report_id:
             continue
+        if report_id.startswith('"'):
+            try:
+                report_id = json.loads(report_id)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"bad JSON string: {exc.msg}", file=path, line=number, field="id"
+                ) from None
+            if not isinstance(report_id, str):
+                raise InputError("expected a JSON string", file=path, line=number, field="id")
         if report_id not in known:
             raise InputError(
-                f"id {report_id!r} is not in the index", file=path, line=number, field="id"
+                f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
         ids.append(report_id)
     return ids
@@ -354,7 +404,8 @@ def _print_hits(
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
-        console.print(hits_table(hits, level, title=escape(f"{qid}: {query}" if lines else query)))
+        title = escape(printable(f"{qid}: {query}" if lines else query))
+        console.print(hits_table(hits, level, title=title))
     elif output == "json":
         typer.echo(json_text(json_record(qid, query, level, method, hits), lines=lines))
     else:

@@ -33,6 +33,14 @@ VisitColumn = Annotated[str | None, typer.Option(help="csv: column holding the v
 TypeColumn = Annotated[str | None, typer.Option(help="csv: column holding the report type.")]
 DateColumn = Annotated[str | None, typer.Option(help="csv: column holding the report date.")]
 Suffix = Annotated[str | None, typer.Option(help="txt-dir: file suffix to read (default .txt).")]
+DateFormat = Annotated[
+    str,
+    typer.Option(
+        "--date-format",
+        help="How dates are written: 'iso' (YYYY-MM-DD, optional time) or a strptime format"
+        " such as %m/%d/%Y or %d.%m.%Y. Nothing is guessed: other dates are bad records.",
+    ),
+]
 SkipBad = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from clinsearch.errors import DataError
 from clinsearch.query_file import NEGATION_PREFIX
 
 Scorer = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
@@ -51,7 +52,7 @@ def separation(triples: Iterable[Labelled], score: Scorer) -> Separation:
     """Score every triple with its matched and its opposite-polarity query; summarise the gap."""
     items = list(triples)
     if not items:
-        raise ValueError("no labelled triples to measure separation on")
+        raise DataError("no labelled triples to measure separation on")
     sentences = [t.sentence for t in items]
     opposite = {"present": "absent", "absent": "present"}
     matched = np.asarray(

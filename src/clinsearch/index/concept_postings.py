@@ -3,7 +3,7 @@
 A finding of ``lobar_pneumonia`` is posted under ``lobar_pneumonia`` (depth 0), ``pneumonia``
 (depth 1) and so on up the lexicon's hierarchy (the paper's synonym-expanded index, with
 synonyms already folded into concept ids by the annotator). The postings are derived from the
-generation's ``findings.parquet`` whenever it changes, sorted by key, with a key table of
+generation's findings table whenever it changes, sorted by key, with a key table of
 offsets, so a lookup is one dict access and an array slice, never a scan of the corpus.
 """
 
@@ -15,20 +15,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.annotate.finding import Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.duck import connect
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.findings import FindingsTable
 
 NAME = "concepts"
-FINDINGS_FILE = "findings.parquet"
 POSTINGS_FILE = "postings.parquet"  # finding row, depth; sorted by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
-FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "type",
+FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "name", "type",
                    "polarity", "pattern", "start", "end", "text", "modifiers")
 
 
@@ -70,7 +71,7 @@ class ConceptComponent:
 
     def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
         """Problems: postings that point outside the findings table or disagree with the keys."""
-        findings = pq.ParquetFile(gen.path / FINDINGS_FILE).metadata.num_rows
+        findings = FindingsTable(gen.path).num_rows
         rows = pq.read_table(gen.path / NAME / POSTINGS_FILE, columns=["row"]).column("row")
         keys = pq.read_table(gen.path / NAME / KEYS_FILE).to_pydict()
         folder = gen.path / NAME
@@ -87,13 +88,13 @@ class ConceptComponent:
 
 
 def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
-    """Write ``concepts/{postings,keys}.parquet`` for ``gen_path/findings.parquet``."""
-    findings = gen_path / FINDINGS_FILE
+    """Write ``concepts/{postings,keys}.parquet`` for the generation's findings table."""
     out = gen_path / NAME
     out.mkdir(exist_ok=True)
-    with duckdb.connect() as db:
-        concepts = [r[0] for r in db.execute(
-            "SELECT DISTINCT concept FROM read_parquet(?)", [str(findings)]).fetchall()]
+    column = FindingsTable(gen_path).table(["concept"]).column("concept")
+    rows = pa.table({"concept": column, "row": pa.array(range(len(column)), pa.int64())})
+    with connect({"f": rows}) as db:
+        concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM f").fetchall()]
         expansion = pa.Table.from_pylist(
             [{"concept": c, "key": a, "depth": d}
              for c in concepts for a, d in hierarchy.ancestors(c).items()],
@@ -102,10 +103,8 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
         )
         db.register("expansion", expansion)
         db.execute(
-            "CREATE TABLE p AS SELECT e.key, e.depth, f.file_row_number AS row"
-            " FROM read_parquet(?, file_row_number=true) f JOIN expansion e USING (concept)"
-            " ORDER BY e.key, e.depth, row",
-            [str(findings)],
+            "CREATE TABLE p AS SELECT e.key, e.depth, f.row"
+            " FROM f JOIN expansion e USING (concept) ORDER BY e.key, e.depth, row"
         )
         postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
         keys = db.sql(
@@ -146,12 +145,15 @@ class ConceptIndex:
         self.report_code, self.report_ids = _codes(findings.column("report_id"))
         first = np.zeros(len(self.patterns), dtype=np.int64)
         first[self.pattern_code[::-1]] = np.arange(len(self.pattern_code))[::-1]
-        concepts = findings.column("concept").take(pa.array(first)).to_pylist()
-        parts = [p.split("|") for p in self.patterns]
-        # Per distinct pattern: concept id, polarity and modifier values.
-        self.pattern_concept: list[str] = concepts
-        self.pattern_polarity = np.array([p[1] for p in parts], dtype=object)
-        self.pattern_modifiers: list[tuple[str, ...]] = [tuple(p[3:]) for p in parts]
+        # Per distinct pattern (from its first finding): concept id, name, polarity, modifiers.
+        firsts = findings.select(["concept", "name", "polarity", "modifiers"]).take(pa.array(first))
+        self.pattern_concept: list[str] = firsts.column("concept").to_pylist()
+        self.pattern_name: list[str] = firsts.column("name").to_pylist()
+        self.pattern_polarity = np.array(firsts.column("polarity").to_pylist(), dtype=object)
+        self.pattern_modifiers: list[tuple[str, ...]] = [
+            tuple(modifier_values(tuple(Modifier(**m) for m in mods)))
+            for mods in firsts.column("modifiers").to_pylist()
+        ]
         # Where each finding and its modifiers are (offsets into the report text), for marking.
         self.start = findings.column("start").to_numpy()
         self.end = findings.column("end").to_numpy()
@@ -164,7 +166,7 @@ class ConceptIndex:
     @classmethod
     def open(cls, gen_path: Path) -> ConceptIndex:
         """Load a generation's postings and findings."""
-        findings = pq.read_table(gen_path / FINDINGS_FILE, columns=list(FINDING_COLUMNS))
+        findings = FindingsTable(gen_path).table(list(FINDING_COLUMNS))
         postings = pq.read_table(gen_path / NAME / POSTINGS_FILE)
         keys = pq.read_table(gen_path / NAME / KEYS_FILE).to_pydict()
         offsets = {k: (s, n) for k, s, n in zip(keys["key"], keys["start"], keys["count"],

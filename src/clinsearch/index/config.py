@@ -26,6 +26,12 @@ COMPONENTS: dict[str, ComponentFactory] = {
     "findings": FindingsComponent,
 }
 DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
+# Options that name a file or folder outside the index (checked by clinsearch.trust).
+PATH_OPTIONS: dict[str, tuple[str, ...]] = {
+    "findings": ("lexicon",),
+    "concepts": ("lexicon", "term_model"),
+    "dense": ("model",),
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,16 @@ class IndexConfig:
             options = {**self.options, "concepts": {**self.options.get("concepts", {}),
                                                     "lexicon": lexicon}}
             object.__setattr__(self, "options", options)
+
+    def with_paths(self, resolve: Callable[[str, str], str]) -> IndexConfig:
+        """This configuration with each path option replaced by ``resolve(value, what)``."""
+        options = {name: dict(values) for name, values in self.options.items()}
+        for name, keys in PATH_OPTIONS.items():
+            for key in keys:
+                value = options.get(name, {}).get(key)
+                if value:
+                    options[name][key] = resolve(str(value), f"{name} {key.replace('_', ' ')}")
+        return IndexConfig(components=self.components, options=options)
 
     def make(self) -> list[Component]:
         """Instantiate the configured components, in order."""

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -86,15 +88,15 @@ class FindingsComponent:
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
         with _Writer(gen.path) as writer:
-            self._annotate(gen, None, writer)
-        return self._info(writer.rows)
+            long_sentences = self._annotate(gen, None, writer)
+        return self._info(writer.rows, long_sentences)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
         with _Writer(gen.path) as writer:
             writer.copy(prev.path, drop_keys=())
-            self._annotate(gen, change.report_keys, writer)
-        return self._info(writer.rows)
+            long_sentences = self._annotate(gen, change.report_keys, writer)
+        return self._info(writer.rows, long_sentences)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
@@ -120,8 +122,9 @@ class FindingsComponent:
                             f" says {entry.get('findings')}")
         return problems
 
-    def _info(self, rows: int) -> dict[str, Any]:
-        """The manifest entry: how many findings, and which lexicon found them."""
+    def _info(self, rows: int, long_sentences: int = 0) -> dict[str, Any]:
+        """The manifest entry: how many findings, which lexicon found them, and how many
+        distinct sentences of this change were too long to annotate in one piece."""
         from clinsearch.annotate.lexicon import Lexicon
 
         lexicon = Lexicon.load(str(self.lexicon) if self.lexicon else None)
@@ -130,12 +133,14 @@ class FindingsComponent:
             "lexicon": lexicon.name,
             "lexicon_version": lexicon.version,
             "concepts": len(lexicon.concepts),
+            "long_sentences": long_sentences,
         }
 
     def _annotate(
         self, gen: Generation, report_keys: Collection[int] | None, writer: _Writer
-    ) -> None:
-        """Append the findings of the sentences of ``report_keys`` (all when None)."""
+    ) -> int:
+        """Append the findings of the sentences of ``report_keys`` (all when None); returns
+        how many distinct sentences were too long to annotate in one piece."""
         keys = None if report_keys is None else list(report_keys)
         total = sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"]))
         size = self.batch_size * _JOB_BATCHES
@@ -145,24 +150,33 @@ class FindingsComponent:
         annotate = partial(annotate_texts, str(self.lexicon) if self.lexicon else None,
                            self.batch_size)
         done = gen.workers.map(annotate, jobs, send=lambda job: job[1])
+        long_sentences = 0
         with progress_bar("finding extraction", total, enabled=gen.progress) as advance:
-            for (chunk, texts), results in done:
+            for (chunk, texts), (results, long_count) in done:
+                long_sentences += long_count
                 cache.store(texts, results)
                 rows = [_row(sentence, finding) for sentence in chunk
                         for finding in cache.get(sentence["text"], self._annotate_one)]
                 writer.write(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA))
                 advance(len(chunk))
+        return long_sentences
 
     def _annotate_one(self, text: str) -> list[Finding]:
         """Findings of one text, here (for a text that left the cache before it was used)."""
-        return annotate_texts(str(self.lexicon) if self.lexicon else None, 1, [text])[0]
+        return annotate_texts(str(self.lexicon) if self.lexicon else None, 1, [text])[0][0]
 
 
-def annotate_texts(lexicon: str | None, batch_size: int, texts: list[str]) -> list[list[Finding]]:
-    """The findings of each text (runs in a worker process: the annotator is built once there)."""
+def annotate_texts(
+    lexicon: str | None, batch_size: int, texts: list[str]
+) -> tuple[list[list[Finding]], int]:
+    """The findings of each text, and how many texts were too long to annotate in one piece
+    (runs in a worker process: the annotator is built once there)."""
     from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
 
-    return list(annotator_for(lexicon).annotate_many(texts, batch_size=batch_size))
+    annotator = annotator_for(lexicon)
+    before = annotator.long_sentences
+    results = list(annotator.annotate_many(texts, batch_size=batch_size))
+    return results, annotator.long_sentences - before
 
 
 class _TextCache:
@@ -243,27 +257,56 @@ def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[
 
 
 class FindingsTable:
-    """A generation's findings table: read it whole or query it with DuckDB."""
+    """The findings service: the one reader of a generation's findings table.
+
+    Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
+    ``findings``), or ask which sentences and units hold a finding matching a term
+    (``matcher``: ``index.finding_match``).
+    """
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FINDINGS_FILE
         if not self.path.is_file():
             raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
 
-    def table(self, columns: list[str] | None = None) -> pa.Table:
-        """The findings as a pyarrow Table (optionally only some columns)."""
-        return pq.read_table(self.path, columns=columns, schema=FINDINGS_SCHEMA)
+    @classmethod
+    def optional(cls, folder: Path) -> FindingsTable | None:
+        """The findings table of a generation folder, or None when it has none."""
+        return cls(folder) if (folder / FINDINGS_FILE).is_file() else None
 
-    def sql(self, query: str) -> pa.Table:
-        """Run a DuckDB query in which the table is named ``findings``."""
-        import duckdb
+    def table(
+        self, columns: list[str] | None = None, filters: list[tuple[str, str, Any]] | None = None
+    ) -> pa.Table:
+        """The findings as a pyarrow Table (optionally only some columns, or rows by filters)."""
+        return pq.read_table(self.path, columns=columns, filters=filters, schema=FINDINGS_SCHEMA)
 
-        con = duckdb.connect()
+    @property
+    def num_rows(self) -> int:
+        """How many findings the table holds (from its metadata)."""
+        return pq.ParquetFile(self.path).metadata.num_rows
+
+    def register(self, con: duckdb.DuckDBPyConnection, name: str = "findings") -> None:
+        """Make the table a relation ``name`` of ``con``, handed over as a dataset (DuckDB never
+        sees the path)."""
+        import pyarrow.dataset as ds
+
+        con.register(name, ds.dataset(str(self.path), format="parquet"))
+
+    def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
+        """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
+        from clinsearch.duck import connect
+
+        con = connect({"findings": self.path})
         try:
-            con.execute(f"CREATE VIEW findings AS SELECT * FROM read_parquet('{self.path}')")
-            return con.sql(query).to_arrow_table()
+            return con.sql(query, params=params).to_arrow_table()
         finally:
             con.close()
+
+    def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
+        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+        return FindingMatcher(
+            self.table(["sentence_id", "concept", "polarity", "modifiers"]), sentence_ids
+        )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""

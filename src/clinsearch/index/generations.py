@@ -26,12 +26,15 @@ from typing import IO
 
 from clinsearch.atomic import atomic_path, fsync_tree
 from clinsearch.errors import ClinsearchError
+from clinsearch.permissions import dir_mode, file_mode, make_private
+from clinsearch.user_files import open_regular, open_user_file
 
 CURRENT = "CURRENT"
 LOCK = ".lock"
 LEASE = ".lease"
 TMP_PREFIX = ".tmp-"
 _GEN = re.compile(r"^gen-(\d{6,})$")
+_POINTER_MAX = 64  # bytes: a generation name and a newline
 _OPEN_RETRIES = 20
 
 
@@ -71,7 +74,7 @@ def current_generation(root: Path) -> Path:
     """The live generation folder of the index at ``root``."""
     gen = root / _current_name(root)
     if not gen.is_dir():
-        raise ClinsearchError(f"{root / CURRENT}: names generation {gen.name!r}, which is missing")
+        raise ClinsearchError(f"{root / CURRENT}: names generation {gen.name}, which is missing")
     return gen
 
 
@@ -83,13 +86,13 @@ def lease_current(root: Path) -> Lease:
     for _ in range(_OPEN_RETRIES):
         gen = root / _current_name(root)
         try:
-            handle = open(gen / LEASE, "rb")  # noqa: SIM115 (held open for the lease)
+            handle = open_regular(gen / LEASE)  # held open for the lease
         except FileNotFoundError:
             if _current_name(root) != gen.name:
                 continue  # replaced and removed since we read CURRENT: read it again
             if not gen.is_dir():
                 raise ClinsearchError(
-                    f"{root / CURRENT}: names generation {gen.name!r}, which is missing"
+                    f"{root / CURRENT}: names generation {gen.name}, which is missing"
                 ) from None
             return Lease(gen, None)  # a generation written before leases existed
         try:
@@ -104,17 +107,19 @@ def lease_current(root: Path) -> Lease:
 
 
 def _current_name(root: Path) -> str:
-    """The generation name ``CURRENT`` holds."""
+    """The generation name ``CURRENT`` holds (not checked to exist)."""
     if not root.exists():
         raise ClinsearchError(f"{root}: no such index directory")
-    try:
-        name = (root / CURRENT).read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        raise ClinsearchError(f"{root}: not a clinsearch index (no {CURRENT} file)") from None
-    except IsADirectoryError:
-        raise ClinsearchError(f"{root}: not a clinsearch index ({CURRENT} is a folder)") from None
-    if not _GEN.match(name):
-        raise ClinsearchError(f"{root / CURRENT}: names generation {name!r}, which is missing")
+    if not is_index(root):
+        raise ClinsearchError(f"{root}: not a clinsearch index (no {CURRENT} file)")
+    with open_user_file(root / CURRENT) as handle:
+        raw = handle.read(_POINTER_MAX + 1)
+    name = raw.decode("ascii", errors="replace").strip()
+    if len(raw) > _POINTER_MAX or not _GEN.match(name):  # never echo it: it may be anything
+        raise ClinsearchError(
+            f"{root / CURRENT}: corrupt pointer (it does not name a generation); restore it"
+            " from a backup or rebuild the index"
+        )
     return name
 
 
@@ -136,14 +141,14 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
             " clinsearch index"
         )
     created = not root.exists()
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=dir_mode(), parents=True, exist_ok=True)
     with _locked(root):
         live = _live_name(root)
         if expect_live is not None and expect_live != root / str(live):
             raise ClinsearchError(f"{root}: the index changed while this change was prepared")
         _sweep(root, keep=live)
         pending = PendingGeneration(root / f"{TMP_PREFIX}{uuid.uuid4().hex}", _next_number(root))
-        pending.path.mkdir()
+        pending.path.mkdir(mode=dir_mode())
         (pending.path / LEASE).touch()
         try:
             yield pending
@@ -159,10 +164,12 @@ def new_generation(root: Path, expect_live: Path | None = None) -> Iterator[Pend
 def _publish(root: Path, pending: PendingGeneration) -> None:
     """Rename the finished folder into place, then point ``CURRENT`` at it atomically."""
     name = generation_name(pending.number)
+    make_private(pending.path)
     fsync_tree(pending.path)
     os.rename(pending.path, root / name)
     with atomic_path(root / CURRENT, prefix=f"{TMP_PREFIX}{CURRENT}-", durable=True) as tmp:
         tmp.write_text(name + "\n", encoding="utf-8")
+        os.chmod(tmp, file_mode())
 
 
 def _sweep(root: Path, keep: str | None) -> None:
@@ -252,7 +259,8 @@ def _user_entries(root: Path) -> list[Path]:
 @contextmanager
 def _locked(root: Path) -> Iterator[None]:
     """Hold an exclusive lock on the index so that two writers never interleave."""
-    with open(root / LOCK, "a+") as handle:
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, file_mode())
+    with open(fd, "a+") as handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

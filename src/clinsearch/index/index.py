@@ -30,6 +30,11 @@ from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.parallel import Workers
 from clinsearch.progress import track
+from clinsearch.trust import allow
+from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.index.report_view import ReportView
 
 if TYPE_CHECKING:
     from clinsearch.corpus.segment import Segmenter
@@ -75,7 +80,7 @@ class Index:
         Reports stream through in batches: segmentation and finding extraction run on
         ``workers`` processes, and memory does not grow with the number of reports.
         """
-        config = config or IndexConfig()
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
         with new_generation(root) as pending, Workers(workers) as pool:
             gen = Generation(pending.path, progress, pool)
@@ -191,6 +196,20 @@ class Index:
             self.close()  # our own lease must not keep the replaced generation on disk
         self.reopen()
         return len(ids)
+
+    def report(self, report_id: str) -> ReportView:
+        """The report ``report_id`` with its sections, sentences and findings."""
+        from clinsearch.index.report_view import read_report_view
+
+        with self._replaced_as_error():
+            return read_report_view(self.generation, report_id)
+
+    def level_size(self, level: Level) -> int:
+        """How many sentences, reports, visits or patients the index holds (at least 1)."""
+        counts = self.manifest.counts
+        size = {"sentence": counts.sentences, "report": counts.reports,
+                "visit": counts.visits, "patient": counts.patients}[level]
+        return max(1, size)
 
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, shown
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.tables import Counts
+from clinsearch.trust import check_recorded
 from clinsearch.version import __version__
 
 MANIFEST_FILE = "manifest.json"
@@ -52,7 +53,7 @@ class Manifest:
     def write(self, gen_path: Path) -> None:
         """Write ``manifest.json`` into a generation folder, sealed with its own checksum."""
         data = self.to_dict()
-        data["checksum"] = _checksum(data)
+        data["checksum"] = seal_checksum(data)
         text = json.dumps(data, indent=2, sort_keys=False) + "\n"
         (gen_path / MANIFEST_FILE).write_text(text, encoding="utf-8")
 
@@ -68,25 +69,30 @@ class Manifest:
             raise ClinsearchError(f"{path}: not a clinsearch index manifest")
         if data.get("format_version") != FORMAT_VERSION:
             raise ClinsearchError(
-                f"{path}: index format version {data.get('format_version')} is not supported"
+                f"{path}: index format version {shown(data.get('format_version'))} is not supported"
                 f" (this clinsearch reads version {FORMAT_VERSION}); rebuild the index"
             )
         recorded = data.pop("checksum", None)
         sealed = recorded is not None or "files" in data  # older indexes have neither
-        if sealed and recorded != _checksum(data):
+        if sealed and recorded != seal_checksum(data):
             raise ClinsearchError(f"{path}: the manifest is damaged (its checksum does not match)")
         try:
-            return cls._from_dict(data)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ClinsearchError(f"{path}: the manifest is incomplete ({exc})") from None
+            return cls._from_dict(data, gen_path.parent)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ClinsearchError(
+                f"{path}: the manifest is incomplete ({type(exc).__name__})"
+            ) from None
 
     @classmethod
-    def _from_dict(cls, data: dict[str, Any]) -> Manifest:
-        """The manifest from its checked JSON form."""
+    def _from_dict(cls, data: dict[str, Any], root: Path) -> Manifest:
+        """The manifest from its checked JSON form; recorded paths must be allowed ones (see
+        ``clinsearch.trust``) for the index at ``root``."""
         return cls(
             generation=data["generation"],
             counts=Counts(**data["counts"]),
-            config=IndexConfig.from_dict(data["config"]),
+            config=IndexConfig.from_dict(data["config"]).with_paths(
+                lambda value, what: check_recorded(value, root, what)
+            ),
             components=data["components"],
             next_report_key=data["next_report_key"],
             files=data.get("files", {}),
@@ -95,7 +101,7 @@ class Manifest:
         )
 
 
-def _checksum(data: dict[str, Any]) -> str:
+def seal_checksum(data: dict[str, Any]) -> str:
     """SHA-256 of the manifest's content in a canonical JSON form."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return "sha256:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()

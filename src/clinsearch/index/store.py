@@ -1,7 +1,7 @@
 """In-memory lookups over one generation's core tables, for turning hits into records.
 
 Sentences are stored grouped by report, in index order, so a (report, sentence index) pair maps
-to a sentence row by arithmetic. Visits are grouped by (patient_id, visit_id).
+to a sentence row by arithmetic; ``units`` maps sentences and reports to visits and patients.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.index.component import Generation
-
-UNITS = ("sentence", "report")
+from clinsearch.index.unit_map import UnitMap
 
 
 class Column(Sequence[str]):
@@ -74,15 +73,20 @@ class Store:
         )
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentence_keys))
         patients = reports.column("patient_id")
-        self.patient_group = _ordinals(patients)
-        self.visit_group = _ordinals(
-            pc.binary_join_element_wise(patients, reports.column("visit_id"), "\x1f")
+        visits = pc.binary_join_element_wise(patients, reports.column("visit_id"), "\x1f")
+        self.units = UnitMap(
+            np.asarray(self.sentence_report_row, np.int64), _ordinals(visits), _ordinals(patients)
         )
 
     @cached_property
     def row_by_report_id(self) -> dict[str, int]:
-        """Report row of each report id."""
+        """The row of each report id (built on first use)."""
         return {rid: row for row, rid in enumerate(self.report_ids)}
+
+    @cached_property
+    def row_by_sentence_id(self) -> dict[str, int]:
+        """The row of each sentence id (built on first use)."""
+        return {sid: row for row, sid in enumerate(self.sentence_ids)}
 
     @property
     def num_reports(self) -> int:
@@ -103,19 +107,10 @@ class Store:
 
     def groups(self, level: str, unit: str, rows: np.ndarray) -> np.ndarray:
         """The group (at ``level``) of each row of ``unit`` ("sentence" or "report") rows."""
-        if level == unit:
-            return rows
-        report_rows = self.sentence_report_row[rows] if unit == "sentence" else rows
-        if level == "report":
-            return report_rows
-        if level == "visit":
-            return self.visit_group[report_rows]
-        if level == "patient":
-            return self.patient_group[report_rows]
-        raise ValueError(f"cannot group {unit} rows at level {level!r}")
+        return self.units.of(level, unit, rows)  # type: ignore[arg-type]
 
 
 def _ordinals(values: pa.ChunkedArray) -> np.ndarray:
-    """A dense integer per distinct value, in order of first appearance."""
+    """A dense integer per distinct value, in order of first appearance (as ``ordinals``)."""
     codes = pc.dictionary_encode(values).combine_chunks().indices
     return codes.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -10,12 +10,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.corpus.model import SegmentedReport
+from clinsearch.duck import connect
 from clinsearch.index.component import REPORTS_FILE, SENTENCES_FILE, Generation
 
 REPORTS_SCHEMA = pa.schema(
@@ -129,11 +129,10 @@ def sentences_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
 
 def count(gen: Generation) -> Counts:
     """Count reports, sentences, visits (patient, visit pairs) and patients with DuckDB."""
-    with duckdb.connect() as db:
+    with connect({"reports": gen.reports_path}) as db:
         reports, visits, patients = db.execute(
             "SELECT count(*), count(DISTINCT (patient_id, visit_id)), count(DISTINCT patient_id)"
-            " FROM read_parquet(?)",
-            [str(gen.reports_path)],
+            " FROM reports"
         ).fetchone()
     sentences = pq.ParquetFile(gen.sentences_path).metadata.num_rows
     return Counts(reports=reports, sentences=sentences, visits=visits, patients=patients)

@@ -10,7 +10,10 @@ from typing import Any, TypeVar
 
 from clinsearch.errors import ClinsearchError
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+WEIGHT_FILES = ("model.safetensors",)
+# Files that torch or pickle would unpickle on load: a crafted one runs code, so refused.
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
+MODULE_PREFIX = "sentence_transformers."
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "tokenizer.model", "vocab.json")
 Model = TypeVar("Model")
 
@@ -40,10 +43,40 @@ def transformer_folder(path: Path) -> Path:
         except (OSError, json.JSONDecodeError) as exc:
             msg = f"model folder {path}: modules.json is unreadable: {exc}"
             raise ClinsearchError(msg) from exc
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ClinsearchError(f"model folder {path}: modules.json is not a list of modules")
+        for entry in entries:
+            kind = str(entry.get("type", ""))
+            if not kind.startswith(MODULE_PREFIX):
+                raise ClinsearchError(
+                    f"model folder {path}: modules.json names module type {kind[:80]!r};"
+                    f" only {MODULE_PREFIX}* modules are loaded"
+                )
         for entry in entries:
             if str(entry.get("type", "")).endswith("Transformer"):
-                return path / entry.get("path", "")
+                return _inside(path, str(entry.get("path", "")))
     return path
+
+
+def _inside(root: Path, relative: str) -> Path:
+    """``root / relative`` if it stays inside ``root``; a module path may not leave the folder."""
+    inner = root / relative
+    real, real_root = inner.resolve(), root.resolve()
+    if real != real_root and real_root not in real.parents:
+        raise ClinsearchError(f"model folder {root}: a module path leaves the folder")
+    return inner
+
+
+def _pickle_files(folder: Path) -> list[str]:
+    """Files under ``folder`` (two levels, as sentence-transformers modules nest) that loading
+    would unpickle."""
+    found = []
+    for pattern in ("*", "*/*"):
+        found += [
+            str(p.relative_to(folder)) for p in folder.glob(pattern)
+            if p.suffix.lower() in PICKLE_SUFFIXES and p.is_file()
+        ]
+    return sorted(found)
 
 
 def check_model_folder(path: str | Path, what: str) -> Path:
@@ -54,6 +87,12 @@ def check_model_folder(path: str | Path, what: str) -> Path:
     if not folder.is_dir():
         raise ClinsearchError(f"{what} folder {folder} is a file, not a model folder")
     inner = transformer_folder(folder)
+    pickled = _pickle_files(folder)
+    if pickled:
+        raise ClinsearchError(
+            f"{what} folder {folder} holds pickle files ({', '.join(pickled[:3])}), which could"
+            " run code when loaded; keep only safetensors weights (model.safetensors)"
+        )
     missing = []
     if not (inner / "config.json").is_file():
         missing.append("config.json")
@@ -96,7 +135,10 @@ def load_model_folder(
     try:
         model: Any = loader(str(folder))
     except Exception as exc:  # any loader failure is a bad folder, reported with its path
-        raise ClinsearchError(f"{what} folder {folder} could not be loaded: {exc}") from exc
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ClinsearchError(
+            f"{what} folder {folder} could not be loaded (wrong kind of model?): {reason}"
+        ) from None
     if fast_tokenizer and not getattr(model.tokenizer, "is_fast", False):
         raise ClinsearchError(
             f"{what} folder {folder}: a fast tokenizer (tokenizer.json) is needed to split long"

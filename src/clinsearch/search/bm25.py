@@ -16,11 +16,18 @@ from clinsearch.hit import Hit, Level
 from clinsearch.index.lexical import LexicalSearcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
 _MIN_FIRST_FETCH = 64
+
+
+PARAMS = (
+    Param("whole_report", "bool", "Score whole reports (one BM25 document each), not best"
+          " sentences.", default=False),
+)
 
 
 class BM25Retriever:

@@ -20,6 +20,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit, Level
 from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
 from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
+from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -40,6 +41,23 @@ DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
 DEFAULT_DEPTH = 100
 # component each optional method needs in the index, beyond the lexical one
 _NEEDS = {"dense": "dense", "concept": "concepts"}
+
+
+PARAMS = (
+    Param("methods", "list", "Methods to fuse (default bm25, dense and concept where the index"
+          " has them)."),
+    Param("fusion", "str", "tiered (concept-search tiers first), weighted (normalised scores) or"
+          " rrf (reciprocal rank); default tiered when concept takes part, else weighted.",
+          choices=FUSIONS),
+    Param("weights", "weights", "Method weights, e.g. bm25=1,dense=0.5 (tuned defaults)."),
+    Param("normalisation", "str", "Score normalisation of weighted fusion.",
+          default=DEFAULT_NORMALISATION, choices=("minmax", "zscore")),
+    Param("rrf_k", "int", "The k of reciprocal rank fusion.", default=RRF_K, minimum=1),
+    Param("depth", "int", "How many units each method ranks before fusion.",
+          default=DEFAULT_DEPTH, minimum=1),
+    Param("model", "path", "dense: the encoder folder.", needs="dense"),
+    Param("term_model", "path", "concept: the term encoder folder."),
+)
 
 
 class HybridRetriever:

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clinsearch.hit import Hit, Level
+from clinsearch.terminal import printable, printable_runs
 from clinsearch.trec import run_line
 
 OUTPUT_FORMATS = ("table", "json", "trec")
@@ -23,10 +24,10 @@ _ID_COLUMNS: dict[str, tuple[str, ...]] = {
 
 
 def highlighted(hit: Hit) -> Text:
-    """The hit's sentence with its matched words styled."""
-    text = Text(hit.sentence)
-    for start, end in hit.highlights:
-        text.stylize(HIGHLIGHT_STYLE, start, end)
+    """The hit's sentence with its matched words styled and control characters escaped."""
+    text = Text()
+    for piece, marked in printable_runs(hit.sentence, list(hit.highlights)):
+        text.append(piece, style=HIGHLIGHT_STYLE if marked else None)
     return text
 
 
@@ -44,10 +45,10 @@ def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None) -> T
     if why:
         table.add_column("matched", ratio=1)
     for hit in hits:
-        ids = [getattr(hit, name) for name in columns]
+        ids = [Text(printable(str(getattr(hit, name)), one_line=True)) for name in columns]
         cells = [str(hit.rank), *ids, f"{hit.score:.3f}", highlighted(hit)]
         if why:
-            cells.append(Text(str(hit.explanation.get("summary", ""))))
+            cells.append(Text(printable(str(hit.explanation.get("summary", "")))))
         table.add_row(*cells)
     if not hits:
         table.caption = "no matches"

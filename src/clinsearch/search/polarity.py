@@ -13,40 +13,34 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+import numpy as np
 
+from clinsearch.annotate.finding import POLARITIES
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
-from clinsearch.units import UNIT_KEYS, Level
+from clinsearch.index.finding_match import FindingSpec
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
 POLARITY_FILTERS = ("present", "absent", "any", "query")
-FINDINGS_FILE = "findings.parquet"
+SEARCH_POLARITIES = ("query", "any", "present", "absent")
 
 
 class PolarityFilter:
     """Wraps a retriever: only units with the query's concepts at the wanted polarity remain."""
 
     def __init__(self, index: Index, base: Any, polarity: str) -> None:
-        if polarity not in POLARITY_FILTERS:
-            raise ClinsearchError(
-                f"unknown polarity {polarity!r}; choose one of {', '.join(POLARITY_FILTERS)}"
-            )
-        path = index.generation.path / FINDINGS_FILE
-        if not path.is_file():
+        if "findings" not in index.config.components:
             raise ClinsearchError(
                 f"{index.path}: this index has no findings table, needed by --polarity;"
                 " rebuild it with the findings component"
             )
         self.base = base
         self.polarity = polarity
-        self.findings = pq.read_table(
-            path,
-            columns=["sentence_id", "report_id", "visit_id", "patient_id", "concept", "polarity"],
-        )
+        self.store = index.store
+        self.matcher = index.component("findings").matcher(self.store.sentence_ids)
         from clinsearch.annotate.annotator import annotator_for
 
         # the lexicon the findings were made with, so query and index concepts agree
@@ -71,28 +65,32 @@ class PolarityFilter:
             )
         return concepts
 
-    def allowed_units(self, concepts: dict[str, str], level: Level) -> set[tuple[str, ...]]:
-        """Units at ``level`` holding every concept with the wanted polarity."""
-        columns = UNIT_KEYS[level]
-        allowed: set[tuple[str, ...]] | None = None
+    def spec(self, concept: str, stated: str) -> FindingSpec:
+        """What a query concept matches: findings of that concept at the wanted polarity."""
+        wanted = {"any": POLARITIES, "query": (stated,)}.get(self.polarity, (self.polarity,))
+        return FindingSpec(concept, (concept,), tuple(wanted))
+
+    def allowed_units(self, concepts: dict[str, str], level: Level) -> np.ndarray:
+        """A mask over the ``level`` units holding every concept with the wanted polarity."""
+        allowed = np.ones(self.store.units.size(level), dtype=bool)
         for concept, stated in concepts.items():
-            mask = pc.equal(self.findings.column("concept"), concept)
-            if self.polarity != "any":
-                wanted = stated if self.polarity == "query" else self.polarity
-                mask = pc.and_(mask, pc.equal(self.findings.column("polarity"), wanted))
-            rows = self.findings.filter(mask)
-            units = set(zip(*(rows.column(c).to_pylist() for c in columns), strict=True))
-            allowed = units if allowed is None else allowed & units
-        return allowed or set()
+            allowed &= self.matcher.unit_mask(self.spec(concept, stated), level, self.store.units)
+        return allowed
+
+    def unit_of(self, hit: Hit) -> int:
+        """The number of the hit's unit at its level (the shared unit mapping)."""
+        if hit.level == "sentence":
+            return self.store.row_by_sentence_id[hit.sentence_id]
+        row = self.store.row_by_report_id[hit.report_id]
+        return int(self.store.units.of(hit.level, "report", np.array([row]))[0])
 
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
         allowed = self.allowed_units(self.query_concepts(query), level)
-        columns = UNIT_KEYS[level]
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)
-            kept = [h for h in hits if tuple(getattr(h, c) for c in columns) in allowed]
+            kept = [h for h in hits if allowed[self.unit_of(h)]]
             if len(kept) >= top or len(hits) < depth:
                 break
             depth *= 4
@@ -100,3 +98,18 @@ class PolarityFilter:
             replace(hit, rank=rank, explanation=hit.explanation | {"polarity": self.polarity})
             for rank, hit in enumerate(kept[:top], start=1)
         ]
+
+
+def polarity_options(method: str, polarity: str) -> dict[str, str]:
+    """Map a search polarity (--polarity) onto concept search's own mode and the filter
+    every method takes."""
+    if polarity not in SEARCH_POLARITIES:
+        raise ClinsearchError(
+            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+        )
+    if polarity == "query":
+        return {}
+    native = {"polarity": "any"} if method == "concept" else {}
+    if method == "concept" and polarity == "any":
+        return native
+    return native | {"polarity_filter": polarity}

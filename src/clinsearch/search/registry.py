@@ -1,7 +1,10 @@
-"""The retriever registry behind ``--method``: a name maps to ``factory(index, **options)``.
+"""The method registry behind ``--method``: each name maps to a ``Method`` declaring its
+parameters as data; ``make_retriever`` checks every option against them before building.
 
-Later methods (``concept``, ``dense``, ``hybrid``) register here and are reached through
-``Index.search(..., method=NAME)`` and ``clinsearch search --method NAME`` unchanged.
+``Index.search(..., method=SPEC)``, ``clinsearch search --method SPEC`` and ``clinsearch eval
+--method SPEC`` all come here, so a method registered in ``METHODS`` is reached by all three.
+A plain ``factory(index, **options)`` may be registered too: its keyword arguments are then
+its parameters.
 """
 
 from __future__ import annotations
@@ -12,50 +15,102 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.bm25 import BM25Retriever
-from clinsearch.search.concept.retriever import ConceptRetriever
-from clinsearch.search.dense import DenseRetriever
-from clinsearch.search.hybrid import HybridRetriever
+from clinsearch.search import bm25, dense, hybrid
+from clinsearch.search.concept import retriever as concept
+from clinsearch.search.filters import ReportFilters
+from clinsearch.search.method_spec import Kind, Method, MethodSpec, Param, parse_spec
+from clinsearch.search.polarity import POLARITY_FILTERS
+from clinsearch.search.rerank import DEFAULT_DEPTH, RERANK_INPUTS
 from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
-
 RetrieverFactory = Callable[..., Retriever]
 
-def make_retriever(
-    index: Index,
-    method: str,
-    *,
-    polarity_filter: str | None = None,
-    rerank: str | None = None,
-    rerank_depth: int | None = None,
-    rerank_input: str | None = None,
-    **options: Any,
-) -> Retriever:
-    """The retriever ``method`` over ``index``; unknown methods or options are user errors.
+# Options every method takes: a polarity filter, report filters and a cross-encoder re-ranker.
+WRAPPER_PARAMS = (
+    Param("polarity_filter", "str", "Keep only units stating the query's concepts present /"
+          " absent (any: mentioned at all; query: as the query states them).",
+          choices=POLARITY_FILTERS, needs="findings", what="polarity"),
+    Param("filters", "object", "Report filters (date range, type, section, finding context):"
+          " a search.filters.ReportFilters.", of=ReportFilters),
+    Param("rerank", "path", "Cross-encoder model folder: re-rank the top rerank_depth results."),
+    Param("rerank_depth", "int", "How many first-stage results to re-rank.",
+          default=DEFAULT_DEPTH, minimum=1),
+    Param("rerank_input", "str", "What the cross-encoder reads: report text, best sentence, or"
+          " summary (report concepts without negated findings).", default="report",
+          choices=RERANK_INPUTS, what="re-rank input"),
+)
 
-    ``polarity_filter`` wraps it in a concept polarity filter; ``rerank`` (a cross-encoder
-    folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
-    """
+
+def method(name: str) -> Method:
+    """The registered method ``name``; an unknown name is a user error listing the known ones."""
     try:
-        factory = METHODS[method]
+        entry = METHODS[name]
     except KeyError:
         raise ClinsearchError(
-            f"unknown search method {method!r}; known methods: {', '.join(METHODS)}"
+            f"unknown search method {name!r}; known methods: {', '.join(METHODS)}"
         ) from None
-    try:
-        inspect.signature(factory).bind(index, **options)
-    except TypeError as exc:
-        raise ClinsearchError(f"method {method!r} does not take these options: {exc}") from None
-    retriever: Retriever = factory(index, **options)
+    return entry if isinstance(entry, Method) else Method(entry, _signature_params(entry))
+
+
+def params_of(name: str) -> tuple[Param, ...] | None:
+    """All options of method ``name`` (its own and the wrappers'), or None if unknown."""
+    if name not in METHODS:
+        return None
+    return method(name).params + WRAPPER_PARAMS
+
+
+def parse_method(spec: str, field_name: str = "--method") -> MethodSpec:
+    """Parse a method spec (``NAME[:key=value,...]``) for a registered method."""
+    return parse_spec(spec, params_of, field_name)
+
+
+def checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` of method ``name`` converted to their declared types; an unknown option or
+    a bad value is a user error naming the method, the option and what it takes."""
+    params = {p.name: p for p in method(name).params + WRAPPER_PARAMS}
+    unknown = [key for key in options if key not in params]
+    if unknown:
+        raise ClinsearchError(
+            f"method {name!r} does not take these options: {', '.join(unknown)}"
+            f" (it takes: {', '.join(params)})"
+        )
+    return {key: params[key].convert(value, name) for key, value in options.items()}
+
+
+def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retriever:
+    """The retriever of ``spec`` (a method name or spec) with ``options`` over ``index``.
+
+    ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters
+    (date, type, section, context; ``search/filters.py``); ``rerank`` (a cross-encoder
+    folder) in a re-ranker of its top ``rerank_depth`` hits reading ``rerank_input`` passages.
+    """
+    if isinstance(spec, str):
+        spec = parse_method(spec)
+    name = spec.method
+    chosen = checked_options(name, spec.options | options)
+    own = {k: v for k, v in chosen.items() if k not in {p.name for p in WRAPPER_PARAMS}}
+    polarity_filter = chosen.get("polarity_filter")
+    filters = chosen.get("filters")
+    rerank = chosen.get("rerank")
+    rerank_depth = chosen.get("rerank_depth")
+    rerank_input = chosen.get("rerank_input")
+    chosen_method = method(name)
+    for component in chosen_method.needs:
+        index.component(component)  # a missing component is a user error naming it
+    retriever: Retriever = chosen_method.factory(index, **own)
     if polarity_filter is not None:
         from clinsearch.search.polarity import PolarityFilter
 
         retriever = PolarityFilter(index, retriever, polarity_filter)
+    if filters is not None and filters.active:
+        from clinsearch.search.filters import FilteredRetriever
+
+        retriever = FilteredRetriever(index, retriever, filters)
     if rerank is not None:
-        from clinsearch.search.rerank import DEFAULT_DEPTH, Reranker
+        from clinsearch.search.rerank import Reranker
 
         retriever = Reranker(
             index,
@@ -69,10 +124,27 @@ def make_retriever(
     return retriever
 
 
-METHODS: dict[str, RetrieverFactory] = {
-    "bm25": BM25Retriever,
-    "concept": ConceptRetriever,
-    "dense": DenseRetriever,
+_KINDS: dict[type, Kind] = {bool: "bool", int: "int", float: "float"}
+
+
+def _signature_params(factory: Callable[..., Any]) -> tuple[Param, ...]:
+    """The keyword parameters of a plain factory, typed by their defaults."""
+    return tuple(
+        Param(p.name, _KINDS.get(type(p.default), "str"), "", default=p.default)
+        for p in list(inspect.signature(factory).parameters.values())[1:]
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+
+
+METHODS: dict[str, Method | RetrieverFactory] = {
+    "bm25": Method(bm25.BM25Retriever, bm25.PARAMS, "BM25 (tantivy) over sentences, a report"
+                   " scoring as its best sentence.", ("lexical",)),
+    "concept": Method(concept.ConceptRetriever, concept.PARAMS, "Concept search: how completely"
+                      " each sentence's findings match the query's finding patterns.",
+                      ("concepts", "lexical")),
+    "dense": Method(dense.DenseRetriever, dense.PARAMS, "Dense retrieval: sentence embeddings"
+                    " (index built with --dense).", ("dense",)),
     # hybrid fuses other methods: it makes their retrievers with make_retriever
-    "hybrid": partial(HybridRetriever, make=make_retriever),
+    "hybrid": Method(partial(hybrid.HybridRetriever, make=make_retriever), hybrid.PARAMS,
+                     "Fuse the rankings of several methods.", ("lexical",)),
 }

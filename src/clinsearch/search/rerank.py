@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit, Level
 from clinsearch.models.cross_encoder import load_cross_encoder
 
@@ -38,12 +37,6 @@ class Reranker:
         depth: int = DEFAULT_DEPTH,
         passage: str = "report",
     ) -> None:
-        if passage not in RERANK_INPUTS:
-            raise ClinsearchError(
-                f"unknown re-rank input {passage!r}; choose one of {', '.join(RERANK_INPUTS)}"
-            )
-        if depth < 1:
-            raise ClinsearchError(f"re-rank depth must be at least 1 (got {depth})")
         self.index = index
         self.base = base
         self.scorer = load_cross_encoder(model)
@@ -56,7 +49,8 @@ class Reranker:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """First-stage hits for all queries, then each query's top ``depth`` re-scored."""
-        first = self.base.search_many(list(queries), level, max(top, self.depth))
+        depth = min(max(top, self.depth), self.index.level_size(level))
+        first = self.base.search_many(list(queries), level, depth)
         return [self._rerank(q, hits, top) for q, hits in zip(queries, first, strict=True)]
 
     def _rerank(self, query: str, hits: list[Hit], top: int) -> list[Hit]:

@@ -14,7 +14,8 @@ from typing import Any
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.hit import Hit
 from clinsearch.index.index import Index as IndexStore
-from clinsearch.search.registry import make_retriever
+from clinsearch.search.method_spec import MethodSpec
+from clinsearch.search.registry import checked_options, make_retriever, parse_method
 from clinsearch.search.retriever import Retriever
 from clinsearch.units import LEVELS, Level
 
@@ -28,7 +29,7 @@ class SearchSession:
         self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Retriever] = {}
 
     def search(
-        self, query: str, level: Level = "report", top: int = 10, method: str = "bm25",
+        self, query: str, level: Level = "report", top: int = 10, method: str | MethodSpec = "bm25",
         **options: Any,
     ) -> list[Hit]:
         """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
@@ -36,7 +37,7 @@ class SearchSession:
 
     def search_many(
         self, queries: Sequence[str], level: Level = "report", top: int = 10,
-        method: str = "bm25", **options: Any,
+        method: str | MethodSpec = "bm25", **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
         if level not in LEVELS:
@@ -46,16 +47,29 @@ class SearchSession:
         for query in queries:
             if not query.strip():
                 raise InputError("empty query", field="query")
+        top = min(top, self.index.level_size(level))  # more than exist would only waste memory
         return self.retriever(method, options).search_many(list(queries), level, top)
 
-    def retriever(self, method: str, options: dict[str, Any]) -> Retriever:
-        """The retriever for ``method`` and ``options`` over the index's open generation."""
+    def retriever(self, method: str | MethodSpec, options: dict[str, Any]) -> Retriever:
+        """The retriever for ``method`` (a name or method spec) and ``options`` over the index's
+        open generation; options given both ways must agree."""
         if self._generation != self.index.generation.path:
             self._retrievers.clear()
             self._generation = self.index.generation.path
-        key = (method, tuple(sorted(options.items())))
+        spec = parse_method(method) if isinstance(method, str) else method
+        chosen = checked_options(spec.method, spec.options)
+        given = checked_options(spec.method, options)
+        clash = [k for k in given if k in chosen and given[k] != chosen[k]]
+        if clash:
+            raise ClinsearchError(
+                f"option {clash[0]!r} is given twice, in the method spec {spec.label!r} and"
+                " as an option, with different values"
+            )
+        chosen |= given
+        key = (spec.method, tuple(sorted(chosen.items())))
         if key not in self._retrievers:
-            self._retrievers[key] = make_retriever(self.index, method, **options)
+            self._retrievers[key] = make_retriever(self.index, MethodSpec(spec.label, spec.method,
+                                                                          chosen))
         return self._retrievers[key]
 
 
@@ -63,7 +77,7 @@ class Index(IndexStore):
     """An index you can search: the store (build, open, add, delete) with a search session."""
 
     def search(
-        self, query: str, level: Level = "report", top: int = 10, method: str = "bm25",
+        self, query: str, level: Level = "report", top: int = 10, method: str | MethodSpec = "bm25",
         **options: Any,
     ) -> list[Hit]:
         """The ``top`` best hits for ``query`` at ``level`` by ``method`` (options go to it)."""
@@ -71,7 +85,7 @@ class Index(IndexStore):
 
     def search_many(
         self, queries: Sequence[str], level: Level = "report", top: int = 10,
-        method: str = "bm25", **options: Any,
+        method: str | MethodSpec = "bm25", **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
         return self.session.search_many(queries, level, top, method, **options)

@@ -14,7 +14,6 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.polarity import FINDINGS_FILE
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -22,15 +21,13 @@ if TYPE_CHECKING:
 
 def concept_summaries(index: Index, report_ids: Sequence[str]) -> list[str]:
     """The concept summary of each report, in the order of ``report_ids``."""
-    path = index.generation.path / FINDINGS_FILE
-    if not path.is_file():
+    if "findings" not in index.config.components:
         raise ClinsearchError(
             f"{index.path}: this index has no findings table, needed by --rerank-input summary"
         )
     wanted = list(set(report_ids))
-    findings = pq.read_table(
-        path,
-        columns=["report_id", "sentence_id", "start", "concept", "polarity"],
+    findings = index.component("findings").table(
+        ["report_id", "sentence_id", "start", "concept", "polarity"],
         filters=[("report_id", "in", wanted)],
     )
     findings = findings.filter(pc.equal(findings.column("polarity"), "present"))

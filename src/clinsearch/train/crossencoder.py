@@ -17,6 +17,7 @@ from typing import Literal
 
 import torch
 
+from clinsearch.errors import DataError, InputError
 from clinsearch.models.base_models import load_cross_model
 from clinsearch.train.batching import TrainingQuery
 from clinsearch.train.labels import normalise_text
@@ -138,9 +139,13 @@ def train_crossencoder(
 ) -> LoopResult:
     """Fine-tune a one-logit cross-encoder with ``config.loss``; save it at ``out``."""
     if not groups:
-        raise ValueError("no cross-encoder training examples")
+        raise DataError(
+            "no cross-encoder training examples: no query has a labelled sentence"
+        )
     if config.loss not in ("bce", "listwise"):
-        raise ValueError(f"unknown cross-encoder loss {config.loss!r} (bce or listwise)")
+        raise InputError(
+            f"unknown cross-encoder loss {config.loss!r} (bce or listwise)", field="loss"
+        )
     model = load_cross_model(config.base_model, max_length=config.max_length)
     bce = torch.nn.BCEWithLogitsLoss()
     examples = [e for g in groups for e in g.examples()]

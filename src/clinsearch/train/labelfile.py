@@ -35,7 +35,7 @@ def write_labels(path: Path, labels: LabelSet) -> None:
 def read_labels(path: Path) -> tuple[QueryLabel, ...]:
     """Read labels written by ``write_labels``; a bad line raises ``InputError`` naming it."""
     out: list[QueryLabel] = []
-    for number, record in read_json_lines(path, "labels file"):
+    for number, record in read_json_lines(path):
         for name in _FIELDS:
             if name not in record:
                 raise InputError("missing", file=path, line=number, field=name)

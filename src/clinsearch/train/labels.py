@@ -9,11 +9,11 @@ training augmentation; the canonical "M" / "no M" form is used for evaluation.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from clinsearch.annotate.finding import Finding, asserted, modifier_values
+from clinsearch.annotate.finding import Finding, Modifier, asserted, modifier_values
 
 Kind = Literal["positive", "negative"]
 
@@ -59,12 +59,17 @@ class FindingFacts:
         )
 
     @classmethod
-    def from_pattern(cls, concept: str, pattern: str, context: Iterable[str] = ()) -> FindingFacts:
-        """The facts of a stored finding row, from its pattern ``type|polarity|name|mods...``."""
-        parts = pattern.split("|")
-        if len(parts) < 3:
-            raise ValueError(f"finding pattern {pattern!r} has fewer than 3 fields")
-        return cls(concept, parts[2], parts[0], parts[1], tuple(context), tuple(parts[3:]))
+    def from_row(cls, row: Mapping[str, Any]) -> FindingFacts:
+        """The facts of a findings table row (its modifiers as records with a ``value``)."""
+        modifiers = tuple(Modifier(**m) for m in row.get("modifiers") or ())
+        return cls(
+            concept=row["concept"],
+            name=row["name"],
+            type=row["type"],
+            polarity=row["polarity"],
+            context=tuple(row.get("context") or ()),
+            modifiers=tuple(modifier_values(modifiers)),
+        )
 
 
 @dataclass(frozen=True, slots=True)

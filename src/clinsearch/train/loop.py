@@ -7,6 +7,7 @@ checkpoint skips exactly the steps already taken and continues with the same dat
 from __future__ import annotations
 
 import json
+import pickle
 import resource
 import shutil
 import time
@@ -20,9 +21,11 @@ from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from clinsearch.atomic import atomic_write_dir
+from clinsearch.errors import ClinsearchError, DataError
 
 B = TypeVar("B")
 STATE_FILE = "state.pt"
+_CHECKPOINT_KEYS = {"model", "optimizer", "scheduler", "rng", "step", "losses"}
 LOG_FILE = "training.json"
 
 
@@ -105,7 +108,7 @@ def train_loop(
     plan = [len(batches_for_epoch(e)) for e in range(config.epochs)]
     total = sum(plan) if config.max_steps is None else min(sum(plan), config.max_steps)
     if total == 0:
-        raise ValueError("no training batches: need at least two labelled pairs")
+        raise DataError("no training batches: the labels need at least two labelled pairs")
     optimizer = _optimizer(model, config)
     scheduler = get_linear_schedule_with_warmup(
         optimizer, warmup_for(total, config.warmup_steps), total
@@ -113,7 +116,7 @@ def train_loop(
     result = LoopResult(out=out, steps=0)
     ckpt = checkpoint_dir(out)
     if config.resume and (ckpt / STATE_FILE).exists():
-        state = torch.load(ckpt / STATE_FILE, weights_only=False)
+        state = load_checkpoint(ckpt / STATE_FILE)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -167,6 +170,21 @@ def train_loop(
     return result
 
 
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A checkpoint's tensors and plain data; never unpickles objects (a crafted file could run
+    code), so anything else in it is refused with an error naming the file."""
+    try:
+        state = torch.load(path, weights_only=True, map_location="cpu")
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ClinsearchError(
+            f"{path}: not a plain tensor checkpoint, refusing to load it ({reason[:200]})"
+        ) from None
+    if not isinstance(state, dict) or not state.keys() >= _CHECKPOINT_KEYS:
+        raise ClinsearchError(f"{path}: not a clinsearch training checkpoint")
+    return state
+
+
 def _save_checkpoint(
     ckpt: Path,
     model: torch.nn.Module,
@@ -174,7 +192,8 @@ def _save_checkpoint(
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     result: LoopResult,
 ) -> None:
-    """Write model, optimiser, schedule, step, losses and random state into ``ckpt`` atomically."""
+    """Write model, optimiser, schedule, step, losses and random state into ``ckpt`` atomically
+    (tensors and plain data only, so that ``load_checkpoint`` reads it without unpickling)."""
     state = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),

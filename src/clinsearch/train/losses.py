@@ -11,6 +11,8 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
+from clinsearch.errors import InputError
+
 NegativeSampling = Literal["hard", "random"]  # hardest in-batch negative, or a random one
 
 
@@ -45,7 +47,9 @@ def triplet_loss(
         pick = torch.multinomial(weights, 1, generator=generator).squeeze(1)
         negative = sims.gather(1, pick.unsqueeze(1)).squeeze(1)
     else:
-        raise ValueError(f"unknown negative sampling {negatives!r} (hard or random)")
+        raise InputError(
+            f"unknown negative sampling {negatives!r} (hard or random)", field="negatives"
+        )
     # cosine distance d = 1 - cos, so d(q, m) - d(q, u) = cos(q, u) - cos(q, m)
     losses = torch.relu(negative - positive + margin)
     return losses[valid].mean()

@@ -1,6 +1,6 @@
 """Where training sentences come from: an index directory's sentences and their findings.
 
-Findings are read from the generation's ``findings.parquet`` when the index has one; otherwise
+Findings are read from the index's findings table when it has one; otherwise
 the sentences are annotated here (each distinct text once).
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
@@ -19,25 +18,16 @@ from clinsearch.train.labels import FindingFacts, LabelSentence
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
     from clinsearch.index import Index
+    from clinsearch.index.findings import FindingsTable
 
-FINDINGS_FILE = "findings.parquet"
+FINDING_COLUMNS = ["sentence_id", "concept", "name", "type", "polarity", "context", "modifiers"]
 
 
-def _stored_findings(path: Path) -> dict[str, list[FindingFacts]]:
+def _stored_findings(findings: FindingsTable) -> dict[str, list[FindingFacts]]:
     """Findings by sentence id from a generation's findings table."""
-    table = pq.read_table(path)
-    columns = set(table.column_names)
-    rows = table.select(
-        [c for c in ("sentence_id", "concept", "pattern", "context") if c in columns]
-    )
     out: dict[str, list[FindingFacts]] = defaultdict(list)
-    for row in rows.to_pylist():
-        context = row.get("context") or ()
-        if isinstance(context, str):
-            context = tuple(c for c in context.split(",") if c)
-        out[row["sentence_id"]].append(
-            FindingFacts.from_pattern(row["concept"], row["pattern"], context)
-        )
+    for row in findings.table(FINDING_COLUMNS).to_pylist():
+        out[row["sentence_id"]].append(FindingFacts.from_row(row))
     return out
 
 
@@ -61,9 +51,8 @@ def index_sentences(
     table = pq.read_table(gen.sentences_path, columns=["id", "report_id", "section", "text"])
     ids = table.column("id").to_pylist()
     texts = table.column("text").to_pylist()
-    stored = gen.path / FINDINGS_FILE
-    if stored.exists() and annotator is None:
-        by_id = _stored_findings(stored)
+    if "findings" in index.config.components and annotator is None:
+        by_id = _stored_findings(index.component("findings"))
         findings = [by_id.get(i, []) for i in ids]
     else:
         if annotator is None:

@@ -19,6 +19,7 @@ import torch
 from sentence_transformers import SentenceTransformer
 
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.errors import DataError
 from clinsearch.models.base_models import load_sentence_model
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
 from clinsearch.train.losses import supcon_loss
@@ -143,7 +144,7 @@ def nearest_synonym_accuracy(
     vocab = [(g.concept, t) for g in known for t in g.terms]
     queries = [(g.concept, t) for g in probes for t in g.terms]
     if not vocab or not queries:
-        raise ValueError("need known terms and probe terms")
+        raise DataError("term accuracy needs known terms and probe terms")
     known_vectors = encoder.encode([t for _, t in vocab])
     probe_vectors = encoder.encode([t for _, t in queries])
     nearest = (probe_vectors @ known_vectors.T).argmax(axis=1)

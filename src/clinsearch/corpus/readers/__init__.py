@@ -7,6 +7,7 @@ one at a time; only the set of ids seen so far is kept in memory (to reject dupl
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,13 @@ from clinsearch.corpus.readers.csv_format import read_csv
 from clinsearch.corpus.readers.iu_xray import read_iu_xray
 from clinsearch.corpus.readers.jsonl import read_jsonl
 from clinsearch.corpus.readers.mimic_notes import read_mimic_notes
-from clinsearch.corpus.readers.records import ReadStats, RecordError
+from clinsearch.corpus.readers.records import (
+    ISO_DATE,
+    ReadContext,
+    ReadStats,
+    RecordError,
+    check_date_format,
+)
 from clinsearch.corpus.readers.txt_dir import read_txt_dir
 from clinsearch.errors import InputError
 
@@ -30,7 +37,7 @@ FORMATS: dict[str, FormatReader] = {
     "mimic-notes": read_mimic_notes,
 }
 
-__all__ = ["FORMATS", "ReadStats", "RecordError", "format_options", "read_reports"]
+__all__ = ["FORMATS", "ISO_DATE", "ReadStats", "RecordError", "format_options", "read_reports"]
 
 
 def format_options(fmt: str) -> tuple[str, ...]:
@@ -45,6 +52,7 @@ def read_reports(
     *,
     skip_bad: bool = False,
     stats: ReadStats | None = None,
+    date_format: str = ISO_DATE,
     **mapping: Any,
 ) -> Iterator[Report]:
     """Stream the reports in ``path`` read as format ``fmt``.
@@ -52,6 +60,8 @@ def read_reports(
     Bad records raise :class:`InputError` naming file, line and field; with ``skip_bad`` they
     are skipped and counted by reason in ``stats``. The format, options and path are checked at
     once; records are read lazily. Options left as None are ignored (the format's default).
+    Dates must match ``date_format``: "iso" (YYYY-MM-DD) or a strptime format such as
+    "%m/%d/%Y"; nothing is guessed.
     """
     reader = _reader(fmt)
     options = {k: v for k, v in mapping.items() if v is not None}
@@ -61,11 +71,12 @@ def read_reports(
         raise InputError(
             f"format {fmt!r} takes no option {', '.join(unknown)} (accepted: {accepted})"
         )
+    context = ReadContext(check_date_format(date_format or ISO_DATE))
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise InputError("no such file or directory", file=path)
     return _stream(
-        reader(path, {}, **options), skip_bad, stats if stats is not None else ReadStats()
+        reader(path, context, **options), skip_bad, stats if stats is not None else ReadStats()
     )
 
 

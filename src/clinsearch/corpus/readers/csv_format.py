@@ -6,13 +6,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from clinsearch.corpus.model import Report
-from clinsearch.corpus.readers.records import RecordError, make_report
+from clinsearch.corpus.readers.records import ReadContext, RecordError, make_report
 from clinsearch.corpus.readers.textio import read_csv_rows
 
 
 def read_csv(
     path: Path,
-    seen: dict[str, int],
+    seen: ReadContext,
     *,
     id_column: str = "id",
     text_columns: str | Sequence[str] = ("text",),

@@ -12,12 +12,12 @@ from pathlib import Path
 
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers.csv_format import read_csv
-from clinsearch.corpus.readers.records import RecordError
+from clinsearch.corpus.readers.records import ReadContext, RecordError
 
 REPORT_TYPE = "chest x-ray"
 
 
-def read_iu_xray(path: Path, seen: dict[str, int]) -> Iterator[Report | RecordError]:
+def read_iu_xray(path: Path, seen: ReadContext) -> Iterator[Report | RecordError]:
     """Stream IU X-ray reports: id = uid, text = "FINDINGS: ...\\nIMPRESSION: ..."."""
     for item in read_csv(path, seen, id_column="uid", text_columns=("findings", "impression")):
         yield replace(item, type=REPORT_TYPE) if isinstance(item, Report) else item

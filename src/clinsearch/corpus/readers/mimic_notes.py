@@ -7,10 +7,10 @@ from pathlib import Path
 
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers.csv_format import read_csv
-from clinsearch.corpus.readers.records import RecordError
+from clinsearch.corpus.readers.records import ReadContext, RecordError
 
 
-def read_mimic_notes(path: Path, seen: dict[str, int]) -> Iterator[Report | RecordError]:
+def read_mimic_notes(path: Path, seen: ReadContext) -> Iterator[Report | RecordError]:
     """Stream notes: ROW_ID id, SUBJECT_ID patient, HADM_ID visit, CHARTDATE date, CATEGORY type."""
     return read_csv(
         path,

@@ -8,7 +8,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from clinsearch.corpus.model import Report
-from clinsearch.errors import InputError
+from clinsearch.errors import InputError, shown
 
 EMPTY_TEXT = "empty text"
 DUPLICATE_ID = "duplicate id"
@@ -16,6 +16,9 @@ UNDECODABLE = "undecodable bytes"
 MALFORMED_JSON = "malformed JSON"
 BAD_DATE = "bad date"
 MISSING_FIELD = "missing field"
+WRONG_TYPE = "wrong type"
+UNREADABLE = "unreadable file"
+DUPLICATE_FILE = "duplicate file"
 
 
 class RecordError(InputError):
@@ -55,27 +58,49 @@ class ReadStats:
             self.examples.append(str(error))
 
 
-_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%Y%m%d", "%m/%d/%Y", "%d.%m.%Y", "%d-%b-%Y", "%b %d, %Y")
+ISO_DATE = "iso"
 
 
-def normalise_date(value: str) -> str | None:
-    """``value`` as ISO ``YYYY-MM-DD`` (any time dropped); "" if empty; None if unparseable."""
+@dataclass(slots=True)
+class ReadContext:
+    """What a reader needs besides the file: the date format and the ids seen so far (id ->
+    line), to reject duplicates."""
+
+    date_format: str = ISO_DATE
+    ids: dict[str, int] = field(default_factory=dict)
+
+
+def check_date_format(date_format: str) -> str:
+    """``date_format`` if it is "iso" or a strptime format with day, month and year."""
+    if date_format != ISO_DATE and not all(
+        code in date_format for code in ("%d", "%m" if "%b" not in date_format else "%b", "%Y")
+    ):
+        raise InputError(
+            f"date format {date_format!r} needs %d, %m (or %b) and %Y, e.g. %m/%d/%Y; or 'iso'",
+            field="date-format",
+        )
+    return date_format
+
+
+def normalise_date(value: str, date_format: str = ISO_DATE) -> str | None:
+    """``value`` as ISO ``YYYY-MM-DD`` (any time dropped); "" if empty; None if it does not
+    match ``date_format`` ("iso": YYYY-MM-DD with an optional time; else a strptime format).
+    Nothing is guessed: 03/04/2020 means what the format says, or is an error."""
     value = value.strip()
     if not value:
         return ""
+    if date_format == ISO_DATE:
+        try:
+            if len(value) < 10 or value[4] != "-" or value[7] != "-":
+                return None
+            return datetime.fromisoformat(value).date().isoformat()
+        except ValueError:
+            return None
     try:
-        return datetime.fromisoformat(value).date().isoformat()
+        parsed: date = datetime.strptime(value, date_format).date()
     except ValueError:
-        pass
-    head = value.split(" ")[0] if value[:4].isdigit() else value
-    for candidate in (value, head):
-        for fmt in _DATE_FORMATS:
-            try:
-                parsed: date = datetime.strptime(candidate, fmt).date()
-            except ValueError:
-                continue
-            return parsed.isoformat()
-    return None
+        return None
+    return parsed.isoformat()
 
 
 def make_report(
@@ -90,17 +115,17 @@ def make_report(
     type_: str = "",
     date_value: str = "",
     metadata: Mapping[str, str] | None = None,
-    seen: dict[str, int],
+    seen: ReadContext,
 ) -> Report:
-    """Build a checked Report and note its id in ``seen`` (id -> line).
+    """Build a checked Report and note its id in ``seen.ids`` (id -> line).
 
     ``fields`` names the user's field for id, text and date, for error messages.
     """
     report_id = report_id.strip()
-    if report_id in seen:
+    if report_id in seen.ids:
         raise RecordError(
             DUPLICATE_ID,
-            f"duplicate id {report_id!r} (first at line {seen[report_id]})",
+            f"duplicate id {shown(report_id)} (first at line {seen.ids[report_id]})",
             file=file,
             line=line,
             field=fields["id"],
@@ -109,16 +134,17 @@ def make_report(
         raise RecordError(MISSING_FIELD, "empty id", file=file, line=line, field=fields["id"])
     if not text.strip():
         raise RecordError(EMPTY_TEXT, "empty text", file=file, line=line, field=fields["text"])
-    iso = normalise_date(date_value)
+    iso = normalise_date(date_value, seen.date_format)
     if iso is None:
+        expected = "YYYY-MM-DD" if seen.date_format == ISO_DATE else seen.date_format
         raise RecordError(
             BAD_DATE,
-            f"cannot parse date {date_value!r} (expected e.g. YYYY-MM-DD or MM/DD/YYYY)",
+            f"cannot parse date {shown(date_value)} (expected {expected}; see --date-format)",
             file=file,
             line=line,
             field=fields["date"],
         )
-    seen[report_id] = line
+    seen.ids[report_id] = line
     return Report(
         id=report_id,
         text=text,

@@ -11,21 +11,16 @@ from typing import BinaryIO
 
 from clinsearch.corpus.readers.records import UNDECODABLE, RecordError
 from clinsearch.errors import InputError
+from clinsearch.user_files import open_user_file
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
 csv.field_size_limit(2**31 - 1)  # long notes exceed the 128 KiB default
 
 
 def open_input(path: Path) -> BinaryIO:
-    """Open ``path`` for binary reading, turning a missing or unreadable file into an InputError."""
-    try:
-        return path.open("rb")
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot open: {exc.strerror}", file=path) from None
+    """Open ``path`` for binary reading if it is a regular file; anything else (missing,
+    unreadable, a folder, a FIFO, a symlink loop) is an InputError."""
+    return open_user_file(path)
 
 
 def decode_lines(raw: BinaryIO, bad_lines: list[int]) -> Iterator[str]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from clinsearch.annotate.finding import Finding, asserted
 from clinsearch.corpus.model import Report, SegmentedReport
+from clinsearch.errors import DataError
 from clinsearch.evaluate.bench.benchmark import Benchmark, phrase
 from clinsearch.evaluate.bench.weak import FINDING_TYPES
 from clinsearch.query_file import Query
@@ -88,7 +89,7 @@ def passage_benchmark(
                 relevant[(entity, passage.type)].append(passage.id)
     candidates = sorted(key for key, ids in relevant.items() if len(ids) <= max_relevant)
     if not candidates:
-        raise ValueError("no (entity, section) pair is asserted by few enough passages")
+        raise DataError("no (entity, section) pair is asserted by few enough passages")
     chosen = sorted(random.Random(seed).sample(candidates, min(max_queries, len(candidates))))
     queries, grades = [], {}
     for n, (entity, section) in enumerate(chosen, start=1):

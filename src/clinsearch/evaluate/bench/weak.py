@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clinsearch.annotate.finding import Finding, asserted
+from clinsearch.errors import DataError
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.separation import Labelled, finding_query
 from clinsearch.query_file import Query
@@ -87,7 +88,9 @@ def weak_benchmark(
         key=lambda lab: (lab[1], lab[0] != "present"),
     )
     if not kept:
-        raise ValueError(f"no finding labels {min_relevant} or more sentences; nothing to query")
+        raise DataError(
+            f"no finding labels {min_relevant} or more sentences; nothing to query"
+        )
     queries, grades = [], {}
     entries: dict[str, int] = defaultdict(int)
     for polarity, name in kept:

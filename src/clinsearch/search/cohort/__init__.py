@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
@@ -10,29 +11,32 @@ from clinsearch.search.cohort.engine import (
     ID_COLUMNS,
     CohortEngine,
     Member,
+    members_csv_rows,
     write_members_csv,
 )
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
-__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member", "parse",
-           "write_members_csv"]
+if TYPE_CHECKING:
+    from clinsearch.index import Index
+
+__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
+           "members_csv_rows", "parse", "write_members_csv"]
 
 
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path, options: PolarityOptions = DEFAULT_POLARITY,
+    def __init__(self, index_path: str | Path | Index, options: PolarityOptions = DEFAULT_POLARITY,
                  term_model: str | Path | None = None) -> None:
-        """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
+        """``index_path``: an index directory or an open Index (its generation is used);
+        ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import Index
         from clinsearch.search.cohort.resolve import term_resolver
         from clinsearch.search.concept.tools import index_concept_tools
 
-        index = Index.open(index_path)
-        gen = index.generation
-        findings = gen.path / "findings.parquet"
-        if not findings.is_file():
+        index = index_path if isinstance(index_path, Index) else Index.open(index_path)
+        if "findings" not in index.config.components:
             from clinsearch.errors import ClinsearchError
 
             raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
@@ -40,7 +44,7 @@ class Cohort:
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(
-            CohortCorpus.from_parquet(gen.reports_path, gen.sentences_path, findings),
+            CohortCorpus.from_index(index),
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 

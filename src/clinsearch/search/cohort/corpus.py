@@ -1,40 +1,29 @@
 """The corpus as integer-coded arrays for cohort evaluation, loaded once from an index generation.
 
-Units get dense integer ids (sentence, report, visit = (patient, visit), patient). "Rows" are the
-sentences (row i is sentence i) followed by the reports that have no sentence, so that every
-report counts in the corpus even when empty. Finding lookups go to DuckDB over a findings table
-clustered by concept; everything else is numpy over these arrays.
+Units are numbered as the index numbers them (``index.unit_map``: sentence and report rows,
+visits, patients). "Rows" are the sentences (row i is sentence i) followed by the reports that
+have no sentence, so that every report counts in the corpus even when empty. Finding lookups go
+to the findings service (``index.finding_match``); everything else is numpy over these arrays.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from clinsearch.duck import connect
+from clinsearch.index.finding_match import FindingMatcher, FindingSpec
+from clinsearch.index.unit_map import UnitMap
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit
 
-_LOAD = (
-    """CREATE OR REPLACE TABLE r AS
-    SELECT (row_number() OVER (ORDER BY id) - 1)::INTEGER AS report_uid,
-           (dense_rank() OVER (ORDER BY patient_id, visit_id) - 1)::INTEGER AS visit_uid,
-           (dense_rank() OVER (ORDER BY patient_id) - 1)::INTEGER AS patient_uid,
-           id AS report_id, visit_id, patient_id,
-           lower(coalesce(type, '')) AS rtype, coalesce(date, '') AS rdate
-    FROM reports""",
-    """CREATE OR REPLACE TABLE s AS
-    SELECT (row_number() OVER (ORDER BY r.report_uid, x."index") - 1)::INTEGER AS sentence_uid,
-           r.report_uid, x.id AS sentence_id, x."index" AS sidx,
-           lower(coalesce(x.section, '')) AS section, x.text, lower(x.text) AS ltext
-    FROM sentences x JOIN r ON r.report_id = x.report_id""",
-    """CREATE OR REPLACE TABLE f AS
-    SELECT s.sentence_uid, x.concept, x.polarity, string_split(x.pattern, '|')[4:] AS mods
-    FROM findings x JOIN s ON s.sentence_id = x.sentence_id
-    ORDER BY x.concept, x.polarity, s.sentence_uid""",
-)
-
+if TYPE_CHECKING:
+    from clinsearch.index import Index
 
 @dataclass(frozen=True, slots=True)
 class Reports:
@@ -50,22 +39,37 @@ class Reports:
 
 
 class CohortCorpus:
-    """Unit hierarchy, filter columns and the findings table of one index generation."""
+    """Unit hierarchy, filter columns and the findings of one index generation."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        for sql in _LOAD:
-            con.execute(sql)
-        self.con = con
-        r = con.sql("SELECT visit_uid, patient_uid, report_id, visit_id, patient_id, rtype, rdate"
-                    " FROM r ORDER BY report_uid").fetchnumpy()
-        self.reports = Reports(*(np.asarray(r[k]) for k in r))
-        s = con.sql("SELECT report_uid, sidx, sentence_id, section, text FROM s"
-                    " ORDER BY sentence_uid").fetchnumpy()
-        self.sentence_report = np.asarray(s["report_uid"], dtype=np.int64)
-        self.sentence_index = np.asarray(s["sidx"], dtype=np.int64)
-        self.sentence_ids = np.asarray(s["sentence_id"])
-        self.sentence_sections = np.asarray(s["section"])
-        self.sentence_texts = np.asarray(s["text"])
+    def __init__(self, reports: pa.Table, sentences: pa.Table, findings: FindingMatcher) -> None:
+        """``reports`` and ``sentences`` are the index's tables (numbered by row, the shared
+        numbering); ``findings`` answers finding specs in that sentence numbering."""
+        self.findings = findings
+        report_ids = reports.column("id").to_pylist()
+        patient_ids = reports.column("patient_id").to_pylist()
+        visit_ids = reports.column("visit_id").to_pylist()
+        row_of = {rid: row for row, rid in enumerate(report_ids)}
+        self.sentence_report = np.array(
+            [row_of[r] for r in sentences.column("report_id").to_pylist()], dtype=np.int64)
+        self.unit_map = UnitMap.from_ids(self.sentence_report, patient_ids, visit_ids)
+        self.reports = Reports(
+            self.unit_map.report_visit, self.unit_map.report_patient,
+            np.array(report_ids, dtype=object), np.array(visit_ids, dtype=object),
+            np.array(patient_ids, dtype=object),
+            np.array([(t or "").lower() for t in reports.column("type").to_pylist()], dtype=object),
+            np.array([d or "" for d in reports.column("date").to_pylist()], dtype=object),
+        )
+        self.sentence_index = sentences.column("index").to_numpy().astype(np.int64)
+        self.sentence_ids = np.array(sentences.column("id").to_pylist(), dtype=object)
+        self.sentence_sections = np.array(
+            [(x or "").lower() for x in sentences.column("section").to_pylist()], dtype=object)
+        self.sentence_texts = np.array(sentences.column("text").to_pylist(), dtype=object)
+        self._text = connect({"texts": pa.table({
+            "sentence": pa.array(np.arange(len(self.sentence_ids)), pa.int64()),
+            "text": sentences.column("text")})})
+        self._text.execute("CREATE TABLE s AS SELECT sentence, lower(text) AS ltext FROM texts")
+        self._text.unregister("texts")
+        self._local = threading.local()
         n_reports = len(self.reports.ids)
         empty = np.setdiff1d(np.arange(n_reports), self.sentence_report)
         self.row_report = np.concatenate([self.sentence_report, empty])
@@ -75,54 +79,50 @@ class CohortCorpus:
         self.types, self.report_type = np.unique(self.reports.type, return_inverse=True)
         self.report_date = np.array([int(d.replace("-", "")) if d else 0
                                      for d in self.reports.date], dtype=np.int64)
-        self.size: dict[Unit, int] = {
-            "sentence": len(self.sentence_ids), "report": n_reports,
-            "visit": int(self.reports.visit.max(initial=-1)) + 1,
-            "patient": int(self.reports.patient.max(initial=-1)) + 1,
-        }
-        self.row_unit = {u: self._of_reports(u, self.row_report) for u in UNITS}
+        self.size: dict[Unit, int] = {u: self.unit_map.size(u) for u in UNITS}
+        self.row_unit = {u: self._of_reports(u, self.row_report) for u in UNITS[1:]}
         self.everything = {u: np.ones(self.size[u], dtype=bool) for u in UNITS}
         self.row_unit["sentence"] = np.concatenate(
             [np.arange(len(self.sentence_ids)), np.full(len(empty), -1)])
-        self.sentence_unit = {u: self._of_reports(u, self.sentence_report) for u in UNITS}
-        self.sentence_unit["sentence"] = np.arange(len(self.sentence_ids))
+        self.sentence_unit = {u: self.unit_map.of(u, "sentence", np.arange(len(self.sentence_ids)))
+                              for u in UNITS}
         # A report of each report, visit and patient, to show the unit's ids.
-        reports = np.arange(n_reports)
+        reports_ = np.arange(n_reports)
         self.first_report: dict[Unit, np.ndarray] = {}
         for unit in ("report", "visit", "patient"):
             first = np.zeros(self.size[unit], dtype=np.int64)
-            first[self._of_reports(unit, reports)[::-1]] = reports[::-1]
+            first[self._of_reports(unit, reports_)[::-1]] = reports_[::-1]
             self.first_report[unit] = first
-        # Evidence order: earliest report date first (undated last), then report, then sentence.
+        # Evidence order: earliest report date first (undated last), then report id, then
+        # sentence.
+        id_rank = np.empty(n_reports, dtype=np.int64)
+        id_rank[np.argsort(self.reports.ids.astype(str), kind="stable")] = reports_
         dates = self.reports.date[self.sentence_report]
         self.sentence_rank = np.empty(len(dates), dtype=np.int64)
-        order = np.lexsort((self.sentence_index, self.sentence_report, dates == "", dates))
+        order = np.lexsort((self.sentence_index, id_rank[self.sentence_report], dates == "",
+                            dates))
         self.sentence_rank[order] = np.arange(len(order))
 
     @classmethod
-    def from_parquet(cls, reports: Path, sentences: Path, findings: Path) -> CohortCorpus:
-        """Load the three Parquet tables of an index generation."""
-        con = duckdb.connect()
-        for name, path in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            quoted = str(path).replace("'", "''")  # views cannot take prepared parameters
-            con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{quoted}')")
-        return cls(con)
+    def from_index(cls, index: Index) -> CohortCorpus:
+        """Load an index's live generation: its core tables and its findings service."""
+        gen = index.generation
+        reports = pq.read_table(gen.reports_path,
+                                columns=["id", "patient_id", "visit_id", "type", "date"])
+        sentences = pq.read_table(gen.sentences_path,
+                                  columns=["report_id", "id", "index", "section", "text"])
+        matcher = index.component("findings").matcher(sentences.column("id").to_pylist())
+        return cls(reports, sentences, matcher)
 
     @classmethod
-    def from_arrow(cls, reports: object, sentences: object, findings: object) -> CohortCorpus:
+    def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
-        con = duckdb.connect()
-        for name, table in (("reports", reports), ("sentences", sentences), ("findings", findings)):
-            con.register(name, table)
-        return cls(con)
+        return cls(reports, sentences,
+                   FindingMatcher(findings, sentences.column("id").to_pylist()))
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
-        if unit == "visit":
-            return self.reports.visit[reports].astype(np.int64)
-        if unit == "patient":
-            return self.reports.patient[reports].astype(np.int64)
-        return reports
+        return self.unit_map.of(unit, "report", reports)
 
     def row_mask(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """Rows satisfying every filter (report type, report date range, sentence section)."""
@@ -165,16 +165,22 @@ class CohortCorpus:
             return self.sentence_unit[above]
         return self._of_reports(above, self.first_report[unit])
 
-    def finding_sentences(self, where: str, params: list[object]) -> np.ndarray:
-        """Sentence uids of the findings rows satisfying a SQL condition over ``f``."""
-        got = self.con.execute(f"SELECT sentence_uid FROM f WHERE {where}", params).fetchnumpy()
-        return np.asarray(got["sentence_uid"], dtype=np.int64)
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor on the text table (one connection is not safe across threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self._text.cursor()
+        return cursor
+
+    def finding_sentences(self, spec: FindingSpec) -> np.ndarray:
+        """Sentences holding a finding that matches ``spec`` (the findings service's answer)."""
+        return self.findings.sentences(spec)
 
     def text_sentences(self, phrase: str) -> np.ndarray:
-        """Sentence uids whose text contains ``phrase`` (case-insensitive)."""
-        got = self.con.execute("SELECT sentence_uid FROM s WHERE contains(ltext, ?)",
-                               [phrase.lower()]).fetchnumpy()
-        return np.asarray(got["sentence_uid"], dtype=np.int64)
+        """Sentences whose text contains ``phrase`` (case-insensitive)."""
+        got = self._cursor().execute("SELECT sentence FROM s WHERE contains(ltext, ?)",
+                                     [phrase.lower()]).fetchnumpy()
+        return np.asarray(got["sentence"], dtype=np.int64)
 
 
 def _code(values: np.ndarray, value: str) -> int:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from clinsearch.atomic import atomic_path
+from clinsearch.errors import ClinsearchError
+from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
@@ -47,7 +48,7 @@ class CohortEngine:
 
     def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:
-            raise ValueError(f"level must be one of {UNITS}, not {level!r}")
+            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
         tree = parse(query)
         evaluator = Evaluator(self.corpus, self._resolver_for(query))
         return evaluator, tree, evaluator.units(tree, level)
@@ -119,16 +120,19 @@ class CohortEngine:
         return tuple(str(ids[col]) for col in ID_COLUMNS[level])
 
 
-def write_members_csv(members: list[Member], level: Unit, path: Path) -> None:
-    """Write the cohort to ``path`` as CSV atomically (a temporary file renamed into place)."""
-    with (
-        atomic_path(path, make_parent=False) as tmp,
-        tmp.open("w", newline="", encoding="utf-8") as out,
-    ):
-        writer = csv.writer(out)
-        writer.writerow(
-            [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched",
-             "section", "evidence_sentence"]
-        )
-        for m in members:
-            writer.writerow([*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence])
+def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
+    """The cohort CSV's rows: a header, then one row per member with its evidence; cells are
+    neutralised against formula injection (see ``csv_cell``)."""
+    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
+           "evidence_sentence"]
+    for m in members:
+        row = [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
+        yield [csv_cell(cell) for cell in row]
+
+
+def write_members_csv(members: list[Member], level: Unit, path: Path, force: bool = False
+                      ) -> None:
+    """Write the cohort to ``path`` as CSV through ``open_export`` (atomic, private, never
+    overwriting unless ``force``)."""
+    with open_export(path, force=force, newline="") as out:
+        csv.writer(out).writerows(members_csv_rows(members, level))

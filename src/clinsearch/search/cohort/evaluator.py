@@ -12,23 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
-
-
-@dataclass(frozen=True, slots=True)
-class FindingSpec:
-    """The findings rows a term matches: any concept, any polarity, all the modifiers."""
-
-    label: str  # shown as the matched term in exports, e.g. "disease|present|pneumonia"
-    concepts: tuple[str, ...]  # the concept and its descendants
-    polarities: tuple[str, ...]
-    modifiers: tuple[str, ...] = ()  # modifier values the finding must carry
-    # Anatomy named with the finding ("rib fracture"): per site, its concepts (with descendants)
-    # and words; the sentence must mention one of the concepts, or the finding carry a word
-    # as a modifier.
-    sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
-
 
 Resolver = Callable[[Term], FindingSpec]
 
@@ -66,7 +52,7 @@ class Evaluator:
                 self._labels[node] = f'text "{node.phrase}"'
             else:
                 spec = self._resolve(node)
-                self._sentences[node] = self.corpus.finding_sentences(*_spec_where(spec))
+                self._sentences[node] = self.corpus.finding_sentences(spec)
                 self._labels[node] = spec.label
         sentences = self._sentences[node]
         if filters:
@@ -135,20 +121,3 @@ class Evaluator:
                 within = (*within, (scope, self.units(node.expr, scope, filters)))
             return self.evidence(node.expr, scope, filters, within, negated)
         return []  # filters carry no evidence
-
-
-def _spec_where(spec: FindingSpec) -> tuple[str, list[object]]:
-    """The SQL condition over ``f`` selecting the findings rows that match ``spec``."""
-    marks = ", ".join("?" * len(spec.concepts))
-    pols = ", ".join("?" * len(spec.polarities))
-    sql = f"concept IN ({marks}) AND polarity IN ({pols})"
-    params: list[object] = [*spec.concepts, *spec.polarities]
-    if spec.modifiers:
-        sql += " AND list_has_all(mods, ?)"
-        params.append(list(spec.modifiers))
-    for concepts, words in spec.sites:
-        marks = ", ".join("?" * len(concepts))
-        sql += (f" AND (list_has_any(mods, ?) OR sentence_uid IN"
-                f" (SELECT sentence_uid FROM f WHERE concept IN ({marks})))")
-        params += [list(words), *concepts]
-    return sql, params

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from clinsearch.annotate.finding import modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
-from clinsearch.search.cohort.evaluator import FindingSpec, Resolver
+from clinsearch.index.finding_match import FindingSpec
+from clinsearch.search.cohort.evaluator import Resolver
 from clinsearch.search.cohort.syntax import CohortSyntaxError, Term
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.search.query_parser import QueryParser

@@ -28,6 +28,10 @@ Unit = Level  # the units a cohort query counts and combines in
 UNITS: tuple[Unit, ...] = LEVELS
 FILTER_KEYS = ("type", "date", "section", "text")
 KEYWORDS = ("and", "or", "not")
+# Limits that keep any query fast and its evaluation shallow (a few ms per clause).
+MAX_QUERY_CHARS = 10_000
+MAX_CLAUSES = 256  # findings, filters and text matches
+MAX_DEPTH = 32  # nested parentheses and NOTs
 
 
 class CohortSyntaxError(ClinsearchError):
@@ -185,6 +189,10 @@ def parse(query: str) -> Node:
     """Parse a cohort query into its syntax tree, or raise ``CohortSyntaxError``."""
     if not query.strip():
         raise CohortSyntaxError("the query is empty", query, 0)
+    if len(query) > MAX_QUERY_CHARS:
+        raise ClinsearchError(
+            f"cohort query too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})"
+        )
     return _Parser(query).parse()
 
 
@@ -195,6 +203,8 @@ class _Parser:
         self.query = query
         self.tokens = tokenize(query)
         self.pos = 0
+        self.depth = 0
+        self.clauses = 0
 
     def parse(self) -> Node:
         node = self.or_()
@@ -238,8 +248,25 @@ class _Parser:
         tok = self.peek()
         if tok.kind == "NOT":
             self.take()
-            return Not(self.unary(), tok.start)
+            self.deeper(tok)
+            node = Not(self.unary(), tok.start)
+            self.depth -= 1
+            return node
         return self.primary()
+
+    def deeper(self, tok: Token) -> None:
+        """Enter one more level of nesting, within ``MAX_DEPTH``."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.fail(f"the query nests more than {MAX_DEPTH} levels of parentheses and NOTs",
+                      tok)
+
+    def clause(self, tok: Token) -> None:
+        """Count one more finding, filter or text match, within ``MAX_CLAUSES``."""
+        self.clauses += 1
+        if self.clauses > MAX_CLAUSES:
+            self.fail(f"the query has more than {MAX_CLAUSES} findings and filters; split it",
+                      tok)
 
     def primary(self) -> Node:
         tok = self.peek()
@@ -247,13 +274,17 @@ class _Parser:
             self.take()
             if self.peek().kind == ")":
                 self.fail("empty parentheses", self.peek())
+            self.deeper(tok)
             expr = self.or_()
+            self.depth -= 1
             close = self.peek()
             if close.kind != ")":
                 self.fail(f"expected ')' to close the '(' at column {tok.start + 1}", close)
             self.take()
             scope, end = self.scope(close.end)
             return Group(expr, scope, tok.start, end)
+        if tok.kind in ("FILTER", "QUOTED", "WORD"):
+            self.clause(tok)
         if tok.kind == "FILTER":
             self.take()
             return self.filter(tok)

@@ -163,6 +163,8 @@ class ConceptRanker:
         allowed = [POLARITIES.index(p) for p in options.allowed(q.polarity)]
         keep = np.isin(self._polarity[codes], allowed)
         rows, codes = rows[keep], codes[keep]
+        if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
+            return rows, rows, np.zeros(0)
         sentences = self.index.sentence_code[rows]
         unique, inverse = np.unique(codes, return_inverse=True)
         key = _key(q)

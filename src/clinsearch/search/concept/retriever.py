@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit, Level
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
@@ -28,6 +27,7 @@ from clinsearch.search.concept.ranking import (
 )
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.method_spec import Param
 from clinsearch.search.query_parser import ParsedQuery
 
 if TYPE_CHECKING:
@@ -36,15 +36,22 @@ if TYPE_CHECKING:
 WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
 
 
+PARAMS = (
+    Param("include_uncertain", "bool", "Also match hedged findings ('possible pneumonia').",
+          default=False),
+    Param("polarity", "str", "query: the polarity the query states; any: every polarity.",
+          default="query", choices=POLARITY_MODES, what="polarity mode"),
+    Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
+          " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
+)
+
+
 class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
     def __init__(self, index: Index, *, include_uncertain: bool = False,
                  polarity: str = "query", term_model: str | Path | None = None) -> None:
         """``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
-        if polarity not in POLARITY_MODES:
-            raise ClinsearchError(
-                f"unknown polarity mode {polarity!r}; choose one of {', '.join(POLARITY_MODES)}")
         self.store = index.store
         tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
@@ -118,9 +125,10 @@ class ConceptRetriever:
         """Which query parts the sentence matched, and the sentence with them marked."""
         idx = self.ranker.index
         text = self.store.sentence_texts[row]
-        matched = []
+        matched, names = [], []
         for part in parts:
             code = int(idx.pattern_code[part.row])
+            names.append(idx.pattern_name[code])
             matched.append({
                 "query_pattern": part.query.pattern,
                 "pattern": idx.patterns[code],
@@ -136,14 +144,15 @@ class ConceptRetriever:
                 for m in parsed.mappings if m.used
             ],
             "matched": matched,
-            "summary": "; ".join(_summary(m) for m in matched),
+            "summary": "; ".join(_summary(n, m) for n, m in zip(names, matched, strict=True)),
             "marked": _marked(text, marks),
         }
 
 
-def _summary(m: dict[str, Any]) -> str:
-    """One line per matched part, e.g. ``pneumonia exact, present, right ✓, lower lobe ✗``."""
-    parts = [f"{m['pattern'].split('|')[2]} {m['concept']}",
+def _summary(name: str, m: dict[str, Any]) -> str:
+    """One line per matched part (``name``: the finding's concept name), e.g.
+    ``pneumonia exact, present, right ✓, lower lobe ✗``."""
+    parts = [f"{name} {m['concept']}",
              "polarity ✓" if m["polarity"] else "polarity ✗"]
     scored = {**m["modifiers"], **m.get("anatomy", {})}
     parts += [f"{v} {'✓' if s == 1 else '½' if s > 0 else '✗'}" for v, s in scored.items()]

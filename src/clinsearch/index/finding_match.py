@@ -1,0 +1,104 @@
+"""When a term matches a finding: the one definition, shared by cohorts and the polarity filter.
+
+A ``FindingSpec`` names the findings a term stands for: any of its concepts, any of its
+polarities, carrying all its modifier values, and for each anatomy site named with it either a
+finding of the site in the same sentence or the site's word as a modifier. Which concepts a
+term expands to (the concept alone, or with its descendants) is the caller's choice, made when
+the spec is built. ``FindingMatcher`` answers a spec with the sentences (in the shared sentence
+numbering) or the units that hold such a finding, by DuckDB over the findings table.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from clinsearch.duck import connect
+from clinsearch.index.unit_map import UnitMap
+from clinsearch.units import Level
+
+
+@dataclass(frozen=True, slots=True)
+class FindingSpec:
+    """The findings rows a term matches: any concept, any polarity, all the modifiers."""
+
+    label: str  # shown as the matched term in exports, e.g. "disease|present|pneumonia"
+    concepts: tuple[str, ...]  # e.g. the concept and its descendants
+    polarities: tuple[str, ...]
+    modifiers: tuple[str, ...] = ()  # modifier values the finding must carry
+    # Anatomy named with the finding ("rib fracture"): per site, its concepts (with descendants)
+    # and words; the sentence must mention one of the concepts, or the finding carry a word
+    # as a modifier.
+    sites: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+
+    def where(self) -> tuple[str, list[object]]:
+        """The SQL condition (with its parameters) over the matcher's ``f`` relation."""
+        sql = f"concept IN ({_marks(self.concepts)}) AND polarity IN ({_marks(self.polarities)})"
+        params: list[object] = [*self.concepts, *self.polarities]
+        if self.modifiers:
+            sql += " AND list_has_all(mods, ?)"
+            params.append(list(self.modifiers))
+        for concepts, words in self.sites:
+            sql += (" AND (list_has_any(mods, ?) OR sentence IN"
+                    f" (SELECT sentence FROM f WHERE concept IN ({_marks(concepts)})))")
+            params += [list(words), *concepts]
+        return sql, params
+
+
+def _marks(values: tuple[str, ...]) -> str:
+    """One SQL parameter mark per value (an empty IN list matches nothing)."""
+    return ", ".join("?" * len(values)) or "NULL"
+
+
+class FindingMatcher:
+    """The sentences and units holding a finding that matches a spec, over one findings table.
+
+    ``findings`` needs ``sentence_id``, ``concept``, ``polarity`` and ``modifiers`` (modifier
+    records with a ``value``, or the values themselves); ``sentence_ids`` gives the shared
+    sentence numbering (sentence ``i`` is ``sentence_ids[i]``).
+    """
+
+    def __init__(self, findings: pa.Table, sentence_ids: list[str] | np.ndarray) -> None:
+        numbering = pa.table({"sentence_id": pa.array(list(sentence_ids), pa.string()),
+                              "sentence": pa.array(np.arange(len(sentence_ids)), pa.int64())})
+        self.con = connect({"findings": findings, "numbering": numbering})
+        self._local = threading.local()
+        modifiers = findings.schema.field("modifiers").type
+        values = "x.modifiers"
+        if pa.types.is_struct(modifiers.value_type):
+            values = "list_transform(x.modifiers, lambda m: m.value)"
+        self.con.execute(
+            "CREATE TABLE f AS SELECT n.sentence, x.concept, x.polarity,"
+            f" coalesce({values}, []) AS mods"
+            " FROM findings x JOIN numbering n USING (sentence_id)"
+            " ORDER BY x.concept, x.polarity, n.sentence"
+        )
+        self.con.unregister("findings")
+        self.con.unregister("numbering")
+
+    def sentences(self, spec: FindingSpec) -> np.ndarray:
+        """Numbers of the sentences holding a finding that matches ``spec`` (one per finding)."""
+        where, params = spec.where()
+        got = self._cursor().execute(f"SELECT sentence FROM f WHERE {where}", params).fetchnumpy()
+        return np.asarray(got["sentence"], dtype=np.int64)
+
+    def unit_mask(self, spec: FindingSpec, level: Level, units: UnitMap) -> np.ndarray:
+        """A boolean mask over the ``level`` units holding a finding that matches ``spec``."""
+        mask = np.zeros(units.size(level), dtype=bool)
+        mask[units.of(level, "sentence", self.sentences(spec))] = True
+        return mask
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor (one DuckDB connection is not safe across threads)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.con.cursor()
+        return cursor
+
+    def close(self) -> None:
+        """Release the DuckDB connection."""
+        self.con.close()

@@ -1,0 +1,120 @@
+"""One indexed report as a record: its text, sections, sentences and every finding."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from clinsearch.annotate.finding import Finding, Modifier
+from clinsearch.corpus.model import Report, Section, Sentence
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import Generation
+from clinsearch.index.findings import FindingsTable
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedFinding:
+    """A finding of a report's sentence; its offsets (and its modifiers') are into the report."""
+
+    sentence_id: str
+    finding: Finding
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form: the finding's fields, its pattern and its sentence id."""
+        return {"sentence_id": self.sentence_id, **asdict(self.finding),
+                "pattern": self.finding.pattern}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    """A report with sections and sentences (offsets into ``report.text``) and its findings."""
+
+    report: Report
+    sections: tuple[Section, ...]
+    sentences: tuple[Sentence, ...]
+    findings: tuple[LocatedFinding, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        report = asdict(self.report)
+        report["metadata"] = dict(self.report.metadata)
+        return {
+            "report": report,
+            "sections": [asdict(s) for s in self.sections],
+            "sentences": [asdict(s) for s in self.sentences],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def read_report_view(gen: Generation, report_id: str) -> ReportView:
+    """The report ``report_id`` of generation ``gen``; an unknown id is a ClinsearchError."""
+    rows = pq.read_table(gen.reports_path, filters=[("id", "=", report_id)]).to_pylist()
+    if not rows:
+        raise ClinsearchError(f"report {report_id!r} is not in the index")
+    row = rows[0]
+    report = Report(id=row["id"], text=row["text"], patient_id=row["patient_id"],
+                    visit_id=row["visit_id"], type=row["type"] or "", date=row["date"] or "",
+                    metadata=dict(row["metadata"] or []), source=row["source"] or "")
+    sentence_rows = pq.read_table(gen.sentences_path, filters=[("report_key", "=", row["key"])])
+    sentences = tuple(
+        Sentence(s["id"], report.id, s["index"], s["section"], s["start"], s["end"], s["text"])
+        for s in sorted(sentence_rows.to_pylist(), key=lambda s: s["index"])
+    )
+    table = FindingsTable.optional(gen.path)
+    found = table.table(filters=[("report_key", "=", row["key"])]).to_pylist() if table else []
+    findings = tuple(
+        LocatedFinding(f["sentence_id"], _finding(f)) for f in sorted(found, key=_finding_order)
+    )
+    return ReportView(report, _sections(sentences), sentences, findings)
+
+
+def _sections(sentences: tuple[Sentence, ...]) -> tuple[Section, ...]:
+    """Sections as runs of consecutive sentences with the same section name."""
+    sections: list[Section] = []
+    for s in sentences:
+        if sections and sections[-1].name == s.section:
+            sections[-1] = Section(s.section, sections[-1].start, s.end)
+        else:
+            sections.append(Section(s.section, s.start, s.end))
+    return tuple(sections)
+
+
+def _finding(row: dict[str, Any]) -> Finding:
+    """A findings-table row as a Finding (offsets into the report)."""
+    modifiers = tuple(
+        Modifier(m["category"], m["value"], m["text"], m["start"], m["end"])
+        for m in row["modifiers"] or ()
+    )
+    return Finding(row["concept"], row["name"], row["type"], row["text"], row["start"],
+                   row["end"], row["polarity"], tuple(row["context"] or ()), modifiers)
+
+
+def _finding_order(row: dict[str, Any]) -> tuple[int, int]:
+    return row["sentence_index"], row["start"]
+
+
+class SentenceFindings:
+    """Every sentence's findings with offsets into the sentence, to mark them in search hits."""
+
+    def __init__(self, gen: Generation) -> None:
+        table = FindingsTable.optional(gen.path)
+        rows = table.table().to_pylist() if table else []
+        sentences = pq.read_table(gen.sentences_path, columns=["id", "start"])
+        starts = dict(zip(sentences.column("id").to_pylist(),
+                          sentences.column("start").to_pylist(), strict=True))
+        self._by_sentence: dict[str, list[Finding]] = {}
+        for row in rows:
+            base = starts.get(row["sentence_id"], 0)
+            shifted = row | {
+                "start": row["start"] - base,
+                "end": row["end"] - base,
+                "modifiers": [m | {"start": m["start"] - base, "end": m["end"] - base}
+                              for m in row["modifiers"] or ()],
+            }
+            self._by_sentence.setdefault(row["sentence_id"], []).append(_finding(shifted))
+
+    def of(self, sentence_id: str) -> list[Finding]:
+        """The findings of sentence ``sentence_id``, in text order."""
+        return sorted(self._by_sentence.get(sentence_id, ()), key=lambda f: f.start)

@@ -1,0 +1,61 @@
+"""The one unit mapping: sentence -> report -> visit -> patient, as integer arrays.
+
+Reports are numbered by their row, sentences by theirs (the shared sentence numbering: a
+sentence's row in the sentences table); visits are the distinct (patient_id, visit_id) pairs and
+patients the distinct patient ids, numbered in order of first appearance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from clinsearch.units import LEVELS, Level
+
+
+@dataclass(frozen=True)
+class UnitMap:
+    """For each sentence its report, for each report its visit and patient."""
+
+    sentence_report: np.ndarray  # report row of each sentence row
+    report_visit: np.ndarray
+    report_patient: np.ndarray
+
+    @classmethod
+    def from_ids(
+        cls, sentence_report: np.ndarray, patient_ids: Sequence[str], visit_ids: Sequence[str]
+    ) -> UnitMap:
+        """The map of reports with these patient and visit ids (one per report row)."""
+        return cls(
+            np.asarray(sentence_report, dtype=np.int64),
+            ordinals(list(zip(patient_ids, visit_ids, strict=True))),
+            ordinals(list(patient_ids)),
+        )
+
+    def size(self, level: Level) -> int:
+        """How many units of ``level`` there are."""
+        if level == "sentence":
+            return len(self.sentence_report)
+        if level == "report":
+            return len(self.report_visit)
+        ids = self.report_visit if level == "visit" else self.report_patient
+        return int(ids.max(initial=-1)) + 1
+
+    def of(self, level: Level, unit: Level, rows: np.ndarray) -> np.ndarray:
+        """The ``level`` unit of each of ``rows`` (sentence or report rows, by ``unit``)."""
+        if LEVELS.index(level) < LEVELS.index(unit):
+            raise ValueError(f"cannot map {unit} rows down to {level}s")
+        if level == unit:
+            return rows
+        report_rows = self.sentence_report[rows] if unit == "sentence" else rows
+        if level == "report":
+            return report_rows
+        return (self.report_visit if level == "visit" else self.report_patient)[report_rows]
+
+
+def ordinals(values: Sequence[Hashable]) -> np.ndarray:
+    """A dense integer per distinct value, in order of first appearance."""
+    seen: dict[Hashable, int] = {}
+    return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))

@@ -1,0 +1,135 @@
+"""The live index: the generation ``CURRENT`` names, loaded and warmed once, followed after
+``add`` and ``delete`` without a restart.
+
+A watcher thread polls ``CURRENT``; when it names a new generation, the new one is opened and
+warmed in the background while requests keep using the old one, then swapped in. Each snapshot
+holds its generation's lease (writers leave it on disk) until the last request using it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.generations import current_generation
+from clinsearch.index.report_view import SentenceFindings
+from clinsearch.search.cohort import Cohort
+from clinsearch.search.session import Index
+
+log = logging.getLogger("clinsearch.server")
+T = TypeVar("T")
+WARM_QUERY = "no pneumothorax"
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """One generation, opened: the index, its cohort engine and its sentences' findings;
+    ``active`` counts the requests using it, ``retired`` is set once a newer one serves."""
+
+    generation: str
+    index: Index
+    cohort: Cohort
+    findings: SentenceFindings
+    methods: tuple[str, ...]
+    active: int = 0
+    retired: bool = False
+
+
+def open_snapshot(path: Path) -> Snapshot:
+    """Open the live generation of ``path`` and warm every search method and the cohort engine."""
+    index = Index.open(path)
+    try:
+        methods = ("bm25", "concept") + (
+            ("dense", "hybrid") if "dense" in index.config.components else ())
+        for method in methods:
+            index.search(WARM_QUERY, level="report", top=10, method=method)
+        cohort = Cohort(index)
+        cohort.counts("pneumothorax")
+        return Snapshot(index.generation.path.name, index, cohort,
+                        SentenceFindings(index.generation), methods)
+    except BaseException:
+        index.close()
+        raise
+
+
+class LiveIndex:
+    """Serves the newest generation of an index directory."""
+
+    def __init__(self, path: str | Path, poll_seconds: float = 0.5) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()  # guards the swap and the use counts (held briefly)
+        self._reload = threading.Lock()  # one reload at a time
+        self._snapshot = open_snapshot(self.path)
+        self._stop = threading.Event()
+        self._poll = poll_seconds
+        self._watcher = threading.Thread(target=self._watch, name="clinsearch-generation",
+                                         daemon=True)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The newest loaded generation (for metadata; ``run`` for reading data)."""
+        return self._snapshot
+
+    def start(self) -> None:
+        """Start following ``CURRENT``."""
+        self._watcher.start()
+
+    def stop(self) -> None:
+        """Stop following ``CURRENT`` and release the generation."""
+        self._stop.set()
+        with self._lock:
+            self._retire(self._snapshot)
+
+    def refresh(self) -> Snapshot:
+        """Load the generation ``CURRENT`` names, if it is not the one loaded."""
+        with self._reload:
+            if current_generation(self.path).name == self._snapshot.generation:
+                return self._snapshot
+            fresh = open_snapshot(self.path)
+            with self._lock:
+                old, self._snapshot = self._snapshot, fresh
+                self._retire(old)
+            log.info("serving generation %s", fresh.generation)
+            return fresh
+
+    def run(self, work: Callable[[Snapshot], T]) -> T:
+        """``work`` on the newest snapshot, retried once on a newer one if it fails while a
+        newer generation has been committed."""
+        try:
+            return self._on(self._snapshot, work)
+        except (ClinsearchError, OSError):
+            if current_generation(self.path).name == self._snapshot.generation:
+                raise
+        return self._on(self.refresh(), work)
+
+    def _on(self, snapshot: Snapshot, work: Callable[[Snapshot], T]) -> T:
+        with self._lock:
+            snapshot = self._snapshot if snapshot.retired else snapshot
+            snapshot.active += 1
+        try:
+            return work(snapshot)
+        finally:
+            with self._lock:
+                snapshot.active -= 1
+                if snapshot.retired and snapshot.active == 0:
+                    snapshot.index.close()
+
+    @staticmethod
+    def _retire(snapshot: Snapshot) -> None:
+        """Mark ``snapshot`` replaced; close it now if no request uses it (caller holds lock)."""
+        snapshot.retired = True
+        if snapshot.active == 0:
+            snapshot.index.close()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._poll):
+            try:
+                self.refresh()
+            except Exception as exc:  # a half-made change is retried on the next poll
+                log.error("could not load the new generation (%s); still serving %s",
+                          type(exc).__name__, self._snapshot.generation)

@@ -1,0 +1,34 @@
+"""Hostile-input fixtures: a small index in folders with hostile names, the CLI runner."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from clinsearch.corpus.model import Report
+from clinsearch.index import Index
+
+from .hostile import HOSTILE_NAME, REPORTS
+
+
+@pytest.fixture(scope="session")
+def reports() -> list[Report]:
+    return [Report(id=i, text=t, patient_id=p, visit_id=v) for i, p, v, t in REPORTS]
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Path:
+    """The small corpus indexed once, in a folder with a hostile name; copy it to change it."""
+    root = tmp_path_factory.mktemp("hostile") / HOSTILE_NAME
+    Index.build(reports, root, progress=False)
+    return root
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path, built_once: Path) -> Path:
+    """A private copy of the built index, for tests that change or break it."""
+    path = tmp_path / HOSTILE_NAME
+    shutil.copytree(built_once, path, symlinks=True)
+    return path

@@ -1,0 +1,147 @@
+"""Service fixtures: the sample corpus indexed once, users made with the CLI, and one real
+``clinsearch serve`` (uvicorn on 127.0.0.1, tokens on) shared by the API and browser tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clinsearch import Index
+from clinsearch.corpus.readers import read_reports
+from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+
+PURPOSE = "test: service checks"
+
+
+@dataclass
+class CliResult:
+    """What a CLI command did: exit status and its two output streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clinsearch(*args: str, check: bool = True) -> CliResult:
+    """Run the real CLI in-process (its models are then loaded once per test session)."""
+    from typer.testing import CliRunner
+
+    from clinsearch.cli import app
+
+    result = CliRunner().invoke(app, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    done = CliResult(result.exit_code, result.stdout, result.stderr)
+    if check and done.returncode:
+        raise AssertionError(f"clinsearch {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    return done
+
+
+@dataclass
+class Response:
+    """An HTTP answer: status, headers and body (JSON decoded when it is JSON)."""
+
+    status: int
+    headers: dict[str, str]
+    text: str
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+@dataclass
+class Server:
+    """A running ``clinsearch serve``: where it listens, its files, and the users' tokens."""
+
+    base: str
+    index: Path
+    audit: Path
+    users: Path
+    log: Path
+    tokens: dict[str, str]
+
+    def call(self, method: str, path: str, *, role: str | None = "researcher",
+             purpose: str | None = PURPOSE, params: dict[str, Any] | None = None,
+             body: Any = None, token: str | None = None) -> Response:
+        """One HTTP request as user ``role`` (None: no token) stating ``purpose``."""
+        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        headers = {}
+        if token or role:
+            headers["Authorization"] = f"Bearer {token or self.tokens[role or '']}"
+        if purpose:
+            headers["X-Purpose"] = purpose
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=120) as answer:
+                return Response(answer.status, dict(answer.headers), answer.read().decode())
+        except urllib.error.HTTPError as exc:
+            return Response(exc.code, dict(exc.headers), exc.read().decode())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic sample corpus (dates, types, negations) indexed once."""
+    path = tmp_path_factory.mktemp("serve") / "index"
+    Index.build(read_reports(sample_reports_path(), SAMPLE_FORMAT), path, progress=False)
+    return path
+
+
+@pytest.fixture(scope="session")
+def server(sample_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """``clinsearch serve`` over the sample index with three users, until the session ends."""
+    home = tmp_path_factory.mktemp("server")
+    users = home / "users.json"
+    tokens = {}
+    for role in ("viewer", "researcher", "admin"):
+        tokens[role] = clinsearch("users", "add", f"{role}1", "--role", role,
+                                  "--users", str(users)).stdout.strip()
+    port = free_port()
+    log = home / "server.log"
+    audit = home / "audit.jsonl"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "clinsearch", "serve", str(sample_index), "--port", str(port),
+             "--users", str(users), "--audit-log", str(audit)],
+            stdout=out, stderr=subprocess.STDOUT, env=os.environ | {"COLUMNS": "200"},
+        )
+    started = Server(f"http://127.0.0.1:{port}", sample_index, audit, users, log, tokens)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"clinsearch serve exited: {log.read_text()[-2000:]}")
+            try:
+                if started.call("GET", "/api/session", role=None).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("clinsearch serve did not start within 180 s")
+            time.sleep(0.3)
+        yield started
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -1,0 +1,127 @@
+"""The web page in a real headless Chromium (Debian's ``chromium`` and ``chromedriver``, driven
+by Selenium): log in, search "no pneumothorax", check the denials are marked as negated, open a
+report, build a cohort and download its CSV, compare it with ``clinsearch cohort --export``.
+
+Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from clinsearch.search.cohort import Cohort
+
+from .conftest import Server, clinsearch
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+COHORT_QUERY = 'pleural effusion AND NOT cardiomegaly'
+
+
+@pytest.fixture(scope="module")
+def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.skip("Debian's chromium and chromium-driver are not installed (make test installs"
+                    " them)")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,1000", "--force-device-scale-factor=1"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    chrome = webdriver.Chrome(options=options, service=webdriver.ChromeService(driver))
+    chrome.execute_cdp_cmd("Page.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": str(downloads)})
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+def shoot(browser: webdriver.Chrome, name: str, tmp: Path) -> None:
+    """Save a screenshot (into $CLINSEARCH_SCREENSHOTS when set)."""
+    folder = Path(os.environ.get("CLINSEARCH_SCREENSHOTS") or tmp)
+    folder.mkdir(parents=True, exist_ok=True)
+    browser.execute_script("window.scrollTo(0, 0)")
+    assert browser.save_screenshot(str(folder / name))
+
+
+def wait(browser: webdriver.Chrome, condition, timeout: float = 60):  # type: ignore[no-untyped-def]
+    return WebDriverWait(browser, timeout).until(condition)
+
+
+def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, server: Server,
+                                                 downloads: Path, tmp_path: Path) -> None:
+    browser.get(server.base + "/")
+    token = wait(browser, ec.visibility_of_element_located((By.ID, "token")))
+    token.send_keys(server.tokens["researcher"])
+    browser.find_element(By.ID, "purpose").send_keys("test: browser checks" + Keys.ENTER)
+    search_box = wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+    assert browser.switch_to.active_element == search_box  # keyboard-ready after login
+
+    search_box.send_keys("no pneumothorax" + Keys.ENTER)
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#results .hit")))
+    hits = browser.find_elements(By.CSS_SELECTOR, "#results .hit")
+    assert len(hits) == 20
+    for hit in hits:
+        negated = [s.text.lower() for s in hit.find_elements(By.CSS_SELECTOR, ".f-absent")]
+        present = [s.text.lower() for s in hit.find_elements(By.CSS_SELECTOR, ".f-present")]
+        assert "pneumothorax" in negated and "pneumothorax" not in present
+    style = browser.execute_script(
+        "const a = document.querySelector('#results .f-absent'),"
+        " p = document.querySelector('.legend .f-present');"
+        "return [getComputedStyle(a).textDecorationLine, getComputedStyle(a).color,"
+        " getComputedStyle(p).color];")
+    assert "line-through" in style[0] and style[1] != style[2]  # struck and coloured apart
+    assert "of" in browser.find_element(By.ID, "search-status").text
+    shoot(browser, "screenshot-search.png", tmp_path)
+
+    first = hits[0].get_attribute("data-report")
+    hits[0].find_element(By.TAG_NAME, "button").click()
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#report-view h2"), first))
+    view = browser.find_element(By.ID, "report-view")
+    assert view.find_elements(By.CSS_SELECTOR, ".text .f-absent")
+    assert browser.find_element(By.CSS_SELECTOR, "#panel-report .legend").is_displayed()
+    shoot(browser, "screenshot-report.png", tmp_path)
+
+    tab = browser.find_element(By.ID, "tab-report")
+    tab.send_keys(Keys.ARROW_RIGHT)  # tabs follow the arrow keys
+    assert browser.find_element(By.ID, "tab-explain").get_attribute("aria-selected") == "true"
+    browser.find_element(By.ID, "tab-cohort").click()
+    browser.find_element(By.ID, "cohort-query").send_keys(COHORT_QUERY)
+    level = browser.find_element(By.ID, "cohort-level")
+    level.send_keys("report")
+    browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
+    wait(browser, ec.visibility_of_element_located((By.ID, "cohort-counts")))
+    counts = Cohort(server.index).counts(COHORT_QUERY)
+    for unit in ("patient", "visit", "report"):
+        shown = browser.find_element(By.ID, f"count-{unit}").text.replace(",", "")
+        assert int(shown) == counts[unit]
+    shoot(browser, "screenshot-cohort.png", tmp_path)
+
+    browser.find_element(By.ID, "cohort-csv").click()
+    target = downloads / "cohort-reports.csv"
+    deadline = time.monotonic() + 30
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    expected = tmp_path / "cli.csv"
+    clinsearch("cohort", str(server.index), COHORT_QUERY, "--level", "report", "--export",
+               str(expected))
+    assert target.read_bytes() == expected.read_bytes()

@@ -41,6 +41,14 @@ class Column(Sequence[str]):
         for chunk in range(0, len(self._array), 65_536):
             yield from self._array[chunk : chunk + 65_536].to_pylist()
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same strings (as the lists it replaces were)."""
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
     def take(self, rows: np.ndarray) -> list[str]:
         """The values at ``rows``."""
         return self._array.take(pa.array(rows, pa.int64())).to_pylist()

@@ -4,8 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-# Debian packages the tests need (the browser tests drive Debian's Chromium with Selenium).
-SYSTEM_PACKAGES := chromium chromium-driver
+# Debian packages the tests need (the browser tests drive Debian's Chromium with Selenium; the
+# Spark tests need a Java runtime, installed only when no `java` is on PATH).
+JAVA_PACKAGE := $(if $(shell command -v java),,openjdk-17-jre-headless)
+SYSTEM_PACKAGES := chromium chromium-driver $(JAVA_PACKAGE)
 
 .PHONY: install system-packages demo test lint bench clean
 

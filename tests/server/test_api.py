@@ -29,6 +29,7 @@ def test_page_and_its_assets_are_served_locally(server: Server) -> None:
     assert page.status == 200 and "<title>clinsearch</title>" in page.text
     assets = re.findall(r'(?:src|href)="([^"#]+)"', page.text)
     assert assets and all(a.startswith("/static/") for a in assets)
+    assert page.headers["content-security-policy"].startswith("default-src 'self'")
     for asset in assets:
         answer = server.call("GET", asset, role=None)
         assert answer.status == 200
@@ -65,7 +66,8 @@ def test_negated_query_returns_denials_with_their_findings(server: Server) -> No
 
 def test_search_is_the_python_api_and_pages_through_it(server: Server) -> None:
     index = Index.open(server.index)
-    for method, level in (("bm25", "report"), ("concept", "patient")):
+    for method, level in (("bm25", "report"), ("concept", "patient"),
+                          ("bm25:whole_report=true", "visit")):  # method specs as in the CLI
         expected = [h.id for h in index.search("pleural effusion", level, 6, method)]
         pages = [server.call("GET", "/api/search", params={
             "q": "pleural effusion", "method": method, "level": level, "top": 3,
@@ -85,7 +87,10 @@ def test_filters_restrict_dates_types_and_sections(server: Server) -> None:
     middle = dates[len(dates) // 2]
     late = server.call("GET", "/api/search", params=params | {"date_from": middle}).json()
     assert late["hits"] and all(date(h["report_id"]) >= middle for h in late["hits"])
-    assert late["total"] < every["total"]
+    deep = {"offset": 180}  # a page beyond the first 50 hits: totals of the deepest search
+    assert (server.call("GET", "/api/search", params=params | deep | {"date_from": middle})
+            .json()["total"] < server.call("GET", "/api/search", params=params | deep)
+            .json()["total"])
     impression = server.call("GET", "/api/search", params=params | {"section": "impression"})
     for hit in impression.json()["hits"]:
         view = server.call("GET", f"/api/reports/{hit['report_id']}").json()
@@ -115,6 +120,9 @@ def test_bad_input_gets_the_cli_message(server: Server) -> None:
     assert cli.stderr.strip() == f"error: {answer.json()['detail']}"
     assert answer.json()["detail"].endswith("  pneumonia AND NOT )\n                    ^")
     assert server.call("GET", "/api/search", params={"q": "x", "top": 0}).status == 400
+    for bad in ({"context": "sideways"}, {"date_to": "2020-02-30"}):
+        answer = server.call("GET", "/api/search", params={"q": "x"} | bad)
+        assert answer.status == 400 and next(iter(bad)) in answer.json()["detail"]
     assert server.call("GET", "/api/search", params={"q": "x", "top": "ten"}).status == 422
     assert server.call("POST", "/api/cohort", body={"level": "patient"}).status == 422
 
@@ -171,6 +179,9 @@ def test_admin_manages_users(server: Server) -> None:
     assert "temp1" in [u["name"] for u in server.call("GET", "/api/users", role="admin")
                        .json()["users"]]
     assert server.call("DELETE", "/api/users/temp1", role="admin").status == 200
+    changes = [json.loads(line) for line in server.audit.read_text().splitlines()[-2:]]
+    assert [(r["endpoint"], r["user"]) for r in changes] == [("users/add", "admin1"),
+                                                             ("users/remove", "admin1")]
     assert server.call("GET", "/api/info", token=made["token"]).status == 401
 
 

@@ -7,6 +7,7 @@ Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -25,7 +26,8 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-COHORT_QUERY = 'pleural effusion AND NOT cardiomegaly'
+PURPOSE = "Prüfung: browser checks → audit"  # not Latin-1: sent percent-encoded
+COHORT_QUERY = 'pneumonia AND NOT "pleural effusion"'
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +74,7 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     browser.get(server.base + "/")
     token = wait(browser, ec.visibility_of_element_located((By.ID, "token")))
     token.send_keys(server.tokens["researcher"])
-    browser.find_element(By.ID, "purpose").send_keys("test: browser checks" + Keys.ENTER)
+    browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
     search_box = wait(browser, ec.visibility_of_element_located((By.ID, "q")))
     assert browser.switch_to.active_element == search_box  # keyboard-ready after login
 
@@ -91,6 +93,9 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
         " getComputedStyle(p).color];")
     assert "line-through" in style[0] and style[1] != style[2]  # struck and coloured apart
     assert "of" in browser.find_element(By.ID, "search-status").text
+    last = json.loads(server.audit.read_text().splitlines()[-1])
+    assert (last["endpoint"], last["purpose"], last["params"]["q"]) == (
+        "search", PURPOSE, "no pneumothorax")
     shoot(browser, "screenshot-search.png", tmp_path)
 
     first = hits[0].get_attribute("data-report")
@@ -111,6 +116,7 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
     wait(browser, ec.visibility_of_element_located((By.ID, "cohort-counts")))
     counts = Cohort(server.index).counts(COHORT_QUERY)
+    assert counts["report"] > counts["patient"] > 0
     for unit in ("patient", "visit", "report"):
         shown = browser.find_element(By.ID, f"count-{unit}").text.replace(",", "")
         assert int(shown) == counts[unit]
@@ -125,3 +131,4 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     clinsearch("cohort", str(server.index), COHORT_QUERY, "--level", "report", "--export",
                str(expected))
     assert target.read_bytes() == expected.read_bytes()
+    assert target.read_text().count("\n") == counts["report"] + 1

@@ -11,7 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
-from clinsearch.cli.options import IncludeUncertain, IndexDir, TermModel
+from clinsearch.cli.options import (
+    Engine,
+    IncludeUncertain,
+    IndexDir,
+    SparkMaster,
+    TermModel,
+    check_engine,
+)
 from clinsearch.errors import ClinsearchError
 from clinsearch.terminal import printable
 
@@ -49,7 +56,8 @@ def cohort_command(
     ] = "patient",
     export: Annotated[
         Path | None,
-        typer.Option(help="Write the matching units, each with an evidence sentence, to this CSV."),
+        typer.Option(help="Write the matching units, each with an evidence sentence (local"
+                     " engine; ids only with --engine spark), to this CSV."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
@@ -59,6 +67,8 @@ def cohort_command(
     include_uncertain: IncludeUncertain = False,
     polarity: PolarityMode = "query",
     term_model: TermModel = None,
+    engine: Engine = "local",
+    spark_master: SparkMaster = None,
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
@@ -69,8 +79,13 @@ def cohort_command(
         raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
+    check_engine(engine)
     if export:
         check_export_path(export, force)  # before the work, so a bad path fails at once
+    if engine == "spark":
+        _spark_cohort(index_dir, query, level, export, force, show, as_json,
+                      PolarityOptions(include_uncertain, polarity), term_model, spark_master)
+        return
     cohort = Cohort(index_dir, PolarityOptions(include_uncertain, polarity), term_model)
     counts = cohort.counts(query)
     members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
@@ -81,6 +96,32 @@ def cohort_command(
                                "exported": str(export) if export else None}))
         return
     print_counts(query, counts)
+    if show:
+        print_members(members[:show], level)
+    if export:
+        console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
+
+
+def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, force: bool,
+                  show: int, as_json: bool, options: Any, term_model: Path | None,
+                  master: str | None) -> None:
+    """``cohort --engine spark``: counts and member ids from Spark SQL (no evidence sentences:
+    those columns of --export stay empty)."""
+    from clinsearch.search.cohort import Member, write_members_csv
+    from clinsearch.spark import spark_session
+    from clinsearch.spark.cohort import index_cohort
+
+    engine = index_cohort(spark_session(master), index_dir, term_model=term_model,
+                          options=options)
+    answer = engine.answer(query, level, members=bool(export or show))
+    members = [Member(ids, "", "", "", "", "") for ids in answer.members]
+    if export:
+        write_members_csv(members, level, export, force)
+    if as_json:
+        typer.echo(json.dumps({"query": query, "level": level, "counts": answer.counts,
+                               "exported": str(export) if export else None}))
+        return
+    print_counts(query, answer.counts)
     if show:
         print_members(members[:show], level)
     if export:

@@ -23,18 +23,23 @@ from clinsearch.cli.options import (
     DateColumn,
     DateFormat,
     EncoderModel,
+    Engine,
     IdColumn,
     IncludeUncertain,
     IndexDir,
     LexiconOpt,
+    Partitions,
     PatientColumn,
     SkipBad,
+    SparkMaster,
+    Staging,
     Suffix,
     TermModel,
     TextColumns,
     TypeColumn,
     VisitColumn,
     Workers,
+    check_engine,
 )
 from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.parallel import available_cores
@@ -77,6 +82,10 @@ def index_command(
             " concept search, explain-query and cohort use it unless --term-model overrides."
         ),
     ] = None,
+    engine: Engine = "local",
+    spark_master: SparkMaster = None,
+    partitions: Partitions = None,
+    staging: Staging = None,
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
@@ -84,6 +93,7 @@ def index_command(
     from clinsearch.corpus.readers import ReadStats
     from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
 
+    check_engine(engine, fmt)
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
@@ -99,8 +109,16 @@ def index_command(
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
-    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
-    index = Index.build(reports, out, config, workers=workers or available_cores())
+    if engine == "spark":
+        from clinsearch.spark import build_index, spark_session
+
+        index = build_index(
+            spark_session(spark_master), corpus, out, fmt, config=config, partitions=partitions,
+            staging=staging, skip_bad=skip_bad, stats=stats, date_format=date_format, **mapping,
+        )
+    else:
+        reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+        index = Index.build(reports, out, config, workers=workers or available_cores())
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -125,18 +143,32 @@ def add_command(
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
+    engine: Engine = "local",
+    spark_master: SparkMaster = None,
+    partitions: Partitions = None,
+    staging: Staging = None,
 ) -> None:
     """Add the reports of another corpus to an index (their ids must be new)."""
     from clinsearch import Index
     from clinsearch.corpus.readers import ReadStats
 
+    check_engine(engine, fmt)
     index = Index.open(index_dir)
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
     stats = ReadStats()
-    reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
-    added = index.add(reports, workers=workers or available_cores())
+    if engine == "spark":
+        from clinsearch.spark import add_to_index, spark_session
+
+        added = add_to_index(
+            spark_session(spark_master), index_dir, corpus, fmt, partitions=partitions,
+            staging=staging, skip_bad=skip_bad, stats=stats, date_format=date_format, **mapping,
+        )
+        index = Index.open(index_dir)
+    else:
+        reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+        added = index.add(reports, workers=workers or available_cores())
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
     report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))

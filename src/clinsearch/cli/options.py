@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from clinsearch.errors import ClinsearchError
+
 LexiconOpt = Annotated[
     Path | None,
     typer.Option("--lexicon", help="Lexicon YAML (clinsearch-lexicon/1); default: chest X-ray."),
@@ -21,7 +23,9 @@ IndexDir = Annotated[
 CorpusFormat = Annotated[
     str,
     typer.Option(
-        "--format", "-f", help="Corpus format: csv, jsonl, txt-dir, iu-xray or mimic-notes."
+        "--format", "-f", help="Corpus format: csv, jsonl, txt-dir, iu-xray or mimic-notes;"
+        " with --engine spark also parquet (a file or folder) or spark-table (CORPUS names a"
+        " table of the Spark catalog)."
     ),
 ]
 IdColumn = Annotated[str | None, typer.Option(help="csv: column holding the report id.")]
@@ -75,3 +79,33 @@ IncludeUncertain = Annotated[
     typer.Option("--include-uncertain",
                  help="concept/cohort: also match hedged findings ('possible pneumonia')."),
 ]
+Engine = Annotated[
+    str,
+    typer.Option(help="local (this process) or spark (executors of a Spark session; the same"
+                 " results, for corpora one machine cannot process in time)."),
+]
+SparkMaster = Annotated[
+    str | None,
+    typer.Option(help="--engine spark: the Spark master URL (default local[2], or the one"
+                 " spark-submit set)."),
+]
+Partitions = Annotated[
+    int | None,
+    typer.Option(help="--engine spark: how many tasks share the reports (default: the"
+                 " session's parallelism).", min=1),
+]
+Staging = Annotated[
+    Path | None,
+    typer.Option(help="--engine spark: a folder the driver and every executor can write, for"
+                 " the partitions' tables (default: a private temporary folder; fine for"
+                 " local[N])."),
+]
+ENGINES = ("local", "spark")
+
+
+def check_engine(engine: str, fmt: str | None = None) -> None:
+    """Refuse an unknown engine, and the Spark-only formats on the local engine."""
+    if engine not in ENGINES:
+        raise ClinsearchError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    if engine == "local" and fmt in ("parquet", "spark-table"):
+        raise ClinsearchError(f"--format {fmt} needs --engine spark")

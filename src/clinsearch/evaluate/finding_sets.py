@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from clinsearch.annotate.finding import Finding, asserted
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Concept
 
 
@@ -26,17 +27,13 @@ def present_concepts(findings: Iterable[Finding], *, uncertain: bool = False) ->
 
 
 def ancestors(concepts: Mapping[str, Concept], concept: str) -> list[set[str]]:
-    """The ancestors of ``concept`` by distance: ``[parents, grandparents, ...]`` (no repeats)."""
-    levels: list[set[str]] = []
-    seen = {concept}
-    frontier = {concept}
-    while frontier:
-        frontier = {
-            p for c in frontier if c in concepts for p in concepts[c].parents if p not in seen
-        }
-        if frontier:
-            levels.append(frontier)
-            seen |= frontier
+    """The ancestors of ``concept`` by distance: ``[parents, grandparents, ...]`` (no repeats;
+    each at its shortest distance, as the lexicon's ``Hierarchy`` measures it)."""
+    depths = Hierarchy({c: v.parents for c, v in concepts.items()}).ancestors(concept)
+    levels: list[set[str]] = [set() for _ in range(max(depths.values()))]
+    for ancestor, depth in depths.items():
+        if depth:
+            levels[depth - 1].add(ancestor)
     return levels
 
 

@@ -31,6 +31,9 @@ VECTORS_FILE = "vectors.npy"
 ROWS_FILE = "rows.parquet"
 ANN_FILE = "hnsw.faiss"
 META_FILE = "meta.json"
+VECTOR_SCHEMA = pa.schema(
+    [("report_key", pa.int64()), ("index", pa.int64()), ("vector", pa.list_(pa.float32()))]
+)
 EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough (~5 ms at 50k)
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
@@ -99,7 +102,32 @@ class DenseComponent:
         """The previous vectors plus those of the added reports' sentences (same model)."""
         old = DenseSearcher(prev.path / NAME)
         encoder = self._encoder(old.meta)
-        keys, indexes, vectors = self._embed(gen, change.report_keys, encoder)
+        return self._append(old, gen, encoder, *self._embed(gen, change.report_keys, encoder))
+
+    def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
+        """Write vectors computed elsewhere (``VECTOR_SCHEMA`` rows in order) with this model."""
+        encoder = self._encoder(None)
+        keys, indexes, vectors = _from_tables(tables, encoder.dim)
+        return self._write(gen.path / NAME, keys, indexes, vectors, encoder, prev_ann=None)
+
+    def add_from(
+        self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
+    ) -> dict[str, Any]:
+        """The previous vectors plus the added reports' vectors computed elsewhere."""
+        old = DenseSearcher(prev.path / NAME)
+        encoder = self._encoder(old.meta)
+        return self._append(old, gen, encoder, *_from_tables(tables, encoder.dim))
+
+    def _append(
+        self,
+        old: DenseSearcher,
+        gen: Generation,
+        encoder: Any,
+        keys: np.ndarray,
+        indexes: np.ndarray,
+        vectors: np.ndarray,
+    ) -> dict[str, Any]:
+        """Write the previous generation's vectors followed by new ones."""
         return self._write(
             gen.path / NAME,
             np.concatenate([old.report_keys, keys]),
@@ -160,15 +188,7 @@ class DenseComponent:
             )
         )
         table = pa.Table.from_batches(batches) if batches else None
-        if table is None or table.num_rows == 0:
-            empty = np.empty(0, np.int64)
-            return empty, empty, np.empty((0, encoder.dim), np.float32)
-        encoded = encoder.encode_passages(
-            table.column("text").to_pylist(), batch_size=self.batch_size, progress=gen.progress
-        )
-        keys = table.column("report_key").to_numpy()[encoded.owner]
-        indexes = table.column("index").to_numpy()[encoded.owner]
-        return keys.astype(np.int64), indexes.astype(np.int64), encoded.vectors
+        return embed_sentences(table, encoder, self.batch_size, gen.progress)
 
     def _write(
         self,
@@ -274,6 +294,49 @@ class _ExactScores:
             self.searcher.sentence_indexes[rows],
             exhausted=limit >= n,
         )
+
+
+def embed_sentences(
+    table: pa.Table | None, encoder: Any, batch_size: int, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(report keys, sentence indexes, vectors) of sentence rows (report_key, index, text); a
+    sentence longer than the encoder window gets one row per window, in order."""
+    if table is None or table.num_rows == 0:
+        empty = np.empty(0, np.int64)
+        return empty, empty, np.empty((0, encoder.dim), np.float32)
+    encoded = encoder.encode_passages(
+        table.column("text").to_pylist(), batch_size=batch_size, progress=progress
+    )
+    keys = table.column("report_key").to_numpy()[encoded.owner]
+    indexes = table.column("index").to_numpy()[encoded.owner]
+    return keys.astype(np.int64), indexes.astype(np.int64), encoded.vectors
+
+
+def vectors_table(keys: np.ndarray, indexes: np.ndarray, vectors: np.ndarray) -> pa.Table:
+    """Vectors as a table (``VECTOR_SCHEMA``), to compute them in one place and store in another."""
+    dim = vectors.shape[1] if vectors.ndim == 2 else 0
+    flat = pa.array(np.ascontiguousarray(vectors, np.float32).reshape(-1), pa.float32())
+    offsets = pa.array(np.arange(len(keys) + 1, dtype=np.int32) * dim, pa.int32())
+    return pa.table(
+        [pa.array(keys, pa.int64()), pa.array(indexes, pa.int64()),
+         pa.ListArray.from_arrays(offsets, flat)],
+        schema=VECTOR_SCHEMA,
+    )
+
+
+def _from_tables(tables: Iterable[pa.Table], dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(report keys, sentence indexes, vectors) of ``vectors_table`` parts, concatenated."""
+    parts = [t for t in tables if t.num_rows]
+    if not parts:
+        empty = np.empty(0, np.int64)
+        return empty, empty, np.empty((0, dim), np.float32)
+    table = pa.concat_tables([t.combine_chunks() for t in parts]).combine_chunks()
+    vectors = table.column("vector").chunk(0).flatten().to_numpy().reshape(-1, dim)
+    return (
+        table.column("report_key").to_numpy().astype(np.int64),
+        table.column("index").to_numpy().astype(np.int64),
+        vectors.astype(np.float32),
+    )
 
 
 def check_same_model(recorded: DenseMeta, encoder: Any) -> None:

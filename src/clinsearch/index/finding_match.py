@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from clinsearch.duck import connect
 from clinsearch.index.unit_map import UnitMap
+from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 from clinsearch.units import Level
 
 
@@ -37,21 +38,26 @@ class FindingSpec:
 
     def where(self) -> tuple[str, list[object]]:
         """The SQL condition (with its parameters) over the matcher's ``f`` relation."""
-        sql = f"concept IN ({_marks(self.concepts)}) AND polarity IN ({_marks(self.polarities)})"
-        params: list[object] = [*self.concepts, *self.polarities]
+        params: list[object] = []
+
+        def bind(value: object) -> str:
+            params.append(value)
+            return "?"
+
+        return self.condition(DUCKDB, bind, "f", "sentence"), params
+
+    def condition(self, dialect: Dialect, bind: Bind, table: str, key: str) -> str:
+        """The condition over ``table`` (columns concept, polarity, mods and ``key``, the
+        sentence) selecting the findings rows that match; values go through ``bind``."""
+        sql = (f"{in_list('concept', self.concepts, bind)}"
+               f" AND {in_list('polarity', self.polarities, bind)}")
         if self.modifiers:
-            sql += " AND list_has_all(mods, ?)"
-            params.append(list(self.modifiers))
+            sql += " AND " + dialect.has_all.format("mods", dialect.array_of(self.modifiers, bind))
         for concepts, words in self.sites:
-            sql += (" AND (list_has_any(mods, ?) OR sentence IN"
-                    f" (SELECT sentence FROM f WHERE concept IN ({_marks(concepts)})))")
-            params += [list(words), *concepts]
-        return sql, params
-
-
-def _marks(values: tuple[str, ...]) -> str:
-    """One SQL parameter mark per value (an empty IN list matches nothing)."""
-    return ", ".join("?" * len(values)) or "NULL"
+            near = f"SELECT {key} FROM {table} WHERE {in_list('concept', concepts, bind)}"
+            sql += (f" AND ({dialect.has_any.format('mods', dialect.array_of(words, bind))}"
+                    f" OR {key} IN ({near}))")
+        return sql
 
 
 class FindingMatcher:
@@ -98,7 +104,3 @@ class FindingMatcher:
         if cursor is None:
             cursor = self._local.cursor = self.con.cursor()
         return cursor
-
-    def close(self) -> None:
-        """Release the DuckDB connection."""
-        self.con.close()

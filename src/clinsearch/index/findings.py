@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +25,15 @@ from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.finding_match import FindingMatcher
-from clinsearch.progress import progress_bar
+from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
     from clinsearch.index.integrity import CoreRows
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
+LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
 _JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
 _CACHE_TEXTS = 200_000  # distinct sentence texts remembered (well above the texts in flight)
 SENTENCE_COLUMNS = [
@@ -72,7 +75,7 @@ class FindingsComponent:
     """Annotates sentences with the lexicon's findings and keeps the table in step with changes.
 
     Sentences stream from the sentences table in chunks; distinct texts not seen recently are
-    annotated on ``gen.workers`` processes (an identical sentence is annotated once while it
+    annotated on the generation's workers (an identical sentence is annotated once while it
     stays in a bounded cache) and the rows are appended to ``findings.parquet`` chunk by chunk,
     so memory does not grow with the corpus. Options: ``lexicon`` (a lexicon YAML path; default
     the shipped chest X-ray lexicon) and ``batch_size`` (sentences per spaCy batch; a job sent
@@ -87,22 +90,25 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        with _Writer(gen.path) as writer:
-            long_sentences = self._annotate(gen, None, writer)
-        return self._info(writer.rows, long_sentences)
+        return self.build_from(gen, self._annotated(gen, None))
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
-        with _Writer(gen.path) as writer:
-            writer.copy(prev.path, drop_keys=())
-            long_sentences = self._annotate(gen, change.report_keys, writer)
-        return self._info(writer.rows, long_sentences)
+        return self.add_from(prev, gen, change, self._annotated(gen, change.report_keys))
+
+    def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
+        """Write findings computed elsewhere (e.g. by Spark executors), in report-key order."""
+        return _write(gen.path, tables, self.lexicon)
+
+    def add_from(
+        self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
+    ) -> dict[str, Any]:
+        """The previous findings plus the added reports' findings computed elsewhere."""
+        return _write(gen.path, chain(_previous(prev.path), tables), self.lexicon)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
-        with _Writer(gen.path) as writer:
-            writer.copy(prev.path, drop_keys=change.report_keys)
-        return self._info(writer.rows)
+        return _write(gen.path, _previous(prev.path, change.report_keys), self.lexicon)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
@@ -122,44 +128,28 @@ class FindingsComponent:
                             f" says {entry.get('findings')}")
         return problems
 
-    def _info(self, rows: int, long_sentences: int = 0) -> dict[str, Any]:
-        """The manifest entry: how many findings, which lexicon found them, and how many
-        distinct sentences of this change were too long to annotate in one piece."""
-        from clinsearch.annotate.lexicon import Lexicon
-
-        lexicon = Lexicon.load(str(self.lexicon) if self.lexicon else None)
-        return {
-            "findings": rows,
-            "lexicon": lexicon.name,
-            "lexicon_version": lexicon.version,
-            "concepts": len(lexicon.concepts),
-            "long_sentences": long_sentences,
-        }
-
-    def _annotate(
-        self, gen: Generation, report_keys: Collection[int] | None, writer: _Writer
-    ) -> int:
-        """Append the findings of the sentences of ``report_keys`` (all when None); returns
-        how many distinct sentences were too long to annotate in one piece."""
+    def _annotated(
+        self, gen: Generation, report_keys: Collection[int] | None
+    ) -> Iterator[pa.Table]:
+        """The findings of the sentences of ``report_keys`` (all when None), chunk by chunk;
+        each table's metadata says how many of its new texts were annotated in pieces."""
         keys = None if report_keys is None else list(report_keys)
         total = sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"]))
         size = self.batch_size * _JOB_BATCHES
         chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
         cache = _TextCache(_CACHE_TEXTS)
         jobs = ((chunk, cache.claim(s["text"] for s in chunk)) for chunk in chunks)
-        annotate = partial(annotate_texts, str(self.lexicon) if self.lexicon else None,
-                           self.batch_size)
+        lexicon = str(self.lexicon) if self.lexicon else None
+        annotate = partial(annotate_texts, lexicon, self.batch_size)
         done = gen.workers.map(annotate, jobs, send=lambda job: job[1])
-        long_sentences = 0
         with progress_bar("finding extraction", total, enabled=gen.progress) as advance:
             for (chunk, texts), (results, long_count) in done:
-                long_sentences += long_count
                 cache.store(texts, results)
                 rows = [_row(sentence, finding) for sentence in chunk
                         for finding in cache.get(sentence["text"], self._annotate_one)]
-                writer.write(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA))
+                table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+                yield table.replace_schema_metadata({LONG_SENTENCES: str(long_count)})
                 advance(len(chunk))
-        return long_sentences
 
     def _annotate_one(self, text: str) -> list[Finding]:
         """Findings of one text, here (for a text that left the cache before it was used)."""
@@ -177,6 +167,29 @@ def annotate_texts(
     before = annotator.long_sentences
     results = list(annotator.annotate_many(texts, batch_size=batch_size))
     return results, annotator.long_sentences - before
+
+
+def annotate_sentences(
+    sentences: list[dict[str, Any]], annotator: Annotator, batch_size: int, progress: bool = False
+) -> pa.Table:
+    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table); the
+    table's metadata says how many sentences were too long to annotate in one piece."""
+    long_before = annotator.long_sentences
+    results = track(
+        annotator.annotate_many((s["text"] for s in sentences), batch_size=batch_size),
+        "finding extraction",
+        total=len(sentences),
+        enabled=progress,
+    )
+    rows = [
+        _row(sentence, finding)
+        for sentence, findings in zip(sentences, results, strict=True)
+        for finding in findings
+    ]
+    table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+    return table.replace_schema_metadata(
+        {LONG_SENTENCES: str(annotator.long_sentences - long_before)}
+    )
 
 
 class _TextCache:
@@ -216,33 +229,6 @@ class _TextCache:
         return found if found is not None else annotate(text)
 
 
-class _Writer:
-    """Appends findings rows to a generation's ``findings.parquet``, chunk by chunk."""
-
-    def __init__(self, folder: Path) -> None:
-        self._writer = pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA)
-        self.rows = 0
-
-    def __enter__(self) -> _Writer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._writer.close()
-
-    def write(self, table: pa.Table) -> None:
-        """Append rows."""
-        self._writer.write_table(table)
-        self.rows += table.num_rows
-
-    def copy(self, prev_folder: Path, drop_keys: Collection[int]) -> None:
-        """Append a previous generation's rows, except those of the reports in ``drop_keys``."""
-        gone = pa.array(sorted(drop_keys), type=pa.int64())
-        source = pq.ParquetFile(FindingsTable(prev_folder).path)
-        for batch in source.iter_batches(batch_size=65_536):
-            kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
-            self.write(pa.Table.from_batches([kept]).cast(FINDINGS_SCHEMA))
-
-
 def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[str, Any]]]:
     """Sentence rows (dicts) in lists of ``size``."""
     chunk: list[dict[str, Any]] = []
@@ -254,6 +240,15 @@ def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[
                 chunk = []
     if chunk:
         yield chunk
+
+
+def _previous(folder: Path, drop_keys: Collection[int] = ()) -> Iterator[pa.Table]:
+    """A previous generation's findings, batch by batch, without the reports in ``drop_keys``."""
+    gone = pa.array(sorted(drop_keys), type=pa.int64())
+    source = pq.ParquetFile(FindingsTable(folder).path)
+    for batch in source.iter_batches(batch_size=65_536):
+        kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
+        yield pa.Table.from_batches([kept])
 
 
 class FindingsTable:
@@ -343,4 +338,26 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
         "start": base + f.start,
         "end": base + f.end,
         "text": f.text,
+    }
+
+
+def _write(folder: Path, tables: Iterable[pa.Table], lexicon_path: str | None) -> dict[str, Any]:
+    """Write the findings table (given in parts, in order) into a generation folder; returns the
+    manifest entry (``long_sentences``: sentences of this change annotated in pieces, from the
+    parts' metadata)."""
+    from clinsearch.annotate.lexicon import Lexicon
+
+    rows = long_sentences = 0
+    with pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA) as writer:
+        for table in tables:
+            writer.write_table(table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA))
+            rows += table.num_rows
+            long_sentences += int((table.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
+    lexicon = Lexicon.load(str(lexicon_path) if lexicon_path else None)
+    return {
+        "findings": rows,
+        "lexicon": lexicon.name,
+        "lexicon_version": lexicon.version,
+        "concepts": len(lexicon.concepts),
+        "long_sentences": long_sentences,
     }

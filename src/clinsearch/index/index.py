@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cache, cached_property
 from itertools import chain, islice
 from pathlib import Path
@@ -26,6 +27,7 @@ from clinsearch.index.generations import (
 )
 from clinsearch.index.integrity import file_digests
 from clinsearch.index.manifest import Manifest
+from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
 from clinsearch.parallel import Workers
@@ -89,6 +91,28 @@ class Index:
                 raise ClinsearchError("no reports to index")
             components = {c.name: c.build(gen) for c in config.make()}
             _finish(pending, gen, config, components, next_key=len(added))
+        return cls.open(root)
+
+    @classmethod
+    def build_from_parts(
+        cls, parts: Parts, path: str | Path, config: IndexConfig | None = None,
+        progress: bool = True,
+    ) -> Index:
+        """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
+        generation, the same files ``build`` writes for the same reports in the same order."""
+        config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
+        root = Path(path)
+        with new_generation(root) as pending:
+            gen = Generation(pending.path, progress)
+            added = _write_part_tables(gen, None, parts, set())
+            if not added:
+                raise ClinsearchError("no reports to index")
+            components = {
+                c.name: c.build_from(gen, parts.tables(c.name)) if parts.has(c.name)
+                else c.build(gen)
+                for c in config.make()
+            }
+            _finish(pending, gen, config, components, max(k for _, k in added) + 1)
         return cls.open(root)
 
     @classmethod
@@ -170,6 +194,27 @@ class Index:
         self.reopen()
         return len(added)
 
+    def add_parts(self, parts: Parts, progress: bool = True) -> int:
+        """``add`` for tables computed in parts with keys from 0 (``index.parts``, e.g. by
+        Spark); returns how many reports were added."""
+        self._ensure_live()
+        prev, first_key = self.generation, self.manifest.next_report_key
+        parts = replace(parts, first_key=first_key)
+        with new_generation(self.path, expect_live=prev.path) as pending:
+            gen = Generation(pending.path, progress)
+            added = _write_part_tables(gen, prev, parts, set(self.store.report_ids))
+            if not added:
+                raise ClinsearchError("no reports to add")
+            change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
+            components = {
+                c.name: c.add_from(prev, gen, change, parts.tables(c.name))
+                if parts.has(c.name) else c.add(prev, gen, change)
+                for c in self.config.make()
+            }
+            _finish(pending, gen, self.config, components, max(k for _, k in added) + 1)
+        self._reopen()
+        return len(added)
+
     def delete(self, report_ids: Iterable[str]) -> int:
         """Delete reports by id; every id must be in the index. Returns how many were deleted."""
         self._ensure_live()
@@ -202,7 +247,9 @@ class Index:
         from clinsearch.index.report_view import read_report_view
 
         with self._replaced_as_error():
-            return read_report_view(self.generation, report_id)
+            row = self.store.row_by_report_id.get(report_id)
+            key = None if row is None else int(self.store.report_keys[row])
+            return read_report_view(self.generation, report_id, key)
 
     def level_size(self, level: Level) -> int:
         """How many sentences, reports, visits or patients the index holds (at least 1)."""
@@ -290,8 +337,7 @@ def _write_tables(
         while batch := list(islice(stream, _BATCH)):
             keyed = []
             for seg in batch:
-                _check_new(seg.report, known)
-                known.add(seg.report.id)
+                _check_new(seg.report.id, seg.report.source, known)
                 keyed.append((first_key + len(added), seg))
                 added.append((seg.report.id, first_key + len(added)))
             writer.write(keyed)
@@ -300,16 +346,37 @@ def _write_tables(
     return added
 
 
-def _check_new(report: Report, known: set[str]) -> None:
+def _write_part_tables(
+    gen: Generation, prev: Generation | None, parts: Parts, known: set[str]
+) -> list[tuple[str, int]]:
+    """``_write_tables`` for tables computed in parts (already segmented and keyed)."""
+    added: list[tuple[str, int]] = []
+    writer = TableWriter(gen.path)
+    try:
+        if prev is not None:
+            writer.copy(prev)
+        for reports, sentences in parts.core():
+            ids, keys, sources = (reports.column(c).to_pylist() for c in ("id", "key", "source"))
+            for report_id, key, source in zip(ids, keys, sources, strict=True):
+                _check_new(report_id, source, known)
+                added.append((report_id, key))
+            writer.append(reports, sentences)
+    finally:
+        writer.close()
+    return added
+
+
+def _check_new(report_id: str, source: str, known: set[str]) -> None:
     """Reject a report whose id is already in the index (or earlier in the same input)."""
-    if report.id in known:
-        file, _, line = report.source.rpartition(":")
+    if report_id in known:
+        file, _, line = source.rpartition(":")
         raise InputError(
-            f"duplicate report id {report.id!r} (already in the index or earlier in the input)",
+            f"duplicate report id {report_id!r} (already in the index or earlier in the input)",
             file=file or None,
             line=int(line) if line.isdigit() else None,
             field="id",
         )
+    known.add(report_id)
 
 
 def _finish(

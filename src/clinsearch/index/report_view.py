@@ -48,9 +48,13 @@ class ReportView:
         }
 
 
-def read_report_view(gen: Generation, report_id: str) -> ReportView:
-    """The report ``report_id`` of generation ``gen``; an unknown id is a ClinsearchError."""
-    rows = pq.read_table(gen.reports_path, filters=[("id", "=", report_id)]).to_pylist()
+def read_report_view(gen: Generation, report_id: str, key: int | None = None) -> ReportView:
+    """The report ``report_id`` of generation ``gen``; an unknown id is a ClinsearchError.
+
+    ``key``, the report's key when known, lets every table skip the row groups without it.
+    """
+    where = [("id", "=", report_id)] + ([("key", "=", key)] if key is not None else [])
+    rows = pq.read_table(gen.reports_path, filters=where).to_pylist()
     if not rows:
         raise ClinsearchError(f"report {report_id!r} is not in the index")
     row = rows[0]

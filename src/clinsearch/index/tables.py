@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinsearch.corpus.model import SegmentedReport
+from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.duck import connect
 from clinsearch.index.component import REPORTS_FILE, SENTENCES_FILE, Generation
 
@@ -71,6 +71,13 @@ class TableWriter:
         self._reports.write_table(reports_table(keyed))
         self._sentences.write_table(sentences_table(keyed))
 
+    def append(self, reports: pa.Table, sentences: pa.Table) -> None:
+        """Append rows already in the tables' schemas (computed elsewhere, keys assigned)."""
+        self._reports.write_table(reports.select(REPORTS_SCHEMA.names).cast(REPORTS_SCHEMA))
+        self._sentences.write_table(
+            sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA)
+        )
+
     def copy(self, prev: Generation, drop_keys: Collection[int] = ()) -> None:
         """Append all rows of a previous generation except those of the reports in ``drop_keys``."""
         dropped = pa.array(sorted(drop_keys), type=pa.int64())
@@ -90,7 +97,12 @@ class TableWriter:
 
 def reports_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
     """One row per report."""
-    reports = [seg.report for _, seg in keyed]
+    return report_rows([(key, seg.report) for key, seg in keyed])
+
+
+def report_rows(keyed: list[tuple[int, Report]]) -> pa.Table:
+    """One row per report, from unsegmented reports with their keys."""
+    reports = [r for _, r in keyed]
     return pa.Table.from_pydict(
         {
             "key": [key for key, _ in keyed],

@@ -12,6 +12,7 @@ import io
 import logging
 import threading
 import traceback
+import urllib.parse
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,7 @@ from clinsearch.hit import Hit
 from clinsearch.search.cohort import ID_COLUMNS, CohortSyntaxError, members_csv_rows
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
+from clinsearch.search.registry import parse_method
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import User, UserStore
 from clinsearch.server.live import LiveIndex, Snapshot
@@ -37,10 +39,18 @@ from clinsearch.units import LEVELS
 
 log = logging.getLogger("clinsearch.server")
 MAX_TOP = 100
-RESULT_CAP = 200  # hits computed per query (paging slices them): total is exact below it
+RESULT_CAP = 200  # hits one query pages through at most: ``total`` is exact below it
+FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESULT_CAP)
 MAX_MEMBERS_PAGE = 500
 HITS_CACHE = 256  # queries whose hits are kept for paging
 LOCAL_USER = User("local", "admin", "", "")
+# Every answer: the page may load nothing from elsewhere, and answers holding PHI are not cached.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
 
 
 @dataclass
@@ -114,7 +124,7 @@ def principal(request: Request, authorization: Annotated[str | None, Header()] =
 
 def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
     """The purpose the caller states for this access (the page asks once per session)."""
-    stated = (x_purpose or "").strip()
+    stated = urllib.parse.unquote(x_purpose or "").strip()  # the page percent-encodes it
     if not stated:
         raise HTTPException(400, "state the purpose of this access in the X-Purpose header")
     return stated[:500]
@@ -147,12 +157,14 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         """A bug answers 500 and keeps the connection; the log gets the exception's type and
         code location only, since its message may quote report text."""
         try:
-            return await call_next(request)
+            response = await call_next(request)
         except Exception as exc:
             where = traceback.extract_tb(exc.__traceback__)[-1]
             log.error("internal error on %s: %s at %s:%d", request.url.path,
                       type(exc).__name__, where.filename, where.lineno)
-            return JSONResponse({"detail": "internal server error"}, status_code=500)
+            response = JSONResponse({"detail": "internal server error"}, status_code=500)
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
     def needs_text(user: User) -> None:
         if not user.sees_text:
@@ -196,30 +208,36 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             raise ClinsearchError(f"offset must be between 0 and {RESULT_CAP - top} (got {offset})")
         filters = ReportFilters(date_from or None, date_to or None, section or None,
                                 report_type or None, context or None)
-        options: dict[str, Any] = polarity_options(method, polarity)
-        if filters.active:
-            options["filters"] = filters
+        spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
+        spec = spec.with_options(**polarity_options(spec.method, polarity),
+                                 filters=filters if filters.active else None)
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
-        def run(snap: Snapshot) -> tuple[int, list[dict[str, Any]], dict[str, int], str]:
-            key = (snap.generation, q, method, level, tuple(sorted(options.items())))
-            hits = state.cached_hits(key)
+        def run(snap: Snapshot) -> tuple[int, bool, list[dict[str, Any]], dict[str, int], str]:
+            # the first pages come from a shallow search, later ones from the deepest
+            depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
+            key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
+            hits = state.cached_hits((*key, RESULT_CAP))
             if hits is None:
-                hits = snap.index.search(q, level, RESULT_CAP, method, **options)  # type: ignore[arg-type]
-                state.cache_hits(key, hits)
+                hits = state.cached_hits((*key, depth))
+            if hits is None:
+                hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
+                state.cache_hits((*key, depth), hits)
+            capped = len(hits) == depth
             page_hits = hits[offset : offset + top]
             counts = {"total": len(hits)}
             if not user.sees_text:
-                return len(hits), [], counts, snap.generation
+                return len(hits), capped, [], counts, snap.generation
             counts |= {"returned": len(page_hits),
                        "reports": len({h.report_id for h in page_hits}),
                        "patients": len({h.patient_id for h in page_hits})}
-            return len(hits), [_hit_record(h, snap) for h in page_hits], counts, snap.generation
+            shown = [_hit_record(h, snap) for h in page_hits]
+            return len(hits), capped, shown, counts, snap.generation
 
-        total, shown, counts, generation = state.live.run(run)
+        total, capped, shown, counts, generation = state.live.run(run)
         audit(user, why, "search", params, counts, generation)
-        return {"hits": shown, "total": total, "total_capped": total == RESULT_CAP,
+        return {"hits": shown, "total": total, "total_capped": capped,
                 "offset": offset, "top": top, "generation": generation}
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")
@@ -304,11 +322,15 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     def add_user(body: NewUser, user: Caller) -> dict[str, Any]:
         store = _admin_store(user)
         token = store.add(body.name, body.role)
+        audit(user, "user management", "users/add", {"name": body.name, "role": body.role}, {},
+              state.live.snapshot.generation)
         return {"name": body.name, "role": body.role, "token": token}
 
     @app.delete("/api/users/{name}", summary="Remove a user (admin)")
     def remove_user(name: str, user: Caller) -> dict[str, Any]:
         _admin_store(user).remove(name)
+        audit(user, "user management", "users/remove", {"name": name}, {},
+              state.live.snapshot.generation)
         return {"removed": name}
 
     def _admin_store(user: User) -> UserStore:

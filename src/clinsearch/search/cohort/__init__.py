@@ -24,6 +24,18 @@ __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member"
            "members_csv_rows", "parse", "write_members_csv"]
 
 
+def cohort_tables(index: Index) -> tuple[Path, Path, Path]:
+    """The reports, sentences and findings tables of an index's live generation (an index
+    without findings is an error)."""
+    from clinsearch.errors import ClinsearchError
+
+    if "findings" not in index.config.components:
+        raise ClinsearchError(f"{index.path}: this index has no findings table; rebuild it"
+                              " with the findings component")
+    gen = index.generation
+    return gen.reports_path, gen.sentences_path, gen.path / "findings.parquet"
+
+
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
@@ -36,11 +48,7 @@ class Cohort:
         from clinsearch.search.concept.tools import index_concept_tools
 
         index = index_path if isinstance(index_path, Index) else Index.open(index_path)
-        if "findings" not in index.config.components:
-            from clinsearch.errors import ClinsearchError
-
-            raise ClinsearchError(f"{index_path}: this index has no findings table; rebuild it"
-                                  " with the findings component")
+        cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(

@@ -13,20 +13,12 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver
+from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
 COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
-# The id columns shown for a unit of each level: its own id and those of the units above it.
-ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
-    "patient": ("patient_id",),
-    "visit": ("patient_id", "visit_id"),
-    "report": ("patient_id", "visit_id", "report_id"),
-    "sentence": ("patient_id", "visit_id", "report_id", "sentence_id"),
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Member:
     """A unit in the cohort with one evidence sentence (empty when only negations matched)."""

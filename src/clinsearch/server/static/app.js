@@ -18,7 +18,8 @@ const COHORT_PAGE = 25;
 class ApiError extends Error {}
 
 async function api(path, options = {}) {
-  const headers = Object.assign({ "X-Purpose": session.purpose }, options.headers || {});
+  // headers carry Latin-1 only: the purpose goes percent-encoded (the server decodes it)
+  const headers = Object.assign({ "X-Purpose": encodeURIComponent(session.purpose) }, options.headers || {});
   if (session.token) headers.Authorization = "Bearer " + session.token;
   if (options.json !== undefined) {
     headers["Content-Type"] = "application/json";

@@ -1,0 +1,60 @@
+"""The OMOP NOTE_NLP export on Spark: the same rows as the local export, written by executors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.omop import NlpRun, check_output, note_nlp_rows
+from clinsearch.spark.reports import KEY, with_ordinals
+
+NOTE_NLP_DDL = (
+    "note_nlp_id long, note_id long, section_concept_id int, snippet string, `offset` string,"
+    " lexical_variant string, note_nlp_concept_id int, note_nlp_source_concept_id int,"
+    " nlp_system string, nlp_date date, nlp_datetime timestamp, term_exists string,"
+    " term_temporal string, term_modifiers string"
+)
+
+
+def note_nlp_frame(spark: Any, index_path: str | Path) -> Any:
+    """The NOTE_NLP rows of an index's live generation as a Spark DataFrame."""
+    from pyspark.sql import functions as sf
+
+    from clinsearch.index.index import Index
+
+    index = Index.open(index_path)
+    gen = index.generation.path
+    if not (gen / "findings.parquet").is_file():
+        raise ClinsearchError(f"{index_path}: this index has no findings table")
+    findings = with_ordinals(spark, spark.read.parquet(str(gen / "findings.parquet")))
+    sentences = spark.read.parquet(str(gen / "sentences.parquet")).select(
+        sf.col("id").alias("sentence_id"), sf.col("text").alias("sentence_text"),
+        sf.col("start").alias("sentence_start"))
+    integers = spark.read.parquet(str(gen / "reports.parquet")).select(
+        sf.coalesce(sf.bool_and(sf.col("id").rlike("^[0-9]{1,18}$")), sf.lit(False))).first()[0]
+    run = NlpRun.of(index.manifest, bool(integers))
+
+    def rows(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            yield from note_nlp_rows(batch, None, run, ordinals=KEY).to_batches()
+
+    return findings.join(sentences, "sentence_id").mapInArrow(rows, NOTE_NLP_DDL)
+
+
+def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str = "parquet",
+                   force: bool = False) -> int:
+    """Write the NOTE_NLP rows as a folder of Parquet or CSV part files (Spark's layout);
+    returns the number of rows."""
+    out = Path(out)
+    check_output(out, fmt, force)
+    frame = note_nlp_frame(spark, index_path).cache()
+    writer = frame.write.mode("overwrite" if force else "errorifexists")
+    if fmt == "csv":
+        writer.option("header", True).csv(str(out))
+    else:
+        writer.parquet(str(out))
+    count = frame.count()
+    frame.unpersist()
+    return count

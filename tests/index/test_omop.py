@@ -1,0 +1,83 @@
+"""The OMOP NOTE_NLP export: the CDM v5.4 columns and types, the mapping, no silent overwrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.index import Index
+from clinsearch.index.omop import write_note_nlp
+
+# OMOP CDM v5.4 NOTE_NLP: column, CDM datatype, required (from the CDM's table specification).
+CDM_NOTE_NLP = [
+    ("note_nlp_id", "integer", True), ("note_id", "integer", True),
+    ("section_concept_id", "integer", False), ("snippet", "varchar(250)", False),
+    ("offset", "varchar(50)", False), ("lexical_variant", "varchar(250)", True),
+    ("note_nlp_concept_id", "integer", False), ("note_nlp_source_concept_id", "integer", False),
+    ("nlp_system", "varchar(250)", False), ("nlp_date", "date", True),
+    ("nlp_datetime", "datetime", False), ("term_exists", "varchar(1)", False),
+    ("term_temporal", "varchar(50)", False), ("term_modifiers", "varchar(2000)", False),
+]
+
+
+def _arrow_fits(cdm_type: str, arrow_type: pa.DataType) -> bool:
+    if cdm_type == "integer":
+        return pa.types.is_integer(arrow_type)
+    if cdm_type == "date":
+        return pa.types.is_date(arrow_type)
+    if cdm_type == "datetime":
+        return pa.types.is_timestamp(arrow_type)
+    return pa.types.is_string(arrow_type)
+
+
+def test_columns_types_and_lengths_follow_the_cdm(built: Index, tmp_path: Path) -> None:
+    out = tmp_path / "note_nlp.parquet"
+    rows = write_note_nlp(built.path, out)
+    table = pq.read_table(out)
+    findings = pq.read_table(built.generation.path / "findings.parquet")
+    assert rows == table.num_rows == findings.num_rows
+    assert table.column_names == [name for name, _, _ in CDM_NOTE_NLP]
+    for name, cdm_type, required in CDM_NOTE_NLP:
+        column = table.column(name)
+        assert _arrow_fits(cdm_type, column.type), name
+        if required:
+            assert column.null_count == 0, name
+        if cdm_type.startswith("varchar"):
+            limit = int(cdm_type[8:-1])
+            assert max(len(v) for v in column.to_pylist() if v is not None) <= limit, name
+    assert len(set(table.column("note_nlp_id").to_pylist())) == rows
+
+
+def test_mapping_of_one_negated_finding(built: Index, tmp_path: Path) -> None:
+    out = tmp_path / "note_nlp.parquet"
+    write_note_nlp(built.path, out)
+    rows = pq.read_table(out).to_pylist()
+    findings = pq.read_table(built.generation.path / "findings.parquet").to_pylist()
+    keys = {r["key"]: r["id"] for r in pq.read_table(built.generation.path / "reports.parquet")
+            .to_pylist()}
+    for row, finding in zip(rows, findings, strict=True):
+        assert keys[row["note_id"]] == finding["report_id"]  # ids are not integers: the key
+        assert row["lexical_variant"] == finding["text"]
+        assert row["offset"] == str(finding["start"])
+        assert finding["text"] in row["snippet"]
+        assert row["term_exists"] == ("Y" if finding["polarity"] == "present" else "N")
+        assert row["term_modifiers"].startswith(f"concept={finding['concept']};polarity=")
+        assert (row["note_nlp_concept_id"], row["section_concept_id"]) == (0, 0)
+    assert any(r["term_exists"] == "N" for r in rows) and any(r["term_exists"] == "Y" for r in rows)
+
+
+def test_never_overwrites_without_force_and_writes_csv(built: Index, tmp_path: Path) -> None:
+    out = tmp_path / "note_nlp.csv"
+    out.write_text("keep me\n", encoding="utf-8")
+    with pytest.raises(ClinsearchError, match="use --force"):
+        write_note_nlp(built.path, out, "csv")
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+    rows = write_note_nlp(built.path, out, "csv", force=True)
+    table = pacsv.read_csv(out)
+    assert table.num_rows == rows and table.column_names[0] == "note_nlp_id"
+    assert out.stat().st_mode & 0o077 == 0

@@ -212,7 +212,8 @@ class Index:
                 for c in self.config.make()
             }
             _finish(pending, gen, self.config, components, max(k for _, k in added) + 1)
-        self._reopen()
+            self.close()  # our own lease must not keep the replaced generation on disk
+        self.reopen()
         return len(added)
 
     def delete(self, report_ids: Iterable[str]) -> int:

@@ -131,7 +131,8 @@ def main() -> int:
         index = Index.open(args.index)
     t_index = time.perf_counter() - t0
     reports, bench = iu_mesh(csv)
-    write_benchmark(OUT / "bench", bench)
+    OUT.mkdir(parents=True, exist_ok=True)
+    write_benchmark(OUT / "bench", bench, force=True)
 
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))

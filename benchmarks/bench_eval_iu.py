@@ -45,10 +45,10 @@ def main() -> int:
     index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index")
     t_index = time.perf_counter() - t0
     reports, bench = iu_mesh(csv)
-    write_benchmark(OUT / "bench", bench)
+    write_benchmark(OUT / "bench", bench, force=True)
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))
-    plots = write_plots(comp, bench.qrels, runs, PLOTS)
+    plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     per_query_ms = 1000 * t_search / (len(runs) * len(bench.queries))
     ratios = ", ".join(
         f"{g} ×{comp.mean(runs[1].name, 'MAP', g) / comp.mean(runs[0].name, 'MAP', g):.2f}"

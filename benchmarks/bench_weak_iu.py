@@ -52,11 +52,11 @@ def main() -> int:
     t1 = time.perf_counter()
     weak = weak_benchmark(index_sentence_findings(index, Annotator()))
     t_label = time.perf_counter() - t1
-    write_benchmark(OUT / "bench", weak.all)
+    write_benchmark(OUT / "bench", weak.all, force=True)
     bench = weak.all
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "sentence", TOP)
     console.print(render.rich_table(comp))
-    plots = write_plots(comp, bench.qrels, runs, PLOTS)
+    plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     counts = index.manifest.counts
     folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
     body = f"""

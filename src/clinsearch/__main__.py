@@ -2,4 +2,5 @@
 
 from clinsearch.cli import main
 
-main()
+if __name__ == "__main__":  # not when a worker process re-imports this module
+    main()

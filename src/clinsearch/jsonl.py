@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 from clinsearch.user_files import open_user_file
 
 
@@ -49,6 +49,8 @@ def json_line(record: object) -> str:
     return json.dumps(record, ensure_ascii=False)
 
 
-def write_json_lines(path: str | Path, records: Iterable[object]) -> None:
+def write_json_lines(path: str | Path, records: Iterable[object], *, force: bool = False
+                     ) -> None:
     """Write one JSON line per record to ``path`` atomically."""
-    atomic_write_lines(path, (json_line(r) for r in records))
+    with open_export(path, force=force) as out:
+        out.writelines(json_line(r) + "\n" for r in records)

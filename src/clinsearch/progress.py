@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from rich.console import Console
@@ -20,12 +21,13 @@ T = TypeVar("T")
 _console = Console(stderr=True)
 
 
-def track(
-    items: Iterable[T], description: str, *, total: int | None = None, enabled: bool = True
-) -> Iterator[T]:
-    """Yield ``items`` while drawing a progress bar (a counter when ``total`` is unknown)."""
+@contextmanager
+def progress_bar(
+    description: str, total: int | None = None, *, enabled: bool = True
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar (a counter when ``total`` is unknown); yields ``advance(n)``."""
     if not enabled:
-        yield from items
+        yield lambda n: None
         return
     columns = [SpinnerColumn(), TextColumn("{task.description}")]
     if total is not None:
@@ -35,6 +37,14 @@ def track(
     columns.append(TimeElapsedColumn())
     with Progress(*columns, console=_console, transient=False) as bar:
         task = bar.add_task(description, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def track(
+    items: Iterable[T], description: str, *, total: int | None = None, enabled: bool = True
+) -> Iterator[T]:
+    """Yield ``items`` while drawing a progress bar (a counter when ``total`` is unknown)."""
+    with progress_bar(description, total, enabled=enabled) as advance:
         for item in items:
             yield item
-            bar.advance(task)
+            advance(1)

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 from clinsearch.user_files import read_user_bytes
 
 COLUMNS = ("qid", "query", "kind")
@@ -113,11 +113,13 @@ def _kinds(path: Path, first_qid: str) -> dict[str, str]:
     return {r[0]: r[column] for r in rows if len(r) > column}
 
 
-def write_queries(path: str | Path, queries: Iterable[Query]) -> None:
-    """Write queries as a TSV with a ``qid, query, kind`` header."""
+def write_queries(path: str | Path, queries: Iterable[Query], *, force: bool = False) -> None:
+    """Write queries as a TSV with a ``qid, query, kind`` header, as an export (replaced only
+    if ``force``)."""
     rows = ["\t".join(COLUMNS)]
     for q in queries:
         if any(c in q.text for c in "\t\n\r"):
             raise InputError(f"query {q.qid!r} contains a tab or line break")
         rows.append(f"{q.qid}\t{q.text}\t{q.kind}")
-    atomic_write_lines(path, rows)
+    with open_export(path, force=force) as out:
+        out.writelines(row + "\n" for row in rows)

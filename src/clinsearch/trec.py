@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from clinsearch.atomic import atomic_write_lines
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 from clinsearch.user_files import open_user_file
 
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -159,18 +159,20 @@ def format_run(scores: Mapping[str, Mapping[str, float]], tag: str) -> Iterator[
             yield run_line(qid, docid, rank, docs[docid], tag)
 
 
-def write_run(path: str | Path, run: Run) -> None:
-    """Write ``run`` as a TREC run file tagged with its name."""
-    atomic_write_lines(path, format_run(run.scores, run.name.replace(" ", "_") or "run"))
+def write_run(path: str | Path, run: Run, *, force: bool = False) -> None:
+    """Write ``run`` as a TREC run file tagged with its name, as an export (replaced only if
+    ``force``)."""
+    with open_export(path, force=force) as out:
+        out.writelines(
+            line + "\n" for line in format_run(run.scores, run.name.replace(" ", "_") or "run"))
 
 
-def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    """Write ``qrels`` as a TREC qrels file (iteration column 0)."""
-    atomic_write_lines(
-        path,
-        (
-            f"{_token(qid)} 0 {_token(docid)} {int(grade)}"
+def write_qrels(path: str | Path, qrels: Qrels, *, force: bool = False) -> None:
+    """Write ``qrels`` as a TREC qrels file (iteration column 0), as an export (replaced only
+    if ``force``)."""
+    with open_export(path, force=force) as out:
+        out.writelines(
+            f"{_token(qid)} 0 {_token(docid)} {int(grade)}\n"
             for qid, docs in qrels.grades.items()
             for docid, grade in docs.items()
-        ),
-    )
+        )

@@ -38,6 +38,13 @@ _MESSAGES = {
     errno.EMFILE: "too many open files",
 }
 
+_KIND_ERRNO: dict[type[OSError], int] = {
+    FileNotFoundError: errno.ENOENT,
+    PermissionError: errno.EACCES,
+    IsADirectoryError: errno.EISDIR,
+    NotADirectoryError: errno.ENOTDIR,
+}
+
 
 def kind_problem(mode: int) -> str | None:
     """Why a file of this ``st_mode`` cannot be read as input (None for a regular file)."""
@@ -107,6 +114,10 @@ def describe_failure(exc: BaseException) -> str | None:
             source, _, why = problems[0]
             return f"{source}: {str(why).splitlines()[0] if why else 'cannot copy'}"
         return f"file operation failed: {str(exc).splitlines()[0][:200]}"
+    if isinstance(exc, OSError) and exc.errno is None and type(exc) in _KIND_ERRNO:
+        # raised without an errno (pyarrow's FileNotFoundError('path')): the class says it
+        path = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else None
+        exc = type(exc)(_KIND_ERRNO[type(exc)], "", path)
     if isinstance(exc, OSError) and exc.errno is not None:
         where = exc.filename if exc.filename is not None else ""
         reason = os_reason(exc, Path(where) if where else None)

@@ -10,7 +10,7 @@ from clinsearch.trec import Qrels, Run, read_qrels, read_run, write_qrels, write
 
 def test_run_round_trip_keeps_trec_eval_order(tmp_path):
     run = Run("my run", {"q1": {"a": 1.0, "b": 2.5, "c": 1.0}, "q2": {"z": 0.1}})
-    path = tmp_path / "out" / "r.run"
+    path = tmp_path / "r.run"
     write_run(path, run)
     lines = path.read_text().splitlines()
     assert lines[0] == "q1 Q0 b 1 2.5 my_run"

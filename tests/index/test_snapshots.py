@@ -52,19 +52,22 @@ def test_reader_process_searches_through_20_commits(
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     while not (tmp_path / "ready").exists():
-        assert reader.poll() is None and time.monotonic() < deadline, reader.stderr
+        if reader.poll() is not None:
+            pytest.fail(f"the reader stopped before it was ready: {reader.communicate()[1]}")
+        assert time.monotonic() < deadline, "the reader did not start"
         time.sleep(0.02)
     for i in range(20):
         if i % 4 == 3:
             writer.delete([f"n{i - 1}"])
         else:
             writer.add([segmented(f"n{i}", [f"Pneumothorax number {i}."])], progress=False)
-    assert (root / "gen-000001").is_dir()  # the reader's snapshot is still there
+    kept = (root / "gen-000001").is_dir()  # the reader's snapshot
     (tmp_path / "stop").touch()
     out, err = reader.communicate(timeout=120)
     assert reader.returncode == 0, err
+    assert kept
     rounds, generations = map(int, out.split())
     assert rounds >= 3 and generations >= 2
     writer.add([segmented("last", ["Pneumothorax."])], progress=False)

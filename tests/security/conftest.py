@@ -1,8 +1,11 @@
-"""Hostile-input fixtures: a small index in folders with hostile names, the CLI runner."""
+"""Hostile-input fixtures: a small index in folders with hostile names, a tiny disk."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,18 @@ def index_dir(tmp_path: Path, built_once: Path) -> Path:
     path = tmp_path / HOSTILE_NAME
     shutil.copytree(built_once, path, symlinks=True)
     return path
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 300 kB tmpfs (needs root and mount rights; skipped where the OS refuses)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mount)], capture_output=True
+    ).returncode:
+        pytest.skip("cannot mount a tmpfs here (not root or no mount rights)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,21 +59,6 @@ def test_txt_dir_fifo_loop_and_dangling_link_are_bad_records(tmp_path: Path) -> 
     assert "symlink loop" in err and "dangling symlink" in err
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 300 kB tmpfs (needs root and mount rights; skipped where the OS refuses)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if os.geteuid() != 0 or subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mount)], capture_output=True
-    ).returncode:
-        pytest.skip("cannot mount a tmpfs here (not root or no mount rights)")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 def _big_corpus(tmp_path: Path) -> Path:
     corpus = tmp_path / "big.csv"
     rows = [f"r{i},Right lower lobe pneumonia number {i}, effusion {i * 7}." for i in range(3000)]
@@ -122,6 +106,8 @@ def test_failure_descriptions() -> None:
     assert describe_failure(ValueError("IoError: failed to write (os error 28)")) == (
         "no space left on device")
     assert describe_failure(OSError(errno.EROFS, "ro")) == "read-only file system"
+    assert describe_failure(FileNotFoundError("/x/r.parquet")) == (  # pyarrow's: no errno
+        "/x/r.parquet: no such file or directory")
     err = shutil.Error([("/a", "/b", "[Errno 28] No space left on device")])
     assert describe_failure(err) == "/a: [Errno 28] No space left on device"
     assert describe_failure(KeyError("bug")) is None

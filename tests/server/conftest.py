@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,16 +119,26 @@ def server(sample_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     for role in ("viewer", "researcher", "admin"):
         tokens[role] = clinsearch("users", "add", f"{role}1", "--role", role,
                                   "--users", str(users)).stdout.strip()
+    with serving(sample_index, home / "audit.jsonl", home / "server.log",
+                 users=users, tokens=tokens) as started:
+        yield started
+
+
+@contextmanager
+def serving(index: Path, audit: Path, log: Path, *, users: Path | None = None,
+            tokens: dict[str, str] | None = None) -> Iterator[Server]:
+    """A real ``clinsearch serve`` over ``index`` (tokens from ``users``; without users
+    ``--no-auth``, on loopback) until the block ends."""
     port = free_port()
-    log = home / "server.log"
-    audit = home / "audit.jsonl"
+    auth = ["--users", str(users)] if users is not None else ["--no-auth"]
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "clinsearch", "serve", str(sample_index), "--port", str(port),
-             "--users", str(users), "--audit-log", str(audit)],
+            [sys.executable, "-m", "clinsearch", "serve", str(index), "--port", str(port),
+             *auth, "--audit-log", str(audit)],
             stdout=out, stderr=subprocess.STDOUT, env=os.environ | {"COLUMNS": "200"},
         )
-    started = Server(f"http://127.0.0.1:{port}", sample_index, audit, users, log, tokens)
+    started = Server(f"http://127.0.0.1:{port}", index, audit, users or Path(), log,
+                     tokens or {})
     try:
         deadline = time.monotonic() + 180
         while True:

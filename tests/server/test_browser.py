@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 from clinsearch.search.cohort import Cohort
 
+from ..conftest import require_system
 from .conftest import Server, clinsearch
 
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -37,10 +37,7 @@ def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (make test installs"
-                    " them)")
+    chromium, driver = require_system("chromium", "chromedriver")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",

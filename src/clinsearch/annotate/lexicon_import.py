@@ -12,6 +12,7 @@ from pathlib import Path
 
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, Lexicon, dump_lexicon, parse_lexicon
 from clinsearch.errors import InputError
+from clinsearch.exports import open_export
 
 OBO_SYNONYM_SCOPES = frozenset({"EXACT", "RELATED"})
 
@@ -182,17 +183,17 @@ def import_lexicon(
     base: Lexicon | None = None,
     replace: bool = False,
     default_type: str = "finding",
+    force: bool = False,
     skip_collisions: bool = False,
 ) -> Lexicon:
-    """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write ``out``."""
+    """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write the export
+    ``out`` (replaced only if ``force``)."""
     readers = {"csv": read_csv_concepts, "obo": read_obo_concepts}
     if fmt not in readers:
         raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
     imported = readers[fmt](source, default_type)
     merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace,
                             skip_collisions)
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(dump_lexicon(merged), encoding="utf-8")
-    tmp.replace(out)
+    with open_export(out, force=force) as handle:
+        handle.write(dump_lexicon(merged))
     return merged

@@ -112,13 +112,15 @@ def lexicon_import_cmd(
     default_type: Annotated[
         str, typer.Option("--type", help="Type of concepts that name none.")
     ] = "finding",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
     skip_collisions: Annotated[
         bool,
         typer.Option("--skip-collisions", help="Leave out imported terms that already name"
                      " another concept (default: refuse the import, listing them)."),
     ] = False,
 ) -> None:
-    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts."""
+    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts
+    (--out is never overwritten unless --force)."""
     from clinsearch.annotate.lexicon import Lexicon
     from clinsearch.annotate.lexicon_import import import_lexicon
 
@@ -133,7 +135,8 @@ def lexicon_import_cmd(
 
         reader = read_csv_concepts if format == "csv" else read_obo_concepts
         imported_clashes = collisions(base, reader(source, default_type))
-    merged = import_lexicon(source, format, out, base, replace, default_type, skip_collisions)
+    merged = import_lexicon(source, format, out, base, replace, default_type, force=force,
+                            skip_collisions=skip_collisions)
     for cid, form, other in imported_clashes:
         err_console.print(f"left out '{escape(form)}' of {cid}: already a term of {other}")
     stats = merged.stats()

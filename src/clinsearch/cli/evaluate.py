@@ -42,18 +42,28 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
 
 
 def _index_runs(
-    index: Path, queries: list[Query], methods: list[str], level: str, top: int, save: Path | None
+    index: Path, queries: list[Query], methods: list[str], level: str, top: int,
+    save: Path | None, force: bool,
 ) -> list[Run]:
-    """Search ``index`` with each method; optionally save each run as ``SAVE/LABEL.run``."""
+    """Search ``index`` with each method; optionally save each run as the export
+    ``SAVE/LABEL.run`` (its path checked before the search)."""
     from clinsearch import Index
     from clinsearch.evaluate.runner import index_runs
+    from clinsearch.exports import check_export_path, export_folder
     from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
-    runs = index_runs(Index.open(index), queries, [parse_method(m) for m in methods], level, top)
-    for run in runs if save is not None else []:
-        path = save / (re.sub(r"[^\w.=-]+", "_", run.name) + ".run")
-        write_run(path, run)
+    specs = [parse_method(m) for m in methods]
+    folder = export_folder(save) if save is not None else None
+    names = [re.sub(r"[^\w.=-]+", "_", s.label) + ".run" for s in specs]
+    paths = [folder / name for name in names] if folder is not None else []
+    for path in paths:
+        if paths.count(path) > 1:
+            raise InputError(f"two methods would save their runs to {path}", field="--method")
+        check_export_path(path, force)
+    runs = index_runs(Index.open(index), queries, specs, level, top)
+    for run, path in zip(runs, paths, strict=False):
+        write_run(path, run, force=force)
         err_console.print(f"wrote {path}", highlight=False)
     return runs
 
@@ -101,7 +111,8 @@ def eval_command(
         ),
     ] = None,
     plot_dir: Annotated[
-        Path | None, typer.Option("--plot-dir", help="Write PNG plots into this folder.")
+        Path | None,
+        typer.Option("--plot-dir", help="Write PNG plots into this folder (created if missing)."),
     ] = None,
     per_query: Annotated[
         bool, typer.Option("--per-query", help="Also show every query's values.")
@@ -142,8 +153,12 @@ def eval_command(
     top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
     save_runs: Annotated[
         Path | None,
-        typer.Option("--save-runs", help="Index mode: write each method's TREC run here."),
+        typer.Option("--save-runs", help="Index mode: write each method's TREC run into this"
+                     " folder (created if missing)."),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace existing files in --save-runs / --plot-dir.")
+    ] = False,
 ) -> None:
     """Score runs against qrels and compare them side by side, per query group.
 
@@ -155,8 +170,9 @@ def eval_command(
     from clinsearch.errors import InputError
     from clinsearch.evaluate.compare import compare_runs
     from clinsearch.evaluate.measures import parse_measure
-    from clinsearch.evaluate.plots import write_plots
+    from clinsearch.evaluate.plots import plot_paths, write_plots
     from clinsearch.evaluate.significance import TESTS
+    from clinsearch.exports import check_export_path, export_folder
     from clinsearch.query_file import read_benchmark_queries
     from clinsearch.trec import read_qrels, read_run
 
@@ -170,12 +186,14 @@ def eval_command(
     if (index is None) == (not paths):
         raise InputError("give run files (--run) or an index (--index), not both", field="--run")
     measures = [parse_measure(n) for n in _split_metrics(metric)]
+    for path in plot_paths(export_folder(plot_dir)) if plot_dir is not None else []:
+        check_export_path(path, force)  # before the work, so a bad path fails at once
     judgements = read_qrels(qrels)
     if index is not None:
         if queries_file is None or not method:
             raise InputError("--index needs --queries and at least one --method", field="--index")
         queries = read_benchmark_queries(queries_file)
-        loaded = _index_runs(index, queries, method, level, top, save_runs)
+        loaded = _index_runs(index, queries, method, level, top, save_runs, force)
     else:
         loaded = [read_run(p) for p in paths]
         queries = read_benchmark_queries(groups) if groups is not None else None
@@ -184,7 +202,7 @@ def eval_command(
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     _print_comparison(comp, fmt, test, alpha, per_query)
     if plot_dir is not None:
-        for path in write_plots(comp, judgements, loaded, plot_dir):
+        for path in write_plots(comp, judgements, loaded, plot_dir, force):
             err_console.print(f"wrote {path}", highlight=False)
 
 
@@ -198,11 +216,30 @@ build_app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 bench_app.add_typer(build_app, name="build")
 
-BenchOut = Annotated[Path, typer.Option("--out", "-o", help="Folder to write the benchmark into.")]
+BenchOut = Annotated[Path, typer.Option(
+    "--out", "-o", help="Folder to write the benchmark into (created if missing).")]
+BenchForce = Annotated[
+    bool, typer.Option("--force", help="Replace the benchmark's files in --out if they exist.")
+]
 LexiconPath = Annotated[
     Path | None, typer.Option("--lexicon", help="Lexicon YAML (default: the shipped one).")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Random seed (the output is deterministic).")]
+
+
+def _check_out(out: Path, force: bool, extra: tuple[str, ...] = (), folds: int = 0) -> None:
+    """Refuse, before the work, a benchmark folder whose files may not be written (exports:
+    never over a file without --force, never inside an index)."""
+    from clinsearch.evaluate.bench.benchmark import QRELS_FILE, QUERIES_FILE
+    from clinsearch.exports import check_export_path, export_folder
+
+    folder = export_folder(out)
+    bench = (QUERIES_FILE, QRELS_FILE)
+    paths = [folder / name for name in (*bench, *extra)]
+    paths += [folder / f"fold{k}" / name for k in range(1, folds + 1) for name in bench]
+    for path in paths:
+        if path.parent.is_dir():
+            check_export_path(path, force)
 
 
 def _wrote(paths: list[Path], summary: str) -> None:
@@ -226,6 +263,7 @@ def bench_iu_mesh(
     min_relevant: Annotated[
         int, typer.Option("--min-relevant", help="Fewest relevant reports a query needs.")
     ] = 5,
+    force: BenchForce = False,
 ) -> None:
     """IU X-ray report level, from the manual MeSH labels: core, modifier and synonym queries.
 
@@ -242,9 +280,10 @@ def bench_iu_mesh(
     path = csv or shared_data(IU_XRAY)
     if path is None:
         raise InputError("give the IU X-ray CSV (not found under ../shared/data)", field="CSV")
+    _check_out(out, force)
     reports = list(read_reports(path, "iu-xray", skip_bad=True))
     bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
-    _wrote(write_benchmark(out, bench), bench.summary())
+    _wrote(write_benchmark(out, bench, force), bench.summary())
 
 
 @build_app.command("weak-sentences")
@@ -256,6 +295,7 @@ def bench_weak_sentences(
         int, typer.Option("--min-relevant", help="Fewest relevant sentences a query needs.")
     ] = 3,
     seed: Seed = 0,
+    force: BenchForce = False,
 ) -> None:
     """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
 
@@ -268,6 +308,7 @@ def bench_weak_sentences(
     from clinsearch.evaluate.bench.benchmark import write_benchmark, write_split
     from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
 
+    _check_out(out, force, ("split.tsv",), folds=2)
     annotator = Annotator(Lexicon.load(lexicon))
     try:
         weak = weak_benchmark(
@@ -275,10 +316,10 @@ def bench_weak_sentences(
         )
     except DataError as exc:  # too few labels in this index: name it
         raise InputError(str(exc), file=index) from None
-    paths = write_benchmark(out, weak.all)
+    paths = write_benchmark(out, weak.all, force)
     for k, fold in enumerate(weak.folds, start=1):
-        paths += write_benchmark(out / f"fold{k}", fold)
-    paths.append(write_split(out, weak.split))
+        paths += write_benchmark(out / f"fold{k}", fold, force)
+    paths.append(write_split(out, weak.split, force))
     folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
     _wrote(paths, f"{weak.all.summary()}\n{folds}")
 
@@ -295,6 +336,7 @@ def bench_passages(
     max_queries: Annotated[int, typer.Option("--queries", help="Queries to sample.")] = 200,
     seed: Seed = 0,
     skip_bad: SkipBad = False,
+    force: BenchForce = False,
 ) -> None:
     """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
 
@@ -309,6 +351,7 @@ def bench_passages(
     from clinsearch.evaluate.bench.passages import passage_benchmark
     from clinsearch.evaluate.bench.weak import annotate_unique
 
+    _check_out(out, force, ("passages.jsonl",))
     stats = ReadStats()
     reports = read_corpus(corpus, fmt, skip_bad, stats, reader_mapping(*[None] * 7))
     docs = list(Segmenter().segment_many(reports))
@@ -319,7 +362,7 @@ def bench_passages(
         built = passage_benchmark(labelled, max_relevant, max_queries, seed)
     except DataError as exc:  # too few passages in this corpus: name it
         raise InputError(str(exc), file=corpus) from None
-    paths = [write_passages(out / "passages.jsonl", built.passages)]
-    paths += write_benchmark(out, built.bench)
+    paths = [write_passages(out / "passages.jsonl", built.passages, force)]
+    paths += write_benchmark(out, built.bench, force)
     _wrote(paths, f"{len(built.passages)} passages; {built.bench.summary()}")
     report_skips(stats)

@@ -39,9 +39,11 @@ from clinsearch.cli.options import (
     TextColumns,
     TypeColumn,
     VisitColumn,
+    Workers,
     check_engine,
 )
 from clinsearch.errors import ClinsearchError, InputError, shown
+from clinsearch.parallel import available_cores
 from clinsearch.progress import track
 from clinsearch.terminal import printable
 from clinsearch.user_files import read_user_text
@@ -65,6 +67,7 @@ def index_command(
     suffix: Suffix = None,
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
+    workers: Workers = None,
     dense: Annotated[
         bool,
         typer.Option(
@@ -116,7 +119,7 @@ def index_command(
         )
     else:
         reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
-        index = Index.build(reports, out, config)
+        index = Index.build(reports, out, config, workers=workers or available_cores())
     counts = index.manifest.counts
     console.print(
         f"indexed {counts.reports} reports ({counts.sentences} sentences, {counts.visits} visits,"
@@ -140,6 +143,7 @@ def add_command(
     suffix: Suffix = None,
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
+    workers: Workers = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -164,7 +168,8 @@ def add_command(
         )
         index = Index.open(index_dir)
     else:
-        added = index.add(read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format))
+        reports = read_corpus(corpus, fmt, skip_bad, stats, mapping, date_format)
+        added = index.add(reports, workers=workers or available_cores())
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
     report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))

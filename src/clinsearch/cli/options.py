@@ -49,6 +49,16 @@ SkipBad = Annotated[
     bool,
     typer.Option("--skip-bad", help="Skip bad records (counted and reported) instead of failing."),
 ]
+Workers = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        min=1,
+        help="Processes that segment and annotate in parallel (default: the cores available;"
+        " a corpus of one batch runs in one process).",
+        show_default=False,
+    ),
+]
 EncoderModel = Annotated[
     Path | None,
     typer.Option(

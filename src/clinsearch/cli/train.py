@@ -19,8 +19,18 @@ app.add_typer(train_app, name="train")
 TrainIndex = Annotated[
     Path, typer.Option("--index", help="Index directory whose sentences and findings label.")
 ]
+
+
+def _model_out(out: Path) -> Path:
+    """``--out`` checked before any work: a new or empty folder, or a model to replace."""
+    from clinsearch.train.loop import check_model_out
+
+    return check_model_out(out)
+
+
 ModelOut = Annotated[
-    Path, typer.Option("--out", "-o", help="Model folder to write (replaced atomically at the end)")
+    Path, typer.Option("--out", "-o", callback=_model_out, help="Model folder to write (a new"
+                       " or empty folder, or a model trained before: replaced at the end)")
 ]
 BaseModel = Annotated[
     Path | None,
@@ -99,17 +109,21 @@ def train_labels_command(
     min_matches: Annotated[
         int, typer.Option("--min-matches", min=1, help="Drop queries matching fewer sentences.")
     ] = 1,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite --out if it exists.")] = False,
     quiet: Quiet = False,
 ) -> None:
-    """Weak labels: "M" / "no M" queries (with phrasings) and the sentences each one matches."""
+    """Weak labels: "M" / "no M" queries (with phrasings) and the sentences each one matches
+    (--out is never overwritten unless --force, and is private to its owner)."""
+    from clinsearch.exports import check_export_path
     from clinsearch.train.labelfile import write_labels
     from clinsearch.train.training_data import labels_from_index
 
+    check_export_path(out, force)  # before the work, so a bad path fails at once
     labels = labels_from_index(
         index_dir, types=_types(types), with_modifiers=modifiers, min_matches=min_matches,
         progress=not quiet,
     )
-    write_labels(out, labels)
+    write_labels(out, labels, force=force)
     console.print(
         f"{labels.count('positive')} positive and {labels.count('negative')} negative queries, "
         f"{labels.entries} (query, sentence) entries over {len(labels.texts)} unique sentences; "

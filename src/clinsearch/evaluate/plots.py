@@ -8,9 +8,9 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from clinsearch.atomic import atomic_path
 from clinsearch.evaluate.compare import Comparison
 from clinsearch.evaluate.measures import RECALL_DEPTHS, recall_curve
+from clinsearch.exports import export_folder, export_path
 from clinsearch.trec import Qrels, Run
 
 BARS_PNG = "metrics_by_group.png"
@@ -18,9 +18,9 @@ CURVES_PNG = "recall_at_depth.png"
 DPI = 72
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    """Save ``fig`` as a PNG atomically."""
-    with atomic_path(path) as tmp:
+def _save(fig: Figure, path: Path, force: bool) -> Path:
+    """Save ``fig`` as a PNG export (atomic, private, replaced only if ``force``)."""
+    with export_path(path, force=force) as tmp:
         fig.savefig(tmp, dpi=DPI, format="png")
     return path
 
@@ -31,7 +31,7 @@ def _grid(n: int) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
-def plot_group_bars(comp: Comparison, path: str | Path) -> Path:
+def plot_group_bars(comp: Comparison, path: str | Path, force: bool = False) -> Path:
     """One panel per measure: groups on the x axis, one bar per run (mean over the group)."""
     rows, cols = _grid(len(comp.measures))
     fig = Figure(figsize=(4.2 * cols, 3.0 * rows), layout="constrained")
@@ -52,7 +52,7 @@ def plot_group_bars(comp: Comparison, path: str | Path) -> Path:
     fig.legend(
         *axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=len(comp.runs)
     )
-    return _save(fig, Path(path))
+    return _save(fig, Path(path), force)
 
 
 def plot_recall_curves(
@@ -61,6 +61,7 @@ def plot_recall_curves(
     runs: Sequence[Run],
     path: str | Path,
     depths: Sequence[int] = RECALL_DEPTHS,
+    force: bool = False,
 ) -> Path:
     """One panel per query group: mean Recall@k against depth k (log scale), a line per run."""
     longest = max(len(docs) for run in runs for docs in run.scores.values())
@@ -86,15 +87,18 @@ def plot_recall_curves(
     for ax in axes[len(comp.groups) :]:
         ax.set_visible(False)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=len(runs))
-    return _save(fig, Path(path))
+    return _save(fig, Path(path), force)
 
 
-def write_plots(
-    comp: Comparison, qrels: Qrels, runs: Sequence[Run], directory: str | Path
-) -> list[Path]:
-    """Write both plots into ``directory``; returns their paths."""
-    directory = Path(directory)
-    return [
-        plot_group_bars(comp, directory / BARS_PNG),
-        plot_recall_curves(comp, qrels, runs, directory / CURVES_PNG),
-    ]
+def plot_paths(directory: str | Path) -> list[Path]:
+    """The files ``write_plots`` writes into ``directory``."""
+    return [Path(directory) / BARS_PNG, Path(directory) / CURVES_PNG]
+
+
+def write_plots(comp: Comparison, qrels: Qrels, runs: Sequence[Run], directory: str | Path,
+                force: bool = False) -> list[Path]:
+    """Write both plots into the export folder ``directory`` (created if missing; existing
+    plots replaced only if ``force``); returns their paths."""
+    bars, curves = plot_paths(export_folder(Path(directory)))
+    return [plot_group_bars(comp, bars, force),
+            plot_recall_curves(comp, qrels, runs, curves, force=force)]

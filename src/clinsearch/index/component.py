@@ -17,16 +17,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.parallel import Workers
+
 REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
 
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """One generation folder, read through its core tables; ``progress`` asks for progress bars."""
+    """One generation folder, read through its core tables.
+
+    ``progress`` asks for progress bars; ``workers`` are the processes a component may use to
+    write it (by default none: all work runs in this process).
+    """
 
     path: Path
     progress: bool = False
+    workers: Workers = field(default_factory=Workers, compare=False)
 
     @property
     def reports_path(self) -> Path:

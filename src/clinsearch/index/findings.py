@@ -9,7 +9,10 @@ rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +25,7 @@ from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.finding_match import FindingMatcher
-from clinsearch.progress import track
+from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
 LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
+_JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
+_CACHE_TEXTS = 200_000  # distinct sentence texts remembered (well above the texts in flight)
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
@@ -69,8 +74,12 @@ FINDINGS_SCHEMA = pa.schema(
 class FindingsComponent:
     """Annotates sentences with the lexicon's findings and keeps the table in step with changes.
 
-    Options: ``lexicon`` (a lexicon YAML path; default the shipped chest X-ray lexicon) and
-    ``batch_size`` (sentences per annotation batch).
+    Sentences stream from the sentences table in chunks; distinct texts not seen recently are
+    annotated on the generation's workers (an identical sentence is annotated once while it
+    stays in a bounded cache) and the rows are appended to ``findings.parquet`` chunk by chunk,
+    so memory does not grow with the corpus. Options: ``lexicon`` (a lexicon YAML path; default
+    the shipped chest X-ray lexicon) and ``batch_size`` (sentences per spaCy batch; a job sent
+    to a worker is four batches).
     """
 
     name = NAME
@@ -81,11 +90,11 @@ class FindingsComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
-        return self.build_from(gen, [self._annotate(gen, None)])
+        return self.build_from(gen, self._annotated(gen, None))
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings plus those of the added reports' sentences."""
-        return self.add_from(prev, gen, change, [self._annotate(gen, change.report_keys)])
+        return self.add_from(prev, gen, change, self._annotated(gen, change.report_keys))
 
     def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
         """Write findings computed elsewhere (e.g. by Spark executors), in report-key order."""
@@ -95,14 +104,11 @@ class FindingsComponent:
         self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
     ) -> dict[str, Any]:
         """The previous findings plus the added reports' findings computed elsewhere."""
-        return _write(gen.path, [FindingsTable(prev.path).table(), *tables], self.lexicon)
+        return _write(gen.path, chain(_previous(prev.path), tables), self.lexicon)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """The previous findings without those of the deleted reports."""
-        old = FindingsTable(prev.path).table()
-        gone = pa.array(sorted(change.report_keys), type=pa.int64())
-        kept = old.filter(pc.invert(pc.is_in(old.column("report_key"), value_set=gone)))
-        return _write(gen.path, [kept], self.lexicon)
+        return _write(gen.path, _previous(prev.path, change.report_keys), self.lexicon)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
@@ -122,19 +128,45 @@ class FindingsComponent:
                             f" says {entry.get('findings')}")
         return problems
 
-    def _annotator(self) -> Annotator:
-        """The shared annotator for this component's lexicon (built once per process)."""
-        from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
+    def _annotated(
+        self, gen: Generation, report_keys: Collection[int] | None
+    ) -> Iterator[pa.Table]:
+        """The findings of the sentences of ``report_keys`` (all when None), chunk by chunk;
+        each table's metadata says how many of its new texts were annotated in pieces."""
+        keys = None if report_keys is None else list(report_keys)
+        total = sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"]))
+        size = self.batch_size * _JOB_BATCHES
+        chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
+        cache = _TextCache(_CACHE_TEXTS)
+        jobs = ((chunk, cache.claim(s["text"] for s in chunk)) for chunk in chunks)
+        lexicon = str(self.lexicon) if self.lexicon else None
+        annotate = partial(annotate_texts, lexicon, self.batch_size)
+        done = gen.workers.map(annotate, jobs, send=lambda job: job[1])
+        with progress_bar("finding extraction", total, enabled=gen.progress) as advance:
+            for (chunk, texts), (results, long_count) in done:
+                cache.store(texts, results)
+                rows = [_row(sentence, finding) for sentence in chunk
+                        for finding in cache.get(sentence["text"], self._annotate_one)]
+                table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
+                yield table.replace_schema_metadata({LONG_SENTENCES: str(long_count)})
+                advance(len(chunk))
 
-        return annotator_for(str(self.lexicon) if self.lexicon else None)
+    def _annotate_one(self, text: str) -> list[Finding]:
+        """Findings of one text, here (for a text that left the cache before it was used)."""
+        return annotate_texts(str(self.lexicon) if self.lexicon else None, 1, [text])[0][0]
 
-    def _annotate(self, gen: Generation, report_keys: Collection[int] | None) -> pa.Table:
-        """The findings table of the sentences of ``report_keys`` (all when None)."""
-        batches = gen.sentence_batches(
-            None if report_keys is None else list(report_keys), SENTENCE_COLUMNS
-        )
-        sentences = [row for batch in batches for row in batch.to_pylist()]
-        return annotate_sentences(sentences, self._annotator(), self.batch_size, gen.progress)
+
+def annotate_texts(
+    lexicon: str | None, batch_size: int, texts: list[str]
+) -> tuple[list[list[Finding]], int]:
+    """The findings of each text, and how many texts were too long to annotate in one piece
+    (runs in a worker process: the annotator is built once there)."""
+    from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
+
+    annotator = annotator_for(lexicon)
+    before = annotator.long_sentences
+    results = list(annotator.annotate_many(texts, batch_size=batch_size))
+    return results, annotator.long_sentences - before
 
 
 def annotate_sentences(
@@ -158,6 +190,65 @@ def annotate_sentences(
     return table.replace_schema_metadata(
         {LONG_SENTENCES: str(annotator.long_sentences - long_before)}
     )
+
+
+class _TextCache:
+    """Recently annotated sentence texts and their findings, bounded, least recently used out.
+
+    ``claim`` returns the distinct texts of a chunk that are neither cached nor already sent to
+    a worker, so that identical sentences are annotated once.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._findings: OrderedDict[str, list[Finding]] = OrderedDict()
+        self._claimed: set[str] = set()
+
+    def claim(self, texts: Iterable[str]) -> list[str]:
+        """The texts to annotate: new ones, each once."""
+        wanted = []
+        for text in texts:
+            if text in self._findings:
+                self._findings.move_to_end(text)
+            elif text not in self._claimed:
+                self._claimed.add(text)
+                wanted.append(text)
+        return wanted
+
+    def store(self, texts: list[str], results: list[list[Finding]]) -> None:
+        """Remember annotated texts, dropping the least recently used beyond capacity."""
+        for text, findings in zip(texts, results, strict=True):
+            self._claimed.discard(text)
+            self._findings[text] = findings
+        while len(self._findings) > self.capacity:
+            self._findings.popitem(last=False)
+
+    def get(self, text: str, annotate: Callable[[str], list[Finding]]) -> list[Finding]:
+        """The findings of ``text`` (annotated here if it was dropped meanwhile)."""
+        found = self._findings.get(text)
+        return found if found is not None else annotate(text)
+
+
+def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[str, Any]]]:
+    """Sentence rows (dicts) in lists of ``size``."""
+    chunk: list[dict[str, Any]] = []
+    for batch in batches:
+        for row in batch.to_pylist():
+            chunk.append(row)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+    if chunk:
+        yield chunk
+
+
+def _previous(folder: Path, drop_keys: Collection[int] = ()) -> Iterator[pa.Table]:
+    """A previous generation's findings, batch by batch, without the reports in ``drop_keys``."""
+    gone = pa.array(sorted(drop_keys), type=pa.int64())
+    source = pq.ParquetFile(FindingsTable(folder).path)
+    for batch in source.iter_batches(batch_size=65_536):
+        kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
+        yield pa.Table.from_batches([kept])
 
 
 class FindingsTable:

@@ -72,6 +72,42 @@ def is_index(root: Path) -> bool:
 
 def current_generation(root: Path) -> Path:
     """The live generation folder of the index at ``root``."""
+    gen = root / _current_name(root)
+    if not gen.is_dir():
+        raise ClinsearchError(f"{root / CURRENT}: names generation {gen.name}, which is missing")
+    return gen
+
+
+def lease_current(root: Path) -> Lease:
+    """Lease the live generation of ``root`` (retrying if a commit replaces it meanwhile).
+
+    Needs no write access: the lease is a shared lock on a file the writer created.
+    """
+    for _ in range(_OPEN_RETRIES):
+        gen = root / _current_name(root)
+        try:
+            handle = open_regular(gen / LEASE)  # held open for the lease
+        except FileNotFoundError:
+            if _current_name(root) != gen.name:
+                continue  # replaced and removed since we read CURRENT: read it again
+            if not gen.is_dir():
+                raise ClinsearchError(
+                    f"{root / CURRENT}: names generation {gen.name}, which is missing"
+                ) from None
+            return Lease(gen, None)  # a generation written before leases existed
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+        except OSError:  # a filesystem without flock: read without a lease
+            handle.close()
+            return Lease(gen, None)
+        if _same_file(handle, gen / LEASE):
+            return Lease(gen, handle)
+        handle.close()  # the writer removed it while we waited for the lock
+    raise ClinsearchError(f"{root}: the index keeps changing; could not open a generation")
+
+
+def _current_name(root: Path) -> str:
+    """The generation name ``CURRENT`` holds (not checked to exist)."""
     if not root.exists():
         raise ClinsearchError(f"{root}: no such index directory")
     if not is_index(root):
@@ -84,33 +120,7 @@ def current_generation(root: Path) -> Path:
             f"{root / CURRENT}: corrupt pointer (it does not name a generation); restore it"
             " from a backup or rebuild the index"
         )
-    if not (root / name).is_dir():
-        raise ClinsearchError(f"{root / CURRENT}: names generation {name}, which is missing")
-    return root / name
-
-
-def lease_current(root: Path) -> Lease:
-    """Lease the live generation of ``root`` (retrying if a commit replaces it meanwhile).
-
-    Needs no write access: the lease is a shared lock on a file the writer created.
-    """
-    for _ in range(_OPEN_RETRIES):
-        gen = current_generation(root)
-        try:
-            handle = open_regular(gen / LEASE)  # held open for the lease
-        except FileNotFoundError:
-            if gen.is_dir() and not (gen / LEASE).exists() and current_generation(root) == gen:
-                return Lease(gen, None)  # a generation written before leases existed
-            continue  # removed between reading CURRENT and opening: read CURRENT again
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-        except OSError:  # a filesystem without flock: read without a lease
-            handle.close()
-            return Lease(gen, None)
-        if _same_file(handle, gen / LEASE):
-            return Lease(gen, handle)
-        handle.close()  # the writer removed it while we waited for the lock
-    raise ClinsearchError(f"{root}: the index keeps changing; could not open a generation")
+    return name
 
 
 @contextmanager

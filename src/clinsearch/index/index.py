@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import cached_property
-from itertools import islice
+from functools import cache, cached_property
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +30,16 @@ from clinsearch.index.manifest import Manifest
 from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
 from clinsearch.index.tables import TableWriter, count
+from clinsearch.parallel import Workers
 from clinsearch.progress import track
 from clinsearch.trust import allow
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index.report_view import ReportView
+
+if TYPE_CHECKING:
+    from clinsearch.corpus.segment import Segmenter
 
 _BATCH = 512
 
@@ -71,13 +75,18 @@ class Index:
         path: str | Path,
         config: IndexConfig | None = None,
         progress: bool = True,
+        workers: int = 1,
     ) -> Index:
-        """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace)."""
+        """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace).
+
+        Reports stream through in batches: segmentation and finding extraction run on
+        ``workers`` processes, and memory does not grow with the number of reports.
+        """
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         root = Path(path)
-        with new_generation(root) as pending:
-            gen = Generation(pending.path, progress)
-            added = _write_tables(gen, None, _segmented(reports, progress), set(), 0)
+        with new_generation(root) as pending, Workers(workers) as pool:
+            gen = Generation(pending.path, progress, pool)
+            added = _write_tables(gen, None, _segmented(reports, progress, pool), set(), 0)
             if not added:
                 raise ClinsearchError("no reports to index")
             components = {c.name: c.build(gen) for c in config.make()}
@@ -162,14 +171,20 @@ class Index:
                 self._components[name] = made[name].open(self.generation)
         return self._components[name]
 
-    def add(self, reports: Iterable[Report | SegmentedReport], progress: bool = True) -> int:
+    def add(
+        self,
+        reports: Iterable[Report | SegmentedReport],
+        progress: bool = True,
+        workers: int = 1,
+    ) -> int:
         """Add new reports (ids must not be in the index yet); returns how many were added."""
         self._ensure_live()
         prev, first_key = self.generation, self.manifest.next_report_key
-        with new_generation(self.path, expect_live=prev.path) as pending:
-            gen = Generation(pending.path, progress)
+        with new_generation(self.path, expect_live=prev.path) as pending, Workers(workers) as pool:
+            gen = Generation(pending.path, progress, pool)
             known = set(self.store.report_ids)
-            added = _write_tables(gen, prev, _segmented(reports, progress), known, first_key)
+            stream = _segmented(reports, progress, pool)
+            added = _write_tables(gen, prev, stream, known, first_key)
             if not added:
                 raise ClinsearchError("no reports to add")
             change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
@@ -197,7 +212,8 @@ class Index:
                 for c in self.config.make()
             }
             _finish(pending, gen, self.config, components, max(k for _, k in added) + 1)
-        self._reopen()
+            self.close()  # our own lease must not keep the replaced generation on disk
+        self.reopen()
         return len(added)
 
     def delete(self, report_ids: Iterable[str]) -> int:
@@ -268,22 +284,38 @@ class Index:
 
 
 def _segmented(
-    items: Iterable[Report | SegmentedReport], progress: bool
+    items: Iterable[Report | SegmentedReport], progress: bool, workers: Workers
 ) -> Iterator[SegmentedReport]:
-    """Segment the reports among ``items`` (in batches); segmented ones pass through as given."""
-    segmenter = None
+    """Segment the reports among ``items`` in batches on the workers, in order; segmented ones
+    pass through as given."""
     stream = iter(track(items, "reading and segmenting reports", enabled=progress))
-    while batch := list(islice(stream, _BATCH)):
-        raw = [item for item in batch if isinstance(item, Report)]
-        if raw:
-            if segmenter is None:
-                from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
+    first = list(islice(stream, _BATCH))
+    if not _raw_reports(first):
+        workers = Workers(1)  # already segmented (as a rule the whole input is): no workers
+    batches = chain([first], iter(lambda: list(islice(stream, _BATCH)), []))
+    for batch, done in workers.map(segment_reports, batches, send=_raw_reports):
+        segmented = iter(done)
+        yield from (next(segmented) if isinstance(item, Report) else item for item in batch)
 
-                segmenter = Segmenter()
-            done = iter(segmenter.segment_many(raw))
-            yield from (next(done) if isinstance(item, Report) else item for item in batch)
-        else:
-            yield from batch
+
+def _raw_reports(batch: list[Report | SegmentedReport]) -> list[Report]:
+    """The reports of a batch that still need segmenting."""
+    return [item for item in batch if isinstance(item, Report)]
+
+
+def segment_reports(reports: list[Report]) -> list[SegmentedReport]:
+    """Segment reports (runs in a worker process when there are several)."""
+    if not reports:
+        return []
+    return list(_segmenter().segment_many(reports))
+
+
+@cache
+def _segmenter() -> Segmenter:
+    """One segmenter per process."""
+    from clinsearch.corpus.segment import Segmenter  # only needed for raw reports
+
+    return Segmenter()
 
 
 def _write_tables(

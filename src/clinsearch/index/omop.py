@@ -15,7 +15,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError
 from clinsearch.version import __version__
 
@@ -131,6 +130,7 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
     import pyarrow.parquet as pq
 
     from clinsearch.duck import connect
+    from clinsearch.exports import export_path
     from clinsearch.index.index import Index
 
     out = Path(out)
@@ -145,7 +145,8 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
     findings = pq.read_table(gen / "findings.parquet")
     findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
     rows = 0
-    with connect({"f": findings, "s": gen / "sentences.parquet"}) as con, atomic_path(out) as tmp:
+    with (connect({"f": findings, "s": gen / "sentences.parquet"}) as con,
+          export_path(out, force=force) as tmp):
         reader = con.sql("SELECT f.*, s.text AS sentence_text, s.start AS sentence_start"
                          " FROM f JOIN s ON s.id = f.sentence_id ORDER BY f._row"
                          ).to_arrow_reader(8192)

@@ -6,38 +6,90 @@ to a sentence row by arithmetic; ``units`` maps sentences and reports to visits 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import cached_property
+from typing import overload
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.index.component import Generation
 from clinsearch.index.unit_map import UnitMap
 
 
+class Column(Sequence[str]):
+    """A read-only string column kept as Arrow data: no Python object per row until read."""
+
+    def __init__(self, array: pa.ChunkedArray) -> None:
+        self._array = array.cast(pa.large_string()).combine_chunks()  # beyond 2 GB of text too
+
+    def __len__(self) -> int:
+        return len(self._array)
+
+    @overload
+    def __getitem__(self, row: int) -> str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[str]: ...
+    def __getitem__(self, row: int | slice) -> str | list[str]:
+        if isinstance(row, slice):
+            return self._array[row].to_pylist()
+        return self._array[int(row)].as_py()
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in range(0, len(self._array), 65_536):
+            yield from self._array[chunk : chunk + 65_536].to_pylist()
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to any sequence of the same strings (as the lists it replaces were)."""
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        """The values at ``rows``."""
+        return self._array.take(pa.array(rows, pa.int64())).to_pylist()
+
+
 class Store:
-    """Ids, groups and sentence texts of a generation, indexed by row."""
+    """Ids, groups and sentence texts of a generation, indexed by row.
+
+    Strings stay Arrow columns (read in a fraction of a second even for millions of sentences)
+    and become Python strings only for the rows a query shows.
+    """
 
     def __init__(self, gen: Generation) -> None:
-        reports = pq.read_table(gen.reports_path, columns=["key", "id", "patient_id", "visit_id"])
-        sentences = pq.read_table(gen.sentences_path, columns=["report_key", "id", "index", "text"])
+        # ParquetFile.read, unlike read_table, does not import pyarrow.dataset (and pandas)
+        reports = pq.ParquetFile(gen.reports_path).read(["key", "id", "patient_id", "visit_id"])
+        sentences = pq.ParquetFile(gen.sentences_path).read(["report_key", "id", "index", "text"])
         keys = reports.column("key").to_numpy()
         self.report_keys: np.ndarray = keys
-        self.report_ids: list[str] = reports.column("id").to_pylist()
-        self.visit_ids: list[str] = reports.column("visit_id").to_pylist()
-        self.patient_ids: list[str] = reports.column("patient_id").to_pylist()
-        self.sentence_ids: list[str] = sentences.column("id").to_pylist()
-        self.sentence_texts: list[str] = sentences.column("text").to_pylist()
+        self.report_ids = Column(reports.column("id"))
+        self.visit_ids = Column(reports.column("visit_id"))
+        self.patient_ids = Column(reports.column("patient_id"))
+        self.sentence_ids = Column(sentences.column("id"))
+        self.sentence_texts = Column(sentences.column("text"))
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
-        self.row_by_report_id = {rid: row for row, rid in enumerate(self.report_ids)}
         sentence_keys = sentences.column("report_key").to_numpy()
         self.sentence_report_row = self.report_row_by_key[sentence_keys]
         self.first_sentence_row = np.searchsorted(
             self.sentence_report_row, np.arange(len(keys)), side="left"
         )
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentence_keys))
-        self.units = UnitMap.from_ids(self.sentence_report_row, self.patient_ids, self.visit_ids)
+        patients = reports.column("patient_id")
+        visits = pc.binary_join_element_wise(patients, reports.column("visit_id"), "\x1f")
+        self.units = UnitMap(
+            np.asarray(self.sentence_report_row, np.int64), _ordinals(visits), _ordinals(patients)
+        )
+
+    @cached_property
+    def row_by_report_id(self) -> dict[str, int]:
+        """The row of each report id (built on first use)."""
+        return {rid: row for row, rid in enumerate(self.report_ids)}
 
     @cached_property
     def row_by_sentence_id(self) -> dict[str, int]:
@@ -64,3 +116,9 @@ class Store:
     def groups(self, level: str, unit: str, rows: np.ndarray) -> np.ndarray:
         """The group (at ``level``) of each row of ``unit`` ("sentence" or "report") rows."""
         return self.units.of(level, unit, rows)  # type: ignore[arg-type]
+
+
+def _ordinals(values: pa.ChunkedArray) -> np.ndarray:
+    """A dense integer per distinct value, in order of first appearance (as ``ordinals``)."""
+    codes = pc.dictionary_encode(values).combine_chunks().indices
+    return codes.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -2,7 +2,8 @@
 
 Every route is a thin call into the Python API (``Index.search``, ``Index.report``, ``Cohort``,
 ``explain_query``, ``Annotator``); records go out in their ``to_dict`` shapes. User errors
-become HTTP 400 with the CLI's message; report text never reaches the log.
+become HTTP 400 with the CLI's message; failures of the server's system (disk full, read-only
+file system, a broken index) 503 with the CLI's one line; report text never reaches the log.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from clinsearch.search.registry import parse_method
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import User, UserStore
 from clinsearch.server.live import LiveIndex, Snapshot
+from clinsearch.terminal import printable
 from clinsearch.units import LEVELS
+from clinsearch.user_files import describe_failure
 
 log = logging.getLogger("clinsearch.server")
 MAX_TOP = 100
@@ -154,15 +157,12 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
 
     @app.middleware("http")
     async def internal_errors(request: Request, call_next: Any) -> Any:
-        """A bug answers 500 and keeps the connection; the log gets the exception's type and
-        code location only, since its message may quote report text."""
+        """Security headers on every answer; an exception no handler took is answered by
+        ``_failure`` and the connection is kept."""
         try:
             response = await call_next(request)
         except Exception as exc:
-            where = traceback.extract_tb(exc.__traceback__)[-1]
-            log.error("internal error on %s: %s at %s:%d", request.url.path,
-                      type(exc).__name__, where.filename, where.lineno)
-            response = JSONResponse({"detail": "internal server error"}, status_code=500)
+            response = _failure(request.url.path, exc)
         response.headers.update(SECURITY_HEADERS)
         return response
 
@@ -341,6 +341,21 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         return state.users
 
     return app
+
+
+def _failure(path: str, exc: Exception) -> JSONResponse:
+    """The answer to an exception no handler took: 503 with the CLI's one line for a failure
+    of the system (``describe_failure``: a path and a reason, never report text), else 500 for
+    a bug, logged by type and code location only (its message may quote report text)."""
+    message = describe_failure(exc)
+    if message is not None:
+        line = printable(message, one_line=True)
+        log.error("cannot serve %s: %s", path, line)
+        return JSONResponse({"detail": line}, status_code=503)
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    log.error("internal error on %s: %s at %s:%d", path, type(exc).__name__, where.filename,
+              where.lineno)
+    return JSONResponse({"detail": "internal server error"}, status_code=500)
 
 
 def _check_unit(level: str) -> None:

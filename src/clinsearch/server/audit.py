@@ -4,11 +4,13 @@ Every record has ``seq`` (0, 1, ...), ``time`` (UTC), the user, role, stated pur
 parameters and counts, and ``prev``: the SHA-256 of the previous line's bytes (64 zeros for the
 first). Editing, removing, inserting or reordering lines breaks the chain; ``PATH.head`` holds
 the last record's number and hash, so that cutting records off the end is caught as well.
-Records are flushed and fsynced before the response they describe is sent.
+Records are flushed and fsynced before the response they describe is sent; a record the disk
+refuses (full, read-only) is cut off again, so the chain stays intact and the request fails.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,25 +46,39 @@ class AuditLog:
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._seq, self._prev = self._resume()
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._out = os.fdopen(fd, "ab")
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def write(self, **fields: Any) -> dict[str, Any]:
-        """Append one record (``seq``, ``time`` and ``prev`` are added) and sync it to disk."""
+        """Append one record (``seq``, ``time`` and ``prev`` are added) and sync it to disk; an
+        OSError (naming the log) if the disk refuses it, with the log left as it was."""
         with self._lock:
             record = {"seq": self._seq, "time": utc_now(), **fields, "prev": self._prev}
             line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            self._out.write(line + b"\n")
-            self._out.flush()
-            os.fsync(self._out.fileno())
-            self._prev, self._seq = line_hash(line), self._seq + 1
-            self._write_head()
+            try:
+                self._append(line + b"\n")
+                self._prev, self._seq = line_hash(line), self._seq + 1
+                self._write_head()
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         return record
 
     def close(self) -> None:
         """Close the file."""
         with self._lock:
-            self._out.close()
+            os.close(self._fd)
+
+    def _append(self, data: bytes) -> None:
+        """Write ``data`` at the end and sync it; on failure cut the file back to its size."""
+        size = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError:
+            with contextlib.suppress(OSError):  # else the next start's verification names it
+                os.ftruncate(self._fd, size)
+            raise
 
     def _write_head(self) -> None:
         """Record the last record's number and hash beside the log (replaced atomically)."""

@@ -20,6 +20,8 @@ from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.session import Index
+from clinsearch.terminal import printable
+from clinsearch.user_files import describe_failure
 
 log = logging.getLogger("clinsearch.server")
 T = TypeVar("T")
@@ -131,5 +133,7 @@ class LiveIndex:
             try:
                 self.refresh()
             except Exception as exc:  # a half-made change is retried on the next poll
+                reason = (str(exc) if isinstance(exc, ClinsearchError)
+                          else describe_failure(exc) or type(exc).__name__)
                 log.error("could not load the new generation (%s); still serving %s",
-                          type(exc).__name__, self._snapshot.generation)
+                          printable(reason, one_line=True), self._snapshot.generation)

@@ -81,17 +81,40 @@ class SparkCohort:
         for view in VIEWS[: 3 if self.full else 2]:
             spark.catalog.cacheTable(view)  # each query reads them several times
 
-    def answer(self, query: str, level: Unit = "patient", members: bool = True) -> CohortAnswer:
-        """Counts at every level and, with ``members``, the ids of the matching ``level`` units."""
-        from clinsearch.search.cohort.resolve import term_resolver
+    def counts_many(self, queries: list[str]) -> list[dict[Unit, int]]:
+        """The counts of each query (as ``answer`` gives them), computed by one Spark SQL
+        statement: one job for the batch, not one per query."""
+        params: dict[str, Any] = {}
+        parts = []
+        for number, query in enumerate(queries):
+            tree = self._checked(query)
+            counted = SQLCompiler(SPARK, self._resolver(query), params).counts(tree, COUNT_LEVELS)
+            parts.append(f"SELECT {number} AS q, level, n FROM ({counted.sql}) AS q{number}")
+        out: list[dict[Unit, int]] = [{} for _ in queries]
+        for row in self.spark.sql(" UNION ALL ".join(parts), args=params).collect():
+            out[row["q"]][row["level"]] = int(row["n"])
+        return [{unit: counts[unit] for unit in COUNT_LEVELS} for counts in out]
 
-        if level not in UNITS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    def _checked(self, query: str) -> Node:
+        """The syntax tree of ``query``, refused when it needs tables this cohort lacks."""
         tree = parse(query)
         if not self.full and _needs_reports(tree):
             raise ClinsearchError("type:, date: and text: filters need the reports and sentences"
                                   " tables (reports_table=, sentences_table=)")
-        resolve = term_resolver(query, self.tools.parser, self.tools.hierarchy, self.options)
+        return tree
+
+    def _resolver(self, query: str) -> Any:
+        """The term resolver of ``query``."""
+        from clinsearch.search.cohort.resolve import term_resolver
+
+        return term_resolver(query, self.tools.parser, self.tools.hierarchy, self.options)
+
+    def answer(self, query: str, level: Unit = "patient", members: bool = True) -> CohortAnswer:
+        """Counts at every level and, with ``members``, the ids of the matching ``level`` units."""
+        if level not in UNITS:
+            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+        tree = self._checked(query)
+        resolve = self._resolver(query)
         counted = SQLCompiler(SPARK, resolve).counts(tree, COUNT_LEVELS)
         counts = {r["level"]: int(r["n"])
                   for r in self.spark.sql(counted.sql, args=counted.params).collect()}

@@ -48,7 +48,12 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
     """Write the NOTE_NLP rows as a folder of Parquet or CSV part files (Spark's layout);
     returns the number of rows."""
     out = Path(out)
-    check_output(out, fmt, force)
+    if out.is_dir():  # Spark writes a folder of part files: replace it only with force
+        if not force:
+            raise ClinsearchError(f"{out}: exists; use --force to overwrite it")
+        check_output(out.with_name(f"{out.name}.new"), fmt, force)  # format and place
+    else:
+        check_output(out, fmt, force)
     frame = note_nlp_frame(spark, index_path).cache()
     writer = frame.write.mode("overwrite" if force else "errorifexists")
     if fmt == "csv":

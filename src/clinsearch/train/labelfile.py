@@ -27,9 +27,10 @@ def label_record(label: QueryLabel) -> dict[str, object]:
     }
 
 
-def write_labels(path: Path, labels: LabelSet) -> None:
-    """Write one JSON line per query, atomically."""
-    write_json_lines(path, (label_record(q) for q in labels.queries))
+def write_labels(path: Path, labels: LabelSet, *, force: bool = False) -> None:
+    """Write one JSON line per query as an export (atomic, private, replaced only if
+    ``force``)."""
+    write_json_lines(path, (label_record(q) for q in labels.queries), force=force)
 
 
 def read_labels(path: Path) -> tuple[QueryLabel, ...]:

@@ -7,6 +7,7 @@ checkpoint skips exactly the steps already taken and continues with the same dat
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import resource
 import shutil
@@ -89,6 +90,21 @@ def _optimizer(model: torch.nn.Module, config: LoopConfig) -> torch.optim.Optimi
     return torch.optim.AdamW(groups, lr=config.lr)
 
 
+def check_model_out(out: Path) -> Path:
+    """Refuse, before training, an ``out`` that the finished model must not replace: anything
+    but a new or empty folder or a model clinsearch trained (one holding ``training.json``)."""
+    out = Path(out)
+    if not os.path.lexists(out):
+        return out
+    if not out.is_dir():
+        raise ClinsearchError(f"{out}: exists and is not a model folder; choose a new folder")
+    if any(out.iterdir()) and not (out / LOG_FILE).is_file():
+        raise ClinsearchError(
+            f"{out}: refusing to replace a folder that is not a model trained by clinsearch (it"
+            f" has no {LOG_FILE}); choose a new or empty folder")
+    return out
+
+
 def train_loop(
     model: torch.nn.Module,
     batches_for_epoch: Callable[[int], Sequence[B]],
@@ -103,7 +119,7 @@ def train_loop(
     The finished model is written by ``save(folder)`` into ``out`` atomically, with a
     ``training.json`` log (config, ``meta``, losses, time, peak memory).
     """
-    out = Path(out)
+    out = check_model_out(out)
     torch.manual_seed(config.seed)
     plan = [len(batches_for_epoch(e)) for e in range(config.epochs)]
     total = sum(plan) if config.max_steps is None else min(sum(plan), config.max_steps)

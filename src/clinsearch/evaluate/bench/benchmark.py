@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinsearch.atomic import atomic_write_lines
 from clinsearch.corpus.model import Report
+from clinsearch.exports import export_folder, open_export
+from clinsearch.jsonl import write_json_lines
 from clinsearch.query_file import Query, write_queries
 from clinsearch.trec import Qrels, write_qrels
 
@@ -40,12 +40,13 @@ class Benchmark:
         return f"{len(self.queries)} queries ({parts}), {relevant} relevant judgements"
 
 
-def write_benchmark(directory: str | Path, bench: Benchmark) -> list[Path]:
-    """Write ``queries.tsv`` and ``qrels.txt`` into ``directory``; returns their paths."""
-    directory = Path(directory)
-    paths = [directory / QUERIES_FILE, directory / QRELS_FILE]
-    write_queries(paths[0], bench.queries)
-    write_qrels(paths[1], bench.qrels)
+def write_benchmark(directory: str | Path, bench: Benchmark, force: bool = False) -> list[Path]:
+    """Write ``queries.tsv`` and ``qrels.txt`` into the export folder ``directory`` (created if
+    missing; files replaced only if ``force``); returns their paths."""
+    folder = export_folder(Path(directory))
+    paths = [folder / QUERIES_FILE, folder / QRELS_FILE]
+    write_queries(paths[0], bench.queries, force=force)
+    write_qrels(paths[1], bench.qrels, force=force)
     return paths
 
 
@@ -63,19 +64,20 @@ def phrase(name: str, values: tuple[tuple[str, str], ...]) -> str:
     return " ".join(dict.fromkeys([*kept, name]))
 
 
-def write_split(directory: str | Path, split: dict[str, tuple[int, int]]) -> Path:
+def write_split(directory: str | Path, split: dict[str, tuple[int, int]], force: bool = False
+                ) -> Path:
     """Write ``split.tsv``: finding, fold, labelled entries (the 2-fold unseen-query setup)."""
     path = Path(directory) / "split.tsv"
     rows = ["finding\tfold\tentries", *(f"{n}\t{f}\t{e}" for n, (f, e) in split.items())]
-    atomic_write_lines(path, rows)
+    with open_export(path, force=force) as out:
+        out.writelines(row + "\n" for row in rows)
     return path
 
 
-def write_passages(path: str | Path, passages: list[Report]) -> Path:
-    """Write passages as a JSONL corpus (id, text, patient_id, visit_id, type, date if set)."""
+def write_passages(path: str | Path, passages: list[Report], force: bool = False) -> Path:
+    """Write passages as a JSONL corpus (id, text, patient_id, visit_id, type, date if set), an
+    export of report text (private, replaced only if ``force``)."""
     fields = ("id", "text", "patient_id", "visit_id", "type", "date")
-    atomic_write_lines(
-        path,
-        (json.dumps({f: getattr(p, f) for f in fields if getattr(p, f)}) for p in passages),
-    )
+    write_json_lines(
+        path, ({f: getattr(p, f) for f in fields if getattr(p, f)} for p in passages), force=force)
     return Path(path)

@@ -79,10 +79,13 @@ Resolver = Callable[[Term], FindingSpec]
 class SQLCompiler:
     """Compiles one query's tree in one dialect; values are collected as parameters."""
 
-    def __init__(self, dialect: Dialect, resolve: Resolver | None = None) -> None:
+    def __init__(self, dialect: Dialect, resolve: Resolver | None = None,
+                 params: dict[str, Any] | None = None) -> None:
+        """``params``: a dictionary to collect the parameters in (shared by several queries
+        compiled into one statement)."""
         self.dialect = dialect
         self._resolve = resolve
-        self.params: dict[str, Any] = {}
+        self.params: dict[str, Any] = {} if params is None else params
 
     def units(self, tree: Node, unit: Unit) -> Compiled:
         """The distinct ``ID_COLUMNS[unit]`` of the units matching ``tree``, sorted."""

@@ -1,0 +1,65 @@
+"""Item 9 for the server: a failure of the server's system (a full disk under the audit log, a
+broken index) answers as the CLI does, over real HTTP: one line naming the file and the reason
+(HTTP 503), no traceback, no report text, and the audit chain stays intact."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+from ..server.conftest import Server, serving
+from .hostile import REPORTS, run
+
+
+def _search(server: Server) -> tuple[int, dict]:
+    answer = server.call("GET", "/api/search", role=None, params={"q": "pneumonia"})
+    return answer.status, json.loads(answer.text)
+
+
+def _fill(disk: Path) -> Path:
+    """Fill ``disk`` until the OS says it is full."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as out:
+        try:
+            while True:
+                out.write(b"\0" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def _clean(*texts: str) -> None:
+    for text in texts:
+        assert "Traceback" not in text
+        assert all(report not in text for *_, report in REPORTS)
+
+
+def test_a_full_disk_under_the_audit_log(index_dir: Path, tiny_disk: Path, tmp_path: Path) -> None:
+    audit, log = tiny_disk / "audit.jsonl", tmp_path / "server.log"
+    with serving(index_dir, audit, log) as server:
+        status, body = _search(server)
+        assert status == 200 and body["hits"]
+        filler = _fill(tiny_disk)
+        status, failed = _search(server)
+        assert status == 503 and failed == {"detail": f"{audit}: no space left on device"}
+        filler.unlink()
+        status, body = _search(server)
+        assert status == 200 and body["hits"]
+    _clean(log.read_text())
+    assert f"cannot serve /api/search: {audit}: no space left on device" in log.read_text()
+    code, _, err = run("audit", "verify", audit)
+    assert code == 0, err
+
+
+def test_a_broken_index_while_serving(index_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with serving(index_dir, tmp_path / "audit.jsonl", log) as server:
+        generation = index_dir / (index_dir / "CURRENT").read_text().strip()
+        (generation / "reports.parquet").unlink()
+        answer = server.call("GET", "/api/reports/r3", role=None)
+        assert answer.status == 503, answer.text
+        detail = answer.json()["detail"]
+        assert "no such file or directory" in detail and "\n" not in detail
+        assert server.call("GET", "/api/session", role=None).status == 200
+    _clean(log.read_text(), answer.text)

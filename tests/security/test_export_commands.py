@@ -22,7 +22,7 @@ def _labels(index: Path, out: Path) -> list[str | Path]:
 
 def _lexicon(index: Path, out: Path) -> list[str | Path]:
     source = index.parent / "terms.csv"
-    source.write_text("concept,term\nlung nodule,coin lesion\n")
+    source.write_text("concept,term\nhalo sign,ground-glass halo\n")  # no shipped term
     return ["lexicon", "import", source, "--format", "csv", "--out", out]
 
 

@@ -22,7 +22,7 @@ def _labels(index: Path, out: Path) -> list[str | Path]:
 
 def _lexicon(index: Path, out: Path) -> list[str | Path]:
     source = index.parent / "terms.csv"
-    source.write_text("concept,term\nhalo sign,ground-glass halo\n")  # no shipped term
+    source.write_text("concept,term\npulmonary sequestration,bronchopulmonary sequestration\n")
     return ["lexicon", "import", source, "--format", "csv", "--out", out]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, Lexicon, dump_lexicon, parse_lexicon
 from clinsearch.errors import InputError
-from clinsearch.exports import open_export
+from clinsearch.exports import check_export_path, open_export
 
 OBO_SYNONYM_SCOPES = frozenset({"EXACT", "RELATED"})
 
@@ -191,6 +191,7 @@ def import_lexicon(
     readers = {"csv": read_csv_concepts, "obo": read_obo_concepts}
     if fmt not in readers:
         raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
+    check_export_path(Path(out), force)  # before the work, so a bad --out fails at once
     imported = readers[fmt](source, default_type)
     merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace,
                             skip_collisions)

@@ -189,7 +189,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         manifest = snap.index.manifest
         return {"generation": snap.generation, "counts": asdict(manifest.counts),
                 "methods": list(snap.methods), "levels": list(LEVELS),
-                "sections": _sections(snap), "user": {"name": user.name, "role": user.role},
+                "sections": list(snap.sections), "user": {"name": user.name, "role": user.role},
                 "config": manifest.to_dict().get("config")}
 
     @app.get("/api/search", summary="Search: hits with best sentence, highlights, findings")

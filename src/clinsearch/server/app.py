@@ -27,6 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 import clinsearch
+from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.search.cohort import ID_COLUMNS, CohortSyntaxError, members_csv_rows
@@ -117,7 +118,7 @@ def principal(request: Request, authorization: Annotated[str | None, Header()] =
         return LOCAL_USER
     state.reload_users()
     token = (authorization or "").removeprefix("Bearer ").strip()
-    user = state.users.authenticate(token) if token and state.users else None
+    user = state.users.authenticate(token) if token else None
     if user is None:
         raise HTTPException(401, "a valid API token is required (Authorization: Bearer TOKEN;"
                             " 'clinsearch users add' issues one)",
@@ -310,7 +311,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             raise ClinsearchError("field 'text': empty text")
         annotator = annotator_for(index_lexicon_path(state.live.snapshot.index))
         findings = annotator.annotate(body.text)
-        return {"findings": [asdict(f) | {"pattern": f.pattern} for f in findings]}
+        return {"findings": [_finding_record(f) for f in findings]}
 
     @app.get("/api/users", summary="Users and roles (admin)")
     def list_users(user: Caller) -> dict[str, Any]:
@@ -359,21 +360,19 @@ def _failure(path: str, exc: Exception) -> JSONResponse:
 
 
 def _check_unit(level: str) -> None:
-    from clinsearch.search.cohort.syntax import UNITS
-
-    if level not in UNITS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    if level not in LEVELS:
+        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
 
 
 def _hit_record(hit: Hit, snap: Snapshot) -> dict[str, Any]:
     """A hit's JSON form plus the findings of its best sentence (offsets into the sentence)."""
     findings = snap.findings.of(hit.sentence_id)
-    return hit.to_dict() | {"findings": [asdict(f) | {"pattern": f.pattern} for f in findings]}
+    return hit.to_dict() | {"findings": [_finding_record(f) for f in findings]}
 
 
-def _sections(snap: Snapshot) -> list[str]:
-    """The section names of the live generation, for the page's filter."""
-    return sorted({s for s in snap.cohort.engine.corpus.sentence_sections.tolist() if s})
+def _finding_record(finding: Finding) -> dict[str, Any]:
+    """A finding's JSON form: its fields and its finding pattern."""
+    return asdict(finding) | {"pattern": finding.pattern}
 
 
 def _csv_chunks(rows: Iterator[list[str]]) -> Iterator[str]:

@@ -215,7 +215,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
-        def run(snap: Snapshot) -> tuple[int, bool, list[dict[str, Any]], dict[str, int], str]:
+        def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
             # the first pages come from a shallow search, later ones from the deepest
             depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
             key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
@@ -229,16 +229,16 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             page_hits = hits[offset : offset + top]
             counts = {"total": len(hits)}
             if not user.sees_text:
-                return len(hits), capped, [], counts, snap.generation
+                return capped, [], counts, snap.generation
             counts |= {"returned": len(page_hits),
                        "reports": len({h.report_id for h in page_hits}),
                        "patients": len({h.patient_id for h in page_hits})}
             shown = [_hit_record(h, snap) for h in page_hits]
-            return len(hits), capped, shown, counts, snap.generation
+            return capped, shown, counts, snap.generation
 
-        total, capped, shown, counts, generation = state.live.run(run)
+        capped, shown, counts, generation = state.live.run(run)
         audit(user, why, "search", params, counts, generation)
-        return {"hits": shown, "total": total, "total_capped": capped,
+        return {"hits": shown, "total": counts["total"], "total_capped": capped,
                 "offset": offset, "top": top, "generation": generation}
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")

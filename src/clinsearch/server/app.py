@@ -219,13 +219,13 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             # the first pages come from a shallow search, later ones from the deepest
             depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
             key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
-            hits = state.cached_hits((*key, RESULT_CAP))
+            computed, hits = RESULT_CAP, state.cached_hits((*key, RESULT_CAP))
             if hits is None:
-                hits = state.cached_hits((*key, depth))
+                computed, hits = depth, state.cached_hits((*key, depth))
             if hits is None:
                 hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
                 state.cache_hits((*key, depth), hits)
-            capped = len(hits) == depth
+            capped = len(hits) == computed  # the depth these hits were computed to
             page_hits = hits[offset : offset + top]
             counts = {"total": len(hits)}
             if not user.sees_text:

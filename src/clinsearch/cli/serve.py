@@ -6,7 +6,7 @@ import ipaddress
 import logging
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -14,6 +14,9 @@ from rich.markup import escape
 from clinsearch.cli import app, console, err_console
 from clinsearch.cli.options import IndexDir
 from clinsearch.errors import ClinsearchError
+
+if TYPE_CHECKING:
+    from clinsearch.server.auth import UserStore
 
 UsersFile = Annotated[
     Path | None,
@@ -47,10 +50,9 @@ def serve_command(
 
     from clinsearch.server.app import create_app
     from clinsearch.server.audit import AuditLog
-    from clinsearch.server.auth import UserStore, default_users_path
     from clinsearch.server.live import LiveIndex
 
-    store = UserStore(users or default_users_path())
+    store = _user_store(users)
     if no_auth:
         if not is_loopback(host):
             raise ClinsearchError(f"--no-auth is allowed on loopback only, not on {host!r}")
@@ -95,9 +97,7 @@ def users_add_command(
     users: UsersFile = None,
 ) -> None:
     """Add a user and print its API token once (only its SHA-256 is stored)."""
-    from clinsearch.server.auth import UserStore, default_users_path
-
-    store = UserStore(users or default_users_path())
+    store = _user_store(users)
     token = store.add(name, role)
     err_console.print(f"added {escape(name)} ({role}) to {escape(str(store.path))}; the token"
                       " is shown once, keep it secret:")
@@ -110,9 +110,7 @@ def users_remove_command(
     users: UsersFile = None,
 ) -> None:
     """Remove a user (its token stops working at once, also on a running server)."""
-    from clinsearch.server.auth import UserStore, default_users_path
-
-    store = UserStore(users or default_users_path())
+    store = _user_store(users)
     store.remove(name)
     console.print(f"removed {escape(name)}")
 
@@ -120,9 +118,7 @@ def users_remove_command(
 @users_app.command("list")
 def users_list_command(users: UsersFile = None) -> None:
     """List users and roles (tokens are not stored, so never shown)."""
-    from clinsearch.server.auth import UserStore, default_users_path
-
-    store = UserStore(users or default_users_path())
+    store = _user_store(users)
     for user in store.users.values():
         console.print(f"{escape(user.name)}\t{user.role}\t{user.created}")
 
@@ -142,6 +138,13 @@ def audit_verify_command(
     for problem in result.problems:
         err_console.print(f"[bold red]tampered:[/] {escape(problem)}", highlight=False)
     raise typer.Exit(1)
+
+
+def _user_store(users: Path | None) -> UserStore:
+    """The users file ``--users`` names, else the default one."""
+    from clinsearch.server.auth import UserStore, default_users_path
+
+    return UserStore(users or default_users_path())
 
 
 def is_loopback(host: str) -> bool:

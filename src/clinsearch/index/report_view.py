@@ -118,7 +118,9 @@ class SentenceFindings:
                               for m in row["modifiers"] or ()],
             }
             self._by_sentence.setdefault(row["sentence_id"], []).append(_finding(shifted))
+        for findings in self._by_sentence.values():
+            findings.sort(key=lambda f: f.start)
 
     def of(self, sentence_id: str) -> list[Finding]:
         """The findings of sentence ``sentence_id``, in text order."""
-        return sorted(self._by_sentence.get(sentence_id, ()), key=lambda f: f.start)
+        return list(self._by_sentence.get(sentence_id, ()))

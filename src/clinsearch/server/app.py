@@ -27,6 +27,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 
 import clinsearch
+from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.search.cohort import ID_COLUMNS, CohortSyntaxError, members_csv_rows
@@ -117,7 +118,7 @@ def principal(request: Request, authorization: Annotated[str | None, Header()] =
         return LOCAL_USER
     state.reload_users()
     token = (authorization or "").removeprefix("Bearer ").strip()
-    user = state.users.authenticate(token) if token and state.users else None
+    user = state.users.authenticate(token) if token else None
     if user is None:
         raise HTTPException(401, "a valid API token is required (Authorization: Bearer TOKEN;"
                             " 'clinsearch users add' issues one)",
@@ -189,7 +190,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         manifest = snap.index.manifest
         return {"generation": snap.generation, "counts": asdict(manifest.counts),
                 "methods": list(snap.methods), "levels": list(LEVELS),
-                "sections": _sections(snap), "user": {"name": user.name, "role": user.role},
+                "sections": list(snap.sections), "user": {"name": user.name, "role": user.role},
                 "config": manifest.to_dict().get("config")}
 
     @app.get("/api/search", summary="Search: hits with best sentence, highlights, findings")
@@ -214,30 +215,30 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
                   "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
-        def run(snap: Snapshot) -> tuple[int, bool, list[dict[str, Any]], dict[str, int], str]:
+        def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
             # the first pages come from a shallow search, later ones from the deepest
             depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
             key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
-            hits = state.cached_hits((*key, RESULT_CAP))
+            computed, hits = RESULT_CAP, state.cached_hits((*key, RESULT_CAP))
             if hits is None:
-                hits = state.cached_hits((*key, depth))
+                computed, hits = depth, state.cached_hits((*key, depth))
             if hits is None:
                 hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
                 state.cache_hits((*key, depth), hits)
-            capped = len(hits) == depth
+            capped = len(hits) == computed  # the depth these hits were computed to
             page_hits = hits[offset : offset + top]
             counts = {"total": len(hits)}
             if not user.sees_text:
-                return len(hits), capped, [], counts, snap.generation
+                return capped, [], counts, snap.generation
             counts |= {"returned": len(page_hits),
                        "reports": len({h.report_id for h in page_hits}),
                        "patients": len({h.patient_id for h in page_hits})}
             shown = [_hit_record(h, snap) for h in page_hits]
-            return len(hits), capped, shown, counts, snap.generation
+            return capped, shown, counts, snap.generation
 
-        total, capped, shown, counts, generation = state.live.run(run)
+        capped, shown, counts, generation = state.live.run(run)
         audit(user, why, "search", params, counts, generation)
-        return {"hits": shown, "total": total, "total_capped": capped,
+        return {"hits": shown, "total": counts["total"], "total_capped": capped,
                 "offset": offset, "top": top, "generation": generation}
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")
@@ -310,7 +311,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
             raise ClinsearchError("field 'text': empty text")
         annotator = annotator_for(index_lexicon_path(state.live.snapshot.index))
         findings = annotator.annotate(body.text)
-        return {"findings": [asdict(f) | {"pattern": f.pattern} for f in findings]}
+        return {"findings": [_finding_record(f) for f in findings]}
 
     @app.get("/api/users", summary="Users and roles (admin)")
     def list_users(user: Caller) -> dict[str, Any]:
@@ -359,21 +360,19 @@ def _failure(path: str, exc: Exception) -> JSONResponse:
 
 
 def _check_unit(level: str) -> None:
-    from clinsearch.search.cohort.syntax import UNITS
-
-    if level not in UNITS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    if level not in LEVELS:
+        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
 
 
 def _hit_record(hit: Hit, snap: Snapshot) -> dict[str, Any]:
     """A hit's JSON form plus the findings of its best sentence (offsets into the sentence)."""
     findings = snap.findings.of(hit.sentence_id)
-    return hit.to_dict() | {"findings": [asdict(f) | {"pattern": f.pattern} for f in findings]}
+    return hit.to_dict() | {"findings": [_finding_record(f) for f in findings]}
 
 
-def _sections(snap: Snapshot) -> list[str]:
-    """The section names of the live generation, for the page's filter."""
-    return sorted({s for s in snap.cohort.engine.corpus.sentence_sections.tolist() if s})
+def _finding_record(finding: Finding) -> dict[str, Any]:
+    """A finding's JSON form: its fields and its finding pattern."""
+    return asdict(finding) | {"pattern": finding.pattern}
 
 
 def _csv_chunks(rows: Iterator[list[str]]) -> Iterator[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError
+from clinsearch.permissions import dir_mode, file_mode
 
 GENESIS = "0" * 64
 HEAD_SUFFIX = ".head"
@@ -38,15 +39,16 @@ def utc_now() -> str:
 
 
 class AuditLog:
-    """Appends hash-chained records to a JSON Lines file (created private to its owner)."""
+    """Appends hash-chained records to a JSON Lines file (created private, as
+    ``clinsearch.permissions`` sets)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.head_path = self.path.with_name(self.path.name + HEAD_SUFFIX)
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
         self._seq, self._prev = self._resume()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode())
 
     def write(self, **fields: Any) -> dict[str, Any]:
         """Append one record (``seq``, ``time`` and ``prev`` are added) and sync it to disk; an

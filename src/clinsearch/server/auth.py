@@ -17,6 +17,7 @@ from pathlib import Path
 
 from clinsearch.atomic import atomic_path
 from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.permissions import dir_mode
 
 ROLES = ("viewer", "researcher", "admin")
 USERS_FORMAT = "clinsearch-users/1"
@@ -109,7 +110,7 @@ class UserStore:
 
     def _write(self) -> None:
         data = {"format": USERS_FORMAT, "users": [asdict(u) for u in self.users.values()]}
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
         with atomic_path(self.path, durable=True) as tmp:  # mkstemp: private to its owner
             tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         self._by_hash = {u.token_sha256: u for u in self.users.values()}

@@ -30,14 +30,16 @@ WARM_QUERY = "no pneumothorax"
 
 @dataclass(eq=False)
 class Snapshot:
-    """One generation, opened: the index, its cohort engine and its sentences' findings;
-    ``active`` counts the requests using it, ``retired`` is set once a newer one serves."""
+    """One generation, opened: the index, its cohort engine, its sentences' findings and its
+    section names; ``active`` counts the requests using it, ``retired`` is set once a newer
+    one serves."""
 
     generation: str
     index: Index
     cohort: Cohort
     findings: SentenceFindings
     methods: tuple[str, ...]
+    sections: tuple[str, ...]
     active: int = 0
     retired: bool = False
 
@@ -52,8 +54,9 @@ def open_snapshot(path: Path) -> Snapshot:
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)
         cohort.counts("pneumothorax")
+        sections = tuple(sorted({s for s in cohort.engine.corpus.sentence_sections.tolist() if s}))
         return Snapshot(index.generation.path.name, index, cohort,
-                        SentenceFindings(index.generation), methods)
+                        SentenceFindings(index.generation), methods, sections)
     except BaseException:
         index.close()
         raise

@@ -12,7 +12,7 @@ const session = {
   },
   clear() { sessionStorage.removeItem("clinsearch.token"); sessionStorage.removeItem("clinsearch.purpose"); },
 };
-const state = { info: null, offset: 0, total: 0, cohortOffset: 0, cohortTotal: 0, cohort: null };
+const state = { info: null, offset: 0, cohortOffset: 0, cohort: null };
 const COHORT_PAGE = 25;
 
 class ApiError extends Error {}
@@ -141,7 +141,6 @@ async function search() {
   let data;
   try { data = await api("/api/search?" + searchParams()); }
   catch (e) { $("search-status").textContent = ""; $("results").replaceChildren(); showError("search-error", e); return; }
-  state.total = data.total;
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;
   $("search-status").textContent = state.info.user.role === "viewer"
@@ -183,7 +182,7 @@ async function cohort() {
   let data;
   try { data = await api("/api/cohort", { method: "POST", json: body }); }
   catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
-  state.cohort = body; state.cohortTotal = data.total;
+  state.cohort = body;
   for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = data.counts[level].toLocaleString();
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
@@ -228,7 +227,7 @@ async function openReport(id) {
   for (const [k, v] of [["report", r.id], ["patient", r.patient_id], ["visit", r.visit_id], ["type", r.type], ["date", r.date || "—"],
                         ["sections", data.sections.map((s) => s.name || "(untitled)").join(", ")]]) dl.append(el("dt", { text: k }), el("dd", { text: v }));
   const text = el("div", { class: "text", tabindex: "0", "aria-label": "report text with findings marked" },
-    marked(r.text, data.findings.map((f) => f.finding || f)));
+    marked(r.text, data.findings));
   const table = el("table", {}, el("caption", { text: `${data.findings.length} findings` }),
     el("thead", {}, el("tr", {}, ...["sentence", "as written", "concept", "polarity", "context", "modifiers", "pattern"].map((c) => el("th", { scope: "col", text: c })))));
   const body = el("tbody");

@@ -19,6 +19,8 @@ from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
 COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """A unit in the cohort with one evidence sentence (empty when only negations matched)."""

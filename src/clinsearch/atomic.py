@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,13 +66,6 @@ def _publish(tmp: Path, path: Path, overwrite: bool) -> None:
         if os.path.lexists(path):
             raise FileExistsError(path) from None
         os.replace(tmp, path)
-
-
-def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` (each newline-terminated) to ``path`` atomically."""
-    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as out:
-        for line in lines:
-            out.write(line + "\n")
 
 
 def atomic_write_dir(path: str | Path, write: Callable[[Path], None]) -> None:

@@ -35,9 +35,15 @@ class Query:
 def read_queries(path: str | Path) -> list[Query]:
     """Read a query file (``kind`` left empty); malformed lines raise InputError naming file,
     line and field."""
-    path = Path(path)
+    return [query for query, _ in _read_rows(Path(path))[0]]
+
+
+def _read_rows(path: Path) -> tuple[list[tuple[Query, list[str]]], list[str] | None]:
+    """Each query of a query file with the stripped cells of its line, and the lower-cased
+    cells of the header line (None when the file has none)."""
     raw = read_user_bytes(path)
-    queries: list[Query] = []
+    rows: list[tuple[Query, list[str]]] = []
+    header: list[str] | None = None
     seen: dict[str, int] = {}
     for number, line_bytes in enumerate(raw.splitlines(), start=1):
         try:
@@ -46,19 +52,19 @@ def read_queries(path: str | Path) -> list[Query]:
             raise InputError("undecodable bytes (expected UTF-8)", file=path, line=number) from None
         if not line.strip():
             continue
-        fields = line.split("\t")
-        if len(fields) < 2:
+        cells = [c.strip() for c in line.split("\t")]
+        if len(cells) < 2:
             raise InputError("expected 'qid<TAB>query'", file=path, line=number)
-        qid, text = fields[0].strip(), fields[1].strip()
-        if not queries and not seen and _is_header(qid, text):
-            seen[""] = number
+        qid, text = cells[0], cells[1]
+        if not rows and header is None and _is_header(qid, text):
+            header = [c.lower() for c in cells]
             continue
         _check(path, number, qid, text, seen)
         seen[qid] = number
-        queries.append(Query(qid, text))
-    if not queries:
+        rows.append((Query(qid, text), cells))
+    if not rows:
         raise InputError("no queries in file", file=path)
-    return queries
+    return rows, header
 
 
 def _is_header(qid: str, text: str) -> bool:
@@ -93,24 +99,10 @@ def polarity_kind(text: str) -> str:
 def read_benchmark_queries(path: str | Path) -> list[Query]:
     """Read a queries TSV (validated as by ``read_queries``); ``kind`` comes from the
     ``kind`` column (the third when there is no header) or is inferred with `polarity_kind`."""
-    queries = read_queries(path)
-    kinds = _kinds(Path(path), queries[0].qid)
-    return [Query(q.qid, q.text, kinds.get(q.qid) or polarity_kind(q.text)) for q in queries]
-
-
-def _kinds(path: Path, first_qid: str) -> dict[str, str]:
-    """``qid -> kind`` from the kind column of a query file the search reader accepted; a first
-    row that is not the first query is the header the search reader skipped."""
-    rows = [
-        [c.strip() for c in line.split("\t")]
-        for line in path.read_text(encoding="utf-8-sig").splitlines()
-        if line.strip()
-    ]
-    column = 2
-    if rows[0][0] != first_qid:
-        header = [c.lower() for c in rows.pop(0)]
-        column = header.index("kind") if "kind" in header else len(header)
-    return {r[0]: r[column] for r in rows if len(r) > column}
+    rows, header = _read_rows(Path(path))
+    column = 2 if header is None else header.index("kind") if "kind" in header else len(header)
+    return [Query(q.qid, q.text, (cells[column] if len(cells) > column else "")
+                  or polarity_kind(q.text)) for q, cells in rows]
 
 
 def write_queries(path: str | Path, queries: Iterable[Query], *, force: bool = False) -> None:

@@ -223,7 +223,6 @@ def _shifted(finding: Finding, offset: int) -> Finding:
     )
 
 
-
 def _covered(span: tuple[int, int], covers: list[tuple[int, int]]) -> bool:
     """Whether a longer span in ``covers`` contains ``span``."""
     return any(

@@ -7,12 +7,15 @@ added) or replace its concepts (the modifier vocabularies are kept either way).
 from __future__ import annotations
 
 import csv
+import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, Lexicon, dump_lexicon, parse_lexicon
 from clinsearch.errors import InputError
 from clinsearch.exports import check_export_path, open_export
+from clinsearch.user_files import read_user_text
 
 OBO_SYNONYM_SCOPES = frozenset({"EXACT", "RELATED"})
 
@@ -39,38 +42,36 @@ def read_csv_concepts(path: str | Path, default_type: str = "finding") -> dict[s
     names: dict[str, str] = {}
     types: dict[str, tuple[str, int]] = {}
     terms: dict[str, list[str]] = {}
+    text = read_user_text(path)  # a regular file only, UTF-8 (a bad byte names its line)
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            for line, row in enumerate(csv.reader(fh), start=1):
-                cells = [c.strip() for c in row]
-                if not any(cells):
-                    continue
-                if line == 1 and cells[0].lower() == "concept":
-                    continue
-                if len(cells) < 2 or not cells[0] or not cells[1]:
-                    raise InputError("expected: concept, term[, type]", file=path, line=line)
-                cid = slug(cells[0])
-                if not cid:
+        for line, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=1):
+            cells = [c.strip() for c in row]
+            if not any(cells):
+                continue
+            if line == 1 and cells[0].lower() == "concept":
+                continue
+            if len(cells) < 2 or not cells[0] or not cells[1]:
+                raise InputError("expected: concept, term[, type]", file=path, line=line)
+            cid = slug(cells[0])
+            if not cid:
+                raise InputError(
+                    "concept has no letters or digits", file=path, line=line, field="concept"
+                )
+            names.setdefault(cid, cells[0])
+            terms.setdefault(cid, []).append(cells[1])
+            if len(cells) > 2 and cells[2]:
+                ctype = _check_type(cells[2], path, line)
+                if cid in types and types[cid][0] != ctype:
+                    first, first_line = types[cid]
                     raise InputError(
-                        "concept has no letters or digits", file=path, line=line, field="concept"
+                        f"concept '{cells[0]}' has type '{first}' on line {first_line}",
+                        file=path,
+                        line=line,
+                        field="type",
                     )
-                names.setdefault(cid, cells[0])
-                terms.setdefault(cid, []).append(cells[1])
-                if len(cells) > 2 and cells[2]:
-                    ctype = _check_type(cells[2], path, line)
-                    if cid in types and types[cid][0] != ctype:
-                        first, first_line = types[cid]
-                        raise InputError(
-                            f"concept '{cells[0]}' has type '{first}' on line {first_line}",
-                            file=path,
-                            line=line,
-                            field="type",
-                        )
-                    types[cid] = (ctype, line)
-    except OSError as exc:
-        raise InputError(f"cannot read CSV: {exc.strerror}", file=path) from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"not a readable UTF-8 CSV file: {exc}", file=path) from None
+                types[cid] = (ctype, line)
+    except csv.Error as exc:
+        raise InputError(f"not a readable CSV file: {exc}", file=path) from None
     if not names:
         raise InputError("no concepts found", file=path)
     return {
@@ -106,7 +107,10 @@ def read_obo_concepts(path: str | Path, default_type: str = "finding") -> dict[s
     return concepts
 
 
-def collisions(base: Lexicon, imported: dict[str, Concept]) -> list[tuple[str, str, str]]:
+Collision = tuple[str, str, str]  # (imported concept, its term, the base concept it names)
+
+
+def collisions(base: Lexicon, imported: dict[str, Concept]) -> list[Collision]:
     """(imported concept, its term, base concept) for each imported name, term or abbreviation
     that is already a surface form of another base concept: merged, the term would silently
     stop finding that concept."""
@@ -126,11 +130,13 @@ def collisions(base: Lexicon, imported: dict[str, Concept]) -> list[tuple[str, s
 
 
 def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = False,
-                   skip_collisions: bool = False) -> Lexicon:
+                   skip_collisions: bool = False,
+                   on_skipped: Callable[[Collision], None] | None = None) -> Lexicon:
     """``base`` with ``imported`` concepts merged in (or replacing its concepts), validated.
 
     An imported term that already names another base concept is an error listing every such
-    collision; with ``skip_collisions`` those terms are left out instead.
+    collision; with ``skip_collisions`` those terms are left out instead, each one passed to
+    ``on_skipped``.
     """
     if replace:
         merged = dict(imported)
@@ -143,6 +149,9 @@ def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = 
             raise InputError(f"{len(clashes)} imported term(s) collide with existing concepts:"
                              f" {shown}{more}; rename them, or pass --skip-collisions to leave"
                              " them out", field="terms")
+        if on_skipped is not None:
+            for clash in clashes:
+                on_skipped(clash)
         dropped = {(cid, form.lower()) for cid, form, _ in clashes}
         imported = {cid: _without(c, {f for i, f in dropped if i == cid})
                     for cid, c in imported.items()}
@@ -185,16 +194,18 @@ def import_lexicon(
     default_type: str = "finding",
     force: bool = False,
     skip_collisions: bool = False,
+    on_skipped: Callable[[Collision], None] | None = None,
 ) -> Lexicon:
     """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write the export
-    ``out`` (replaced only if ``force``)."""
+    ``out`` (replaced only if ``force``); ``on_skipped`` gets each (concept, term, other
+    concept) left out by ``skip_collisions``."""
     readers = {"csv": read_csv_concepts, "obo": read_obo_concepts}
     if fmt not in readers:
         raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
     check_export_path(Path(out), force)  # before the work, so a bad --out fails at once
     imported = readers[fmt](source, default_type)
     merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace,
-                            skip_collisions)
+                            skip_collisions, on_skipped)
     with open_export(out, force=force) as handle:
         handle.write(dump_lexicon(merged))
     return merged

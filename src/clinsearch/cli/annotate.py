@@ -124,21 +124,13 @@ def lexicon_import_cmd(
     from clinsearch.annotate.lexicon import Lexicon
     from clinsearch.annotate.lexicon_import import import_lexicon
 
-    base = Lexicon.load(lexicon)
-    imported_clashes = []
-    if skip_collisions and not replace:
-        from clinsearch.annotate.lexicon_import import (
-            collisions,
-            read_csv_concepts,
-            read_obo_concepts,
-        )
-
-        reader = read_csv_concepts if format == "csv" else read_obo_concepts
-        imported_clashes = collisions(base, reader(source, default_type))
-    merged = import_lexicon(source, format, out, base, replace, default_type, force=force,
-                            skip_collisions=skip_collisions)
-    for cid, form, other in imported_clashes:
+    def report_skipped(clash: tuple[str, str, str]) -> None:
+        cid, form, other = clash
         err_console.print(f"left out '{escape(form)}' of {cid}: already a term of {other}")
+
+    merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type,
+                            force=force, skip_collisions=skip_collisions,
+                            on_skipped=report_skipped)
     stats = merged.stats()
     err_console.print(
         f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"

@@ -89,15 +89,16 @@ def cohort_command(
     if export:
         check_export_path(export, force)  # before the work, so a bad path fails at once
     options = PolarityOptions(include_uncertain, polarity, parse_context(context))
+    want_members = bool(export or show)
     if engine == "spark":
-        _spark_cohort(index_dir, query, level, export, force, show, as_json,
-                      options, term_model, spark_master)
-        return
-    cohort = Cohort(index_dir, options, term_model)
-    counts = cohort.counts(query)
-    for warning in cohort.warnings(query):
-        typer.echo(f"warning: {warning}", err=True)
-    members = cohort.members(query, level) if (export or show) else []  # type: ignore[arg-type]
+        counts, members = _spark_cohort(index_dir, query, level, want_members, options,
+                                        term_model, spark_master)
+    else:
+        cohort = Cohort(index_dir, options, term_model)
+        counts = cohort.counts(query)
+        for warning in cohort.warnings(query):
+            typer.echo(f"warning: {warning}", err=True)
+        members = cohort.members(query, level) if want_members else []  # type: ignore[arg-type]
     if export:
         write_members_csv(members, level, export, force)  # type: ignore[arg-type]
     if as_json:
@@ -111,30 +112,18 @@ def cohort_command(
         console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
 
 
-def _spark_cohort(index_dir: Path, query: str, level: Any, export: Path | None, force: bool,
-                  show: int, as_json: bool, options: Any, term_model: Path | None,
-                  master: str | None) -> None:
+def _spark_cohort(index_dir: Path, query: str, level: Any, want_members: bool, options: Any,
+                  term_model: Path | None, master: str | None) -> tuple[dict[Any, int], list[Any]]:
     """``cohort --engine spark``: counts and member ids from Spark SQL (no evidence sentences:
     those columns of --export stay empty)."""
-    from clinsearch.search.cohort import Member, write_members_csv
+    from clinsearch.search.cohort import Member
     from clinsearch.spark import spark_session
     from clinsearch.spark.cohort import index_cohort
 
     engine = index_cohort(spark_session(master), index_dir, term_model=term_model,
                           options=options)
-    answer = engine.answer(query, level, members=bool(export or show))
-    members = [Member(ids, "", "", "", "", "") for ids in answer.members]
-    if export:
-        write_members_csv(members, level, export, force)
-    if as_json:
-        typer.echo(json.dumps({"query": query, "level": level, "counts": answer.counts,
-                               "exported": str(export) if export else None}))
-        return
-    print_counts(query, answer.counts)
-    if show:
-        print_members(members[:show], level)
-    if export:
-        console.print(f"wrote {len(members):,} {level}s to {escape(str(export))}")
+    answer = engine.answer(query, level, members=want_members)
+    return answer.counts, [Member(ids, "", "", "", "", "") for ids in answer.members]
 
 
 @app.command("explain-query")

@@ -24,8 +24,7 @@ from clinsearch.units import Level
 if TYPE_CHECKING:
     from clinsearch.index import Index
 
-POLARITY_FILTERS = ("present", "absent", "any", "query")
-SEARCH_POLARITIES = ("query", "any", "present", "absent")
+POLARITY_FILTERS = ("query", "any", "present", "absent")
 
 
 class PolarityFilter:
@@ -42,9 +41,10 @@ class PolarityFilter:
         self.store = index.store
         self.matcher = index.component("findings").matcher(self.store.sentence_ids)
         from clinsearch.annotate.annotator import annotator_for
+        from clinsearch.search.concept.tools import index_lexicon_path
 
         # the lexicon the findings were made with, so query and index concepts agree
-        self.annotator = annotator_for(index.config.options.get("findings", {}).get("lexicon"))
+        self.annotator = annotator_for(index_lexicon_path(index))
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` that pass the filter."""
@@ -103,9 +103,9 @@ class PolarityFilter:
 def polarity_options(method: str, polarity: str) -> dict[str, str]:
     """Map a search polarity (--polarity) onto concept search's own mode and the filter
     every method takes."""
-    if polarity not in SEARCH_POLARITIES:
+    if polarity not in POLARITY_FILTERS:
         raise ClinsearchError(
-            f"unknown polarity {polarity!r}; choose one of {', '.join(SEARCH_POLARITIES)}"
+            f"unknown polarity {polarity!r}; choose one of {', '.join(POLARITY_FILTERS)}"
         )
     if polarity == "query":
         return {}

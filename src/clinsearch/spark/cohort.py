@@ -13,9 +13,10 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort.engine import COUNT_LEVELS
-from clinsearch.search.cohort.sql import SOURCES, SPARK, VIEWS, SQLCompiler, cohort_views
+from clinsearch.search.cohort.sql import SOURCES, VIEWS, SQLCompiler, cohort_views
 from clinsearch.search.cohort.syntax import UNITS, Filter, Node, TextMatch, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.sql_dialect import SPARK
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,8 @@ from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
 COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """A unit in the cohort with one evidence sentence (empty when only negations matched)."""
@@ -38,11 +40,15 @@ class CohortEngine:
         self.corpus = corpus
         self._resolver_for = resolver_for
 
+    def _prepare(self, query: str) -> tuple[Evaluator, Node]:
+        """The query's tree and an evaluator for it (its memos shared by every level)."""
+        tree = parse(query)
+        return Evaluator(self.corpus, self._resolver_for(query)), tree
+
     def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:
             raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
-        tree = parse(query)
-        evaluator = Evaluator(self.corpus, self._resolver_for(query))
+        evaluator, tree = self._prepare(query)
         return evaluator, tree, evaluator.units(tree, level)
 
     def count(self, query: str, level: Unit) -> int:
@@ -52,7 +58,7 @@ class CohortEngine:
     def counts(self, query: str) -> dict[Unit, int]:
         """Exact counts of matching patients, visits and reports (the query evaluated at each);
         one evaluator serves the three, so each term is looked up once."""
-        evaluator, tree, _ = self._evaluate(query, "sentence")
+        evaluator, tree = self._prepare(query)
         return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
 
     def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
-from clinsearch.sql_dialect import DUCKDB, SPARK, Dialect
+from clinsearch.sql_dialect import Dialect
 
 # The id columns of a unit of each level: its own id and those of the units above it.
 ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
@@ -37,7 +37,6 @@ ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
 
 SOURCES = ("cs_reports", "cs_sentences", "cs_findings")  # names the caller registers tables as
 VIEWS = ("c_findings", "c_rows", "c_sentences")  # the views ``cohort_views`` defines
-DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
 
 
 def cohort_views(dialect: Dialect, with_reports: bool = True) -> list[str]:

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
+from clinsearch.search.cohort.syntax import fold
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -31,8 +32,10 @@ class ReportFilters:
     """What a hit's report and best sentence must satisfy; ``None`` means no restriction.
 
     ``date_from``/``date_to`` are inclusive ISO dates (reports without a date fail a date
-    filter); ``section`` is a section name such as ``impression``; ``context`` keeps sentences
-    holding a finding that is ``current`` (no context flag), ``historical`` or ``hypothetical``.
+    filter); ``section`` is a section name such as ``impression``; type and section compare as
+    cohort filters do, without case, spaces or punctuation (``syntax.fold``); ``context`` keeps
+    sentences holding a finding that is ``current`` (no context flag), ``historical`` or
+    ``hypothetical``.
     """
 
     date_from: str | None = None
@@ -111,19 +114,21 @@ def _allowed_ids(index: Index, filters: ReportFilters, unit: Level) -> set[str]:
     """Ids of the ``unit`` rows (sentences or reports) that pass ``filters``."""
     gen = index.generation
     reports = pq.read_table(gen.reports_path, columns=["id", "type", "date"]).to_pylist()
+    wanted_type = None if filters.report_type is None else fold(filters.report_type)
     report_ok = {
         r["id"] for r in reports
-        if (filters.report_type is None or r["type"] == filters.report_type)
+        if (wanted_type is None or fold(r["type"] or "") == wanted_type)
         and (filters.date_from is None or (r["date"] or "") >= filters.date_from)
         and (filters.date_to is None or (r["date"] or "9999") <= filters.date_to)
     }  # fmt: skip
     if unit == "report":
         return report_ok
     sentences = pq.read_table(gen.sentences_path, columns=["id", "report_id", "section"])
+    wanted_section = None if filters.section is None else fold(filters.section)
     allowed = {
         s["id"] for s in sentences.to_pylist()
         if s["report_id"] in report_ok
-        and (filters.section is None or s["section"] == filters.section)
+        and (wanted_section is None or fold(s["section"] or "") == wanted_section)
     }  # fmt: skip
     if filters.context is not None:
         allowed &= _sentences_with_context(index, filters.context)

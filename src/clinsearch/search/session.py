@@ -6,6 +6,7 @@ caches one retriever per method and options for the generation the index has ope
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -24,14 +25,18 @@ from clinsearch.search.registry import (
 from clinsearch.search.retriever import Retriever
 from clinsearch.units import LEVELS, Level
 
+MAX_RETRIEVERS = 32  # a server sees many filter values; each makes its own retriever
+
 
 class SearchSession:
-    """Searches one index; retrievers are made once per (generation, method, options)."""
+    """Searches one index; retrievers are made once per (generation, method, options) and the
+    least recently used beyond ``MAX_RETRIEVERS`` are dropped (models stay cached by path)."""
 
     def __init__(self, index: IndexStore) -> None:
         self.index = index
         self._generation: Path | None = None
         self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Retriever] = {}
+        self._lock = threading.RLock()  # server threads share one session
 
     def search(
         self, query: str, level: Level = "report", top: int = 10,
@@ -60,9 +65,6 @@ class SearchSession:
     def retriever(self, method: str | MethodSpec, options: dict[str, Any]) -> Retriever:
         """The retriever for ``method`` (a name or method spec) and ``options`` over the index's
         open generation; options given both ways must agree."""
-        if self._generation != self.index.generation.path:
-            self._retrievers.clear()
-            self._generation = self.index.generation.path
         spec = parse_method(method) if isinstance(method, str) else method
         chosen = checked_options(spec.method, spec.options)
         given = checked_options(spec.method, options)
@@ -74,10 +76,17 @@ class SearchSession:
             )
         chosen |= given
         key = (spec.method, tuple(sorted(chosen.items())))
-        if key not in self._retrievers:
-            self._retrievers[key] = make_retriever(self.index, MethodSpec(spec.label, spec.method,
-                                                                          chosen))
-        return self._retrievers[key]
+        with self._lock:
+            if self._generation != self.index.generation.path:
+                self._retrievers.clear()
+                self._generation = self.index.generation.path
+            retriever = self._retrievers.pop(key, None)
+            if retriever is None:
+                retriever = make_retriever(self.index, MethodSpec(spec.label, spec.method, chosen))
+            self._retrievers[key] = retriever  # most recently used last
+            while len(self._retrievers) > MAX_RETRIEVERS:
+                del self._retrievers[next(iter(self._retrievers))]
+        return retriever
 
 
 class Index(IndexStore):

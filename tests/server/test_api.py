@@ -259,3 +259,13 @@ def test_users_file_keeps_only_token_hashes(server: Server) -> None:
     for token in server.tokens.values():
         assert token not in stored and hashlib.sha256(token.encode()).hexdigest() in stored
     assert oct(server.users.stat().st_mode & 0o777) == "0o600"
+
+
+def test_server_log_keeps_paths_without_query_strings(server: Server) -> None:
+    marker = "pneumothorax querymarker7"
+    server.call("GET", "/api/search", params={"q": marker, "top": 1})
+    server.call("GET", "/api/cohort/export", params={"query": "cardiomegaly"})
+    log = server.log.read_text()
+    assert "GET /api/search HTTP" in log and "/api/cohort/export HTTP" in log
+    assert "querymarker7" not in log and "cardiomegaly" not in log
+    assert "querymarker7" in server.audit.read_text()  # the audit trail keeps what was asked

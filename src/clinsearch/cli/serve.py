@@ -48,6 +48,7 @@ def serve_command(
     the server follows 'clinsearch add' and 'delete' without a restart)."""
     import uvicorn
 
+    from clinsearch.server.access_log import log_config
     from clinsearch.server.app import create_app
     from clinsearch.server.audit import AuditLog
     from clinsearch.server.live import LiveIndex
@@ -83,7 +84,7 @@ def serve_command(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     try:
         uvicorn.run(create_app(index_dir, user_store, audit, live), host=host, port=port,
-                    log_level="info", access_log=True)
+                    log_level="info", access_log=True, log_config=log_config())
     finally:
         live.stop()
         audit.close()

@@ -104,7 +104,7 @@ def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
         db.register("expansion", expansion)
         db.execute(
             "CREATE TABLE p AS SELECT e.key, e.depth, f.row"
-            " FROM f JOIN expansion e USING (concept) ORDER BY e.key, e.depth, row"
+            " FROM f JOIN expansion e USING (concept)"
         )
         postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
         keys = db.sql(

@@ -134,7 +134,8 @@ class FindingsComponent:
         """The findings of the sentences of ``report_keys`` (all when None), chunk by chunk;
         each table's metadata says how many of its new texts were annotated in pieces."""
         keys = None if report_keys is None else list(report_keys)
-        total = sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"]))
+        total = (pq.ParquetFile(gen.sentences_path).metadata.num_rows if keys is None
+                 else sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"])))
         size = self.batch_size * _JOB_BATCHES
         chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
         cache = _TextCache(_CACHE_TEXTS)

@@ -167,9 +167,9 @@ def _publish(root: Path, pending: PendingGeneration) -> None:
     make_private(pending.path)
     fsync_tree(pending.path)
     os.rename(pending.path, root / name)
-    with atomic_path(root / CURRENT, prefix=f"{TMP_PREFIX}{CURRENT}-", durable=True) as tmp:
+    with atomic_path(root / CURRENT, prefix=f"{TMP_PREFIX}{CURRENT}-", durable=True,
+                     mode=file_mode()) as tmp:
         tmp.write_text(name + "\n", encoding="utf-8")
-        os.chmod(tmp, file_mode())
 
 
 def _sweep(root: Path, keep: str | None) -> None:

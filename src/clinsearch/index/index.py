@@ -36,10 +36,8 @@ from clinsearch.trust import allow
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index.report_view import ReportView
-
-if TYPE_CHECKING:
     from clinsearch.corpus.segment import Segmenter
+    from clinsearch.index.report_view import ReportView
 
 _BATCH = 512
 

@@ -89,11 +89,13 @@ def check_index(root: Path) -> tuple[int, list[str]]:
         if problems:  # damaged files are not parsed: a reader of garbage may even abort
             return len(manifest.files), [*problems, "the parts were not cross-checked: restore"
                                          " the damaged files from a backup or rebuild the index"]
-        problems += _guarded("core tables", lambda: _check_core(gen, manifest))
         try:
             core = CoreRows.read(gen)
-        except Exception:  # reported by the core check
-            return len(manifest.files), problems
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # broken files fail in many ways, Rust panics too
+            return len(manifest.files), [_unreadable("core tables", exc)]
+        problems = _guarded("core tables", lambda: _check_core(gen, core, manifest))
         for component in manifest.config.make():
             check = getattr(component, "check", None)
             if check is not None:
@@ -123,9 +125,8 @@ def _check_files(gen_path: Path, recorded: dict[str, dict[str, Any]]) -> list[st
     return problems
 
 
-def _check_core(gen: Generation, manifest: Manifest) -> list[str]:
+def _check_core(gen: Generation, core: CoreRows, manifest: Manifest) -> list[str]:
     """The core tables against each other and against the manifest's counts."""
-    core = CoreRows.read(gen)
     problems = []
     counts = manifest.counts
     if len(core.report_keys) != counts.reports:
@@ -155,7 +156,12 @@ def _guarded(part: str, check: Any) -> list[str]:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # broken files fail in many ways, Rust panics too
-        return [f"{part}: cannot be read ({type(exc).__name__}: {exc})"]
+        return [_unreadable(part, exc)]
+
+
+def _unreadable(part: str, exc: BaseException) -> str:
+    """The problem line of a part that failed to read."""
+    return f"{part}: cannot be read ({type(exc).__name__}: {exc})"
 
 
 def _data_files(gen_path: Path) -> list[Path]:

@@ -121,6 +121,15 @@ def check_output(path: Path, fmt: str, force: bool) -> None:
     check_export_path(path, force)
 
 
+def findings_path(index: Any) -> Path:
+    """The findings table of an open index's generation (an index without one is an error)."""
+    from clinsearch.index.findings import FINDINGS_FILE
+
+    if "findings" not in index.config.components:
+        raise ClinsearchError(f"{index.path}: this index has no findings table")
+    return index.generation.path / FINDINGS_FILE
+
+
 def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet",
                    force: bool = False) -> int:
     """Export the findings of an index's live generation as NOTE_NLP rows to ``out`` (Parquet
@@ -135,28 +144,27 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
 
     out = Path(out)
     check_output(out, fmt, force)
-    index = Index.open(index_path)
-    gen = index.generation.path
-    if "findings" not in index.config.components:
-        raise ClinsearchError(f"{index_path}: this index has no findings table")
-    ids = pq.read_table(gen / "reports.parquet", columns=["id"]).column("id")
-    integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()
-    run = NlpRun.of(index.manifest, bool(integers))
-    findings = pq.read_table(gen / "findings.parquet")
-    findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
-    rows = 0
-    with (connect({"f": findings, "s": gen / "sentences.parquet"}) as con,
-          export_path(out, force=force) as tmp):
-        reader = con.sql("SELECT f.*, s.text AS sentence_text, s.start AS sentence_start"
-                         " FROM f JOIN s ON s.id = f.sentence_id ORDER BY f._row"
-                         ).to_arrow_reader(8192)
-        writer = (pq.ParquetWriter(tmp, NOTE_NLP_SCHEMA) if fmt == "parquet"
-                  else pacsv.CSVWriter(tmp, NOTE_NLP_SCHEMA))
-        try:  # tmp is a private (0600) file until renamed into place
-            for batch in reader:
-                table = note_nlp_rows(batch, rows + 1, run)
-                writer.write_table(table)
-                rows += table.num_rows
-        finally:
-            writer.close()
+    with Index.open(index_path) as index:  # the lease keeps the generation until done
+        gen = index.generation
+        findings_file = findings_path(index)
+        ids = pq.read_table(gen.reports_path, columns=["id"]).column("id")
+        integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()
+        run = NlpRun.of(index.manifest, bool(integers))
+        findings = pq.read_table(findings_file)
+        findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
+        rows = 0
+        with (connect({"f": findings, "s": gen.sentences_path}) as con,
+              export_path(out, force=force) as tmp):
+            reader = con.sql("SELECT f.*, s.text AS sentence_text, s.start AS sentence_start"
+                             " FROM f JOIN s ON s.id = f.sentence_id ORDER BY f._row"
+                             ).to_arrow_reader(8192)
+            writer = (pq.ParquetWriter(tmp, NOTE_NLP_SCHEMA) if fmt == "parquet"
+                      else pacsv.CSVWriter(tmp, NOTE_NLP_SCHEMA))
+            try:  # tmp is a private (0600) file until renamed into place
+                for batch in reader:
+                    table = note_nlp_rows(batch, rows + 1, run)
+                    writer.write_table(table)
+                    rows += table.num_rows
+            finally:
+                writer.close()
     return rows

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.omop import NlpRun, check_output, note_nlp_rows
+from clinsearch.index.omop import NlpRun, check_output, findings_path, note_nlp_rows
 from clinsearch.spark.reports import KEY, with_ordinals
 
 NOTE_NLP_DDL = (
@@ -18,21 +18,17 @@ NOTE_NLP_DDL = (
 )
 
 
-def note_nlp_frame(spark: Any, index_path: str | Path) -> Any:
-    """The NOTE_NLP rows of an index's live generation as a Spark DataFrame."""
+def note_nlp_frame(spark: Any, index: Any) -> Any:
+    """The NOTE_NLP rows of an open index's generation as a Spark DataFrame (lazy: keep the
+    index open until the frame is computed)."""
     from pyspark.sql import functions as sf
 
-    from clinsearch.index.index import Index
-
-    index = Index.open(index_path)
-    gen = index.generation.path
-    if not (gen / "findings.parquet").is_file():
-        raise ClinsearchError(f"{index_path}: this index has no findings table")
-    findings = with_ordinals(spark, spark.read.parquet(str(gen / "findings.parquet")))
-    sentences = spark.read.parquet(str(gen / "sentences.parquet")).select(
+    gen = index.generation
+    findings = with_ordinals(spark, spark.read.parquet(str(findings_path(index))))
+    sentences = spark.read.parquet(str(gen.sentences_path)).select(
         sf.col("id").alias("sentence_id"), sf.col("text").alias("sentence_text"),
         sf.col("start").alias("sentence_start"))
-    integers = spark.read.parquet(str(gen / "reports.parquet")).select(
+    integers = spark.read.parquet(str(gen.reports_path)).select(
         sf.coalesce(sf.bool_and(sf.col("id").rlike("^[0-9]{1,18}$")), sf.lit(False))).first()[0]
     run = NlpRun.of(index.manifest, bool(integers))
 
@@ -47,6 +43,8 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
                    force: bool = False) -> int:
     """Write the NOTE_NLP rows as a folder of Parquet or CSV part files (Spark's layout);
     returns the number of rows."""
+    from clinsearch.index.index import Index
+
     out = Path(out)
     if out.is_dir():  # Spark writes a folder of part files: replace it only with force
         if not force:
@@ -54,12 +52,13 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
         check_output(out.with_name(f"{out.name}.new"), fmt, force)  # format and place
     else:
         check_output(out, fmt, force)
-    frame = note_nlp_frame(spark, index_path).cache()
-    writer = frame.write.mode("overwrite" if force else "errorifexists")
-    if fmt == "csv":
-        writer.option("header", True).csv(str(out))
-    else:
-        writer.parquet(str(out))
-    count = frame.count()
-    frame.unpersist()
+    with Index.open(index_path) as index:  # the lease keeps the generation until written
+        frame = note_nlp_frame(spark, index).cache()
+        writer = frame.write.mode("overwrite" if force else "errorifexists")
+        if fmt == "csv":
+            writer.option("header", True).csv(str(out))
+        else:
+            writer.parquet(str(out))
+        count = frame.count()
+        frame.unpersist()
     return count

@@ -10,7 +10,7 @@ executors, each row checked there with the same rules (``make_report``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -83,8 +83,7 @@ def read_frame(
     options = {k: v for k, v in options.items() if v is not None}
     if fmt in SPARK_FORMATS:
         mapping = ColumnMap.of(options)
-        unknown = set(options) - {"id_column", "text_columns", "patient_column",
-                                  "visit_column", "type_column", "date_column", "date_format"}
+        unknown = set(options) - {field.name for field in fields(ColumnMap)}
         if unknown:
             raise InputError(f"format {fmt!r} takes no option {', '.join(sorted(unknown))}",
                              field="format")

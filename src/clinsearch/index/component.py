@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -21,6 +22,7 @@ from clinsearch.parallel import Workers
 
 REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
+DELETED_FILE = "deleted.parquet"  # column ``key``: reports marked deleted, not yet merged away
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,17 @@ class Generation:
     def sentences_path(self) -> Path:
         """The sentences table: one row per sentence (report_key, id, index, text, ...)."""
         return self.path / SENTENCES_FILE
+
+    def deleted_keys(self) -> np.ndarray:
+        """Report keys marked deleted in this generation (sorted int64; empty when none).
+
+        A delete only marks; readers leave these reports out, and a merge removes their data.
+        """
+        path = self.path / DELETED_FILE
+        if not path.is_file():
+            return np.empty(0, np.int64)
+        keys = pq.ParquetFile(path).read(["key"]).column("key").to_numpy()
+        return np.sort(keys.astype(np.int64))
 
     def report_batches(
         self, report_keys: Collection[int] | None = None, columns: list[str] | None = None
@@ -86,6 +99,11 @@ class Component(Protocol):
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """Write into ``gen`` the component of ``prev`` without the reports in ``change``."""
+        ...
+
+    def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Write into ``gen`` the component of ``prev`` with its segments merged and no data
+        left of the reports deleted in ``prev`` (its marks) or in ``change`` (erasure)."""
         ...
 
     def open(self, gen: Generation) -> Any:

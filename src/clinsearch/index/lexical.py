@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import tantivy
 from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
@@ -121,7 +119,7 @@ class LexicalComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Index every sentence and every report of the generation."""
-        return self._rebuild(gen, gen.deleted_keys())
+        return self._rebuild(gen)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """Link the previous indexes' files and add the new reports' documents (new segments)."""
@@ -129,7 +127,7 @@ class LexicalComponent:
         for granularity in GRANULARITIES:
             index = _open(gen.path / NAME / granularity, self.analyzer)
             batches = _batches(gen, granularity, change.report_keys)
-            self._commit(index, _documents(batches, granularity, ()), gen.progress, granularity)
+            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
@@ -141,6 +139,8 @@ class LexicalComponent:
         the delete rebuilds both indexes when the index holds at most ``merge_below_sentences``
         sentences or when more than ``max_deleted_fraction`` of the documents are deleted.
         """
+        if _counts(prev.path / NAME / "sentences")[0] <= self.merge_below:
+            return self._rebuild(gen)
         link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         removed = list(change.report_keys)
         for granularity in GRANULARITIES:
@@ -151,19 +151,26 @@ class LexicalComponent:
             )
             writer.commit()
             writer.wait_merging_threads()
-        if self._needs_merge(gen.path / NAME):
+        live, deleted = _counts(gen.path / NAME / "sentences")
+        if deleted > self.max_deleted * (live + deleted):
             shutil.rmtree(gen.path / NAME)  # only this generation's links: prev keeps its files
-            return self._rebuild(gen, _deleted(prev, gen, change))
+            return self._rebuild(gen)
         return self._info(gen)
 
     def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Rebuild both indexes from the generation's tables: one segment each, exact BM25
-        statistics, and no term or posting left of any deleted report (erasure).
+        """After a merge of core segments: when ``change`` names reports to erase, rebuild both
+        indexes from the generation's tables (which leave deleted reports out): one segment
+        each, exact BM25 statistics, no term or posting left of a deleted report. A merge
+        that only regroups core segments links the previous files (tantivy merges its own
+        segments as it writes, and its deletion marks stay).
 
-        tantivy-py exposes no segment merge, and a tantivy merge would keep the terms of
-        deleted documents in the term dictionary, so rebuilding is the way to erase.
+        tantivy-py exposes no merge call (only ``garbage_collect_files`` and
+        ``wait_merging_threads``), so rebuilding is how deleted reports are erased.
         """
-        return self._rebuild(gen, _deleted(prev, gen, change))
+        if not change.report_keys:
+            link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+            return self._info(gen)
+        return self._rebuild(gen)
 
     def open(self, gen: Generation) -> LexicalSearcher:
         """A searcher over the generation's indexes."""
@@ -192,13 +199,12 @@ class LexicalComponent:
                                     f" {recorded}")
         return problems
 
-    def _rebuild(self, gen: Generation, excluded: np.ndarray) -> dict[str, Any]:
-        """Write both indexes anew from the generation's tables, leaving out ``excluded``."""
+    def _rebuild(self, gen: Generation) -> dict[str, Any]:
+        """Write both indexes anew from the generation's tables (its live reports)."""
         for granularity in GRANULARITIES:
             index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
             batches = _batches(gen, granularity, None)
-            documents = _documents(batches, granularity, excluded)
-            self._commit(index, documents, gen.progress, granularity)
+            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def _commit(
@@ -215,12 +221,6 @@ class LexicalComponent:
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
-
-    def _needs_merge(self, folder: Path) -> bool:
-        """Whether a delete should rebuild: a small index, or too many deleted documents."""
-        live, deleted = _counts(folder / "sentences")
-        stored = live + deleted
-        return live <= self.merge_below or (stored > 0 and deleted > self.max_deleted * stored)
 
     def _info(self, gen: Generation) -> dict[str, Any]:
         """The manifest entry: live and deleted document counts, the analyzer settings."""
@@ -369,16 +369,10 @@ def _batches(gen: Generation, granularity: str, keys: Sequence[int] | None) -> I
     return gen.report_batches(keys, ["key", "text"])
 
 
-def _documents(
-    batches: Iterable[Any], granularity: str, excluded: Sequence[int] | np.ndarray
-) -> Iterable[tantivy.Document]:
-    """tantivy documents from Parquet batches of sentences or reports, but those of the
-    reports in ``excluded``."""
+def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Document]:
+    """tantivy documents from Parquet batches of sentences or reports."""
     key_column = "report_key" if granularity == "sentences" else "key"
-    left_out = pa.array(np.asarray(excluded, np.int64), pa.int64())
     for batch in batches:
-        if len(left_out):
-            batch = batch.filter(pc.invert(pc.is_in(batch.column(key_column), left_out)))
         texts = batch.column("text").to_pylist()
         keys = batch.column(key_column).to_pylist()
         indexes = batch.column("index").to_pylist() if granularity == "sentences" else None
@@ -389,15 +383,6 @@ def _documents(
             if indexes is not None:
                 doc.add_unsigned("index", indexes[row])
             yield doc
-
-
-def _deleted(prev: Generation, gen: Generation, change: Change) -> np.ndarray:
-    """Every report key deleted in ``prev``'s marks, ``gen``'s marks or ``change``: left out of a
-    rebuild even where the tables being read still hold their rows."""
-    return np.union1d(
-        np.union1d(prev.deleted_keys(), gen.deleted_keys()),
-        np.asarray(change.report_keys, np.int64),
-    )
 
 
 def _counts(folder: Path) -> tuple[int, int]:

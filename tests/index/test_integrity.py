@@ -38,8 +38,9 @@ def test_manifest_records_every_file(full_index: Path) -> None:
     gen = full_index / (full_index / "CURRENT").read_text().strip()
     manifest = Manifest.read(gen)
     assert manifest.files == file_digests(gen)
-    assert {"segments/s000001/reports.parquet", "segments/s000001/findings.parquet",
-            "dense/vectors.npy"} <= set(manifest.files)
+    expected = {"segments/s000001/reports.parquet", "segments/s000001/findings.parquet",
+                "dense/vectors-000001.npy"}
+    assert expected <= set(manifest.files)
     assert any(name.startswith("lexical/sentences/") for name in manifest.files)
     assert check_index(full_index) == (len(manifest.files), [])
     result = CliRunner().invoke(app, ["check", str(full_index)])

@@ -78,7 +78,8 @@ def test_dense_vectors_are_computed_by_executors(spark: Any, tmp_path: Path) -> 
     remote = build_index(spark, source, tmp_path / "spark", "parquet", config=config,
                          progress=False, **MAPPING)
     a, b = (index.generation.path / "dense" for index in (local, remote))
-    assert pq.read_table(a / "rows.parquet").equals(pq.read_table(b / "rows.parquet"))
-    np.testing.assert_allclose(np.load(a / "vectors.npy"), np.load(b / "vectors.npy"), atol=1e-5)
+    rows, vectors = "rows-000001.parquet", "vectors-000001.npy"  # one segment each
+    assert pq.read_table(a / rows).equals(pq.read_table(b / rows))
+    np.testing.assert_allclose(np.load(a / vectors), np.load(b / vectors), atol=1e-5)
     assert remote.search("pleural effusion", method="dense", top=1)[0].id == \
         local.search("pleural effusion", method="dense", top=1)[0].id

@@ -130,6 +130,10 @@ def test_merge_policy_keeps_few_segments(tmp_path: Path) -> None:
     assert [h.id for h in index.search("pneumothorax", method="bm25", top=20)] != []
     assert sorted(index.store.report_ids) == sorted(f"r{i}" for i in range(12) if i != 2)
     assert check_index(index.path)[1] == []
+    index.optimize()  # erases r2 everywhere, though a merge already dropped its core rows
+    assert index.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert [s.reports for s in index.generation.segments] == [11]
+    assert check_index(index.path)[1] == []
 
 
 def _holding(root: Path, token: str) -> list[str]:

@@ -35,7 +35,7 @@ def _config(model: Path, **options: object) -> IndexConfig:
 
 def _sentence_keys(index: Index) -> set[tuple[int, int]]:
     """(report key, sentence index) of every sentence in the core table."""
-    table = pq.read_table(index.generation.sentences_path, columns=["report_key", "index"])
+    table = index.generation.table("sentences", ["report_key", "index"])
     return set(zip(*(table.column(c).to_pylist() for c in ("report_key", "index")), strict=True))
 
 

@@ -42,14 +42,14 @@ def test_parquet_and_table_inputs_give_the_local_index(spark: Any, tmp_path: Pat
     spark.createDataFrame(ROWS).createOrReplaceTempView("notes")
     from_table = build_index(spark, "notes", tmp_path / "table", "spark-table",
                              progress=False, **MAPPING)
-    want = {n: pq.read_table(local.generation.path / f"{n}.parquet").drop(["source"])
-            if n == "reports" else pq.read_table(local.generation.path / f"{n}.parquet")
+    want = {n: local.generation.table(n).drop(["source"])
+            if n == "reports" else local.generation.table(n)
             for n in ("reports", "sentences", "findings")}
     for index in (from_file, from_table):
         for name, table in want.items():
-            got = pq.read_table(index.generation.path / f"{name}.parquet")
+            got = index.generation.table(name)
             assert got.select(table.column_names).equals(table), name
-    assert pq.read_table(from_file.generation.path / "reports.parquet").column(
+    assert from_file.generation.table("reports").column(
         "source").to_pylist() == [f"{source}:{i}" for i in (1, 2, 3)]
 
 

@@ -21,6 +21,8 @@ from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.tiny import build_tiny_bert
 
+from .test_lexical_segments import terms_in_files
+
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -224,7 +226,7 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     vector = np.asarray(segment.vectors[row]).tobytes()  # its unique sentence's
     index.delete(["rz", "r1"])
     dense = index.generation.path / "dense"
-    assert _holding(dense, vector) and _terms(index, "zanzibar")  # marked only: data remains
+    assert _holding(dense, vector) and terms_in_files(index, "zanzibar")  # marks: data remains
     assert _dense_keys(index) == _sentence_keys(index) and key not in index.component(
         "dense").report_keys
     components = index.manifest.components
@@ -237,20 +239,13 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
 
     assert index.optimize() == 1
     assert not _holding(index.generation.path / "dense", vector)
-    assert not _terms(index, "zanzibar")
+    assert not terms_in_files(index, "zanzibar")
     assert check_index(index.path)[1] == []
     for query in queries:  # exact search: a fresh build's answers (ids, not keys, agree)
         for method in ("bm25", "bm25:whole_report=true", "dense"):
             want = [(h.id, round(h.score, 5)) for h in fresh.search(query, method=method, top=10)]
             got = [(h.id, round(h.score, 5)) for h in index.search(query, method=method, top=10)]
             assert (got == want) if method != "dense" else (set(got) == set(want))
-
-
-def _terms(index: Index, prefix: str) -> list[tuple[str, int]]:
-    """Terms starting with ``prefix`` in the term dictionaries of every tantivy segment."""
-    lexical = index.component("lexical")
-    return [t for g in ("sentences", "reports")
-            for t in lexical._searchers[g].terms_with_prefix("text", prefix)]
 
 
 def _scores(searcher: DenseSearcher, query: np.ndarray) -> dict[tuple[int, int], float]:

@@ -142,15 +142,15 @@ def test_a_small_index_deletes_exactly_and_keeps_no_deleted_term(
     small = Index.build([*corpus, extra], tmp_path / "small", _config(), progress=False)
     fresh = Index.build(corpus, tmp_path / "fresh", _config(), progress=False)
     for index in (marked, small):
-        assert _terms(index, "zanzibar")  # positive control: the term is in the files
+        assert terms_in_files(index, "zanzibar")  # positive control: the term is in the files
         index.delete(["rz"])
-    assert _terms(marked, "zanzibar")  # marks only: the term stays in the term dictionaries
-    assert not _terms(small, "zanzibar")  # rebuilt (small index): gone from every segment
+    assert terms_in_files(marked, "zanzibar")  # marks only: the term stays in the term dictionaries
+    assert not terms_in_files(small, "zanzibar")  # rebuilt (small index): gone from every segment
     assert _top10(small, ["normal heart", "effusion"]) == _top10(fresh, ["normal heart",
                                                                          "effusion"])
 
 
-def _terms(index: Index, prefix: str) -> list[tuple[str, int]]:
+def terms_in_files(index: Index, prefix: str) -> list[tuple[str, int]]:
     """Terms starting with ``prefix`` in the term dictionary of every tantivy segment file of
     the index (deleted documents' terms included until a rebuild)."""
     lexical: LexicalSearcher = index.component("lexical")

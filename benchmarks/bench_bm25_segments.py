@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import tantivy
 
 from bench_storage import QUERIES
 from clinsearch import Index, IndexConfig
@@ -36,6 +37,7 @@ from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
 MARKS_ONLY = {"merge_below_sentences": 0, "max_deleted_fraction": 1.0}
 REBUILD = {"merge_below_sentences": 0, "max_deleted_fraction": 0.0}
 ADDS = 10
+PASSES = 3
 FRACTIONS = (0.01, 0.05, 0.10, 0.20)
 
 Top = list[tuple[str, int, float]]
@@ -55,6 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         root = Path(work)
         fresh = Index.build(reports, root / "fresh", _config({}), progress=False)
+        result["search"] = _latency(fresh, queries)
         result["adds"] = _adds(root, reports, queries, _top10(fresh, queries))
         result["deletes"] = [_deletes(root, reports, queries, f, args.seed) for f in FRACTIONS]
     result["load_after"] = _uptime()
@@ -110,6 +113,35 @@ def _deletes(
         "score_rel_diff_max": round(float(np.max(ratios)), 4),
         "delete_seconds": timings,
     }
+
+
+def _latency(index: Index, queries: list[str]) -> dict:
+    """p50 ms of a top-10 and a top-64 search (the first fetch of a report-level search), per
+    granularity: ``LexicalSearcher.search`` (ties ordered by keys) and tantivy's own top k with
+    the same fast-field reads."""
+    lexical: LexicalSearcher = index.component("lexical")
+    found: dict = {}
+    for granularity in GRANULARITIES:
+        searcher, schema = lexical._searchers[granularity], lexical._indexes[granularity].schema
+        ordered, plain = [], []
+        for _ in range(PASSES):
+            for query in queries:
+                terms = lexical.terms(query)
+                for limit in (10, 64):
+                    started = time.perf_counter()
+                    lexical.search(granularity, terms, limit)
+                    ordered.append(time.perf_counter() - started)
+                    started = time.perf_counter()
+                    tantivy_query = tantivy.Query.boolean_query(
+                        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t))
+                         for t in terms])
+                    hits = searcher.search(tantivy_query, limit=limit, count=True).hits
+                    searcher.fast_field_values("report_key", [address for _, address in hits])
+                    plain.append(time.perf_counter() - started)
+        ms = (1000 * float(np.median(ordered)), 1000 * float(np.median(plain)))
+        found[granularity] = {"ordered_p50_ms": round(ms[0], 3), "tantivy_p50_ms": round(ms[1], 3),
+                              "ratio": round(ms[0] / ms[1], 2)}
+    return found
 
 
 def _config(options: dict) -> IndexConfig:

@@ -192,10 +192,11 @@ class LexicalComponent:
                 problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
                                 f" {granularity} table ({len(core.report_keys)} reports,"
                                 f" {len(core.sentence_keys)} sentences)")
-            for what, found in (("documents", len(keys)), ("deleted", _counts(folder)[1])):
-                recorded = entry.get(what, {}).get(granularity)
+            counts = (("documents", "live", len(keys)), ("deleted", "deleted", _counts(folder)[1]))
+            for field, label, found in counts:
+                recorded = entry.get(field, {}).get(granularity)
                 if recorded != found:
-                    problems.append(f"{folder}: {found} {what} documents, the manifest says"
+                    problems.append(f"{folder}: {found} {label} documents, the manifest says"
                                     f" {recorded}")
         return problems
 

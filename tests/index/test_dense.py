@@ -17,9 +17,11 @@ from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import DELETED_FILE, Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher
-from clinsearch.index.integrity import CoreRows
+from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.tiny import build_tiny_bert
+
+from .test_lexical_segments import terms_in_files
 
 
 @pytest.fixture(scope="module")
@@ -203,6 +205,47 @@ def test_hnsw_per_segment_matches_exact_search_through_changes(
     assert len(found) == 16 and key not in {k for k, _, _ in found}
     component.merge(marked, Generation(tmp_path / "merged"), Change(("r2",), (key,)))
     assert _top(component.open(Generation(tmp_path / "merged")), query, 20) == found
+
+
+def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
+    tmp_path: Path,
+    corpus: list[SegmentedReport],
+    make_reports: Callable[..., SegmentedReport],
+    tiny_model: Path,
+) -> None:
+    config = IndexConfig(components=("lexical", "dense"), options={
+        "dense": {"model": str(tiny_model)},
+        "lexical": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
+    })
+    unique = make_reports("rz", ["Zanzibarite nodule in the left apex.", "No effusion."])
+    index = Index.build([*corpus, unique], tmp_path / "idx", config, progress=False)
+    fresh = Index.build(corpus[1:], tmp_path / "fresh", config, progress=False)
+    key = int(index.store.report_keys[index.store.row_by_report_id["rz"]])
+    segment = index.component("dense").segments[0]
+    row = np.flatnonzero((segment.report_keys == key) & (segment.sentence_indexes == 0))[0]
+    vector = np.asarray(segment.vectors[row]).tobytes()  # its unique sentence's
+    index.delete(["rz", "r1"])
+    dense = index.generation.path / "dense"
+    assert _holding(dense, vector) and terms_in_files(index, "zanzibar")  # marks: data remains
+    assert _dense_keys(index) == _sentence_keys(index) and key not in index.component(
+        "dense").report_keys
+    components = index.manifest.components
+    assert components["dense"]["sentences"] == components["lexical"]["documents"]["sentences"]
+    assert check_index(index.path)[1] == []
+    queries = ("zanzibarite nodule", "pleural effusion", "heart size")
+    for method in ("bm25", "dense"):
+        hits = {h.report_id for q in queries for h in index.search(q, method=method, top=20)}
+        assert hits and hits.isdisjoint({"rz", "r1"})
+
+    assert index.optimize() == 1
+    assert not _holding(index.generation.path / "dense", vector)
+    assert not terms_in_files(index, "zanzibar")
+    assert check_index(index.path)[1] == []
+    for query in queries:  # exact search: a fresh build's answers (ids, not keys, agree)
+        for method in ("bm25", "bm25:whole_report=true", "dense"):
+            want = [(h.id, round(h.score, 5)) for h in fresh.search(query, method=method, top=10)]
+            got = [(h.id, round(h.score, 5)) for h in index.search(query, method=method, top=10)]
+            assert (got == want) if method != "dense" else (set(got) == set(want))
 
 
 def _scores(searcher: DenseSearcher, query: np.ndarray) -> dict[tuple[int, int], float]:

@@ -192,10 +192,11 @@ class LexicalComponent:
                 problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
                                 f" {granularity} table ({len(core.report_keys)} reports,"
                                 f" {len(core.sentence_keys)} sentences)")
-            for what, found in (("documents", len(keys)), ("deleted", _counts(folder)[1])):
-                recorded = entry.get(what, {}).get(granularity)
+            counts = (("documents", "live", len(keys)), ("deleted", "deleted", _counts(folder)[1]))
+            for field, label, found in counts:
+                recorded = entry.get(field, {}).get(granularity)
                 if recorded != found:
-                    problems.append(f"{folder}: {found} {what} documents, the manifest says"
+                    problems.append(f"{folder}: {found} {label} documents, the manifest says"
                                     f" {recorded}")
         return problems
 
@@ -314,21 +315,20 @@ class LexicalSearcher:
         """
         searcher = self._searchers[granularity]
         fetch = limit + _TIE_MARGIN
-        while True:
-            result = searcher.search(query, limit=fetch, count=True)
-            hits = result.hits
-            if len(hits) <= limit or len(hits) >= result.count or hits[-1][0] < hits[limit - 1][0]:
-                break
-            fetch *= 2
+        result = searcher.search(query, limit=fetch, count=True)
+        hits, total = result.hits, result.count
+        while limit < len(hits) < total and hits[-1][0] >= hits[limit - 1][0]:
+            fetch *= 8  # few, large steps: each one scores the matching documents again
+            hits = searcher.search(query, limit=fetch, count=False).hits
         addresses = [address for _, address in hits]
         scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
         report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
         if granularity == "sentences":
             indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
             order = np.lexsort((indexes, report_keys, -scores))[:limit]
-            return Ranked(scores[order], report_keys[order], indexes[order], result.count)
+            return Ranked(scores[order], report_keys[order], indexes[order], total)
         order = np.lexsort((report_keys, -scores))[:limit]
-        return Ranked(scores[order], report_keys[order], None, result.count)
+        return Ranked(scores[order], report_keys[order], None, total)
 
     def matches(self, text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
         """(start, end, term) of each word in ``text`` whose analysed form is one of ``terms``."""

@@ -7,14 +7,16 @@ and on IU X-ray (when ../shared data is present), each a fresh ``python -m clins
 ``--runs`` times, alternating the code of this checkout with that of git ``REF`` (default
 ``main``, exported to a temporary folder) so both see the same machine load. The indexes are
 built once under ``--work`` by this checkout's code (both sides must read its format). Prints a
-Markdown table of medians with the ``before / after`` ratio, and the machine's load averages
-(``uptime``) before and after.
+Markdown table of median wall and CPU (user + system) seconds with the ``before / after`` wall
+ratio, and the machine's load averages (``uptime``) before and after: on a shared machine the
+CPU seconds move less with the load than the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,12 +60,14 @@ def main() -> None:
         rows = [(name, label, _medians(sides, args.runs, index, command))
                 for name, index in indexes.items() for label, command in COMMANDS.items()]
         print(f"load after: {_uptime()}")
-    print(f"\nmedian wall of {args.runs} fresh processes each, before = {args.before}\n")
-    print("| index | command | before | after | before / after |")
-    print("| --- | --- | ---: | ---: | ---: |")
+    print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
+    print("| index | command | wall before | wall after | before / after | CPU before |"
+          " CPU after |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for name, label, times in rows:
-        before, after = times["before"], times["after"]
-        print(f"| {name} | {label} | {before:.2f} s | {after:.2f} s | {before / after:.1f}x |")
+        (before, cpu_before), (after, cpu_after) = times["before"], times["after"]
+        print(f"| {name} | {label} | {before:.2f} s | {after:.2f} s | {before / after:.1f}x |"
+              f" {cpu_before:.2f} s | {cpu_after:.2f} s |")
 
 
 def _index(folder: Path, corpus: Path, fmt: str) -> Path:
@@ -91,16 +95,24 @@ def _env(src: Path) -> dict[str, str]:
 
 
 def _medians(sides: dict[str, Path], runs: int, index: Path, command: list[str]
-             ) -> dict[str, float]:
-    """Median wall seconds of ``command`` per side, the sides' runs alternating."""
+             ) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU (user + system) seconds of ``command`` per side, the sides' runs
+    alternating."""
     args = [a.format(index=index) for a in command]
-    times: dict[str, list[float]] = {side: [] for side in sides}
+    times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for _ in range(runs):
         for side, src in sides.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), _children_cpu()
             subprocess.run([*CLI, *args], env=_env(src), check=True, stdout=subprocess.DEVNULL)
-            times[side].append(time.perf_counter() - start)
-    return {side: statistics.median(t) for side, t in times.items()}
+            times[side].append((time.perf_counter() - start, _children_cpu() - cpu))
+    return {side: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+            for side, t in times.items()}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _uptime() -> str:

@@ -33,10 +33,10 @@ def blank_nlp() -> Language:
     tokenizer loads spaCy's 5,400 tokenizer exceptions and each vocabulary computes the
     attributes of every word it meets, so one of each keeps that start-up cost paid once.
     """
-    import spacy
     from medspacy.custom_tokenizer import create_medspacy_tokenizer
+    from spacy.lang.en import English
 
-    nlp = spacy.blank("en")
+    nlp = English()  # spacy.blank("en") without resolving a config (a third faster)
     nlp.tokenizer = create_medspacy_tokenizer(nlp)  # built from the default one's settings
     return nlp
 

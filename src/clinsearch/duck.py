@@ -11,9 +11,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import numpy as np
+
+if TYPE_CHECKING:
+    import duckdb
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -36,6 +39,7 @@ def connect(
     A value is a Parquet file path or a ``ParquetRows`` (both scanned lazily), or an in-memory
     Arrow table. Names are identifiers chosen by the code, never user input.
     """
+    import duckdb  # loaded on first use: importing this module (for ParquetRows) stays cheap
     import pyarrow as pa
     import pyarrow.dataset as ds
 

@@ -29,7 +29,7 @@ from clinsearch.parallel import Workers
 SEGMENTS_DIR = "segments"
 REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
-DELETED_FILE = "deleted.parquet"  # column ``key``: reports marked deleted, not yet merged away
+DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
 
 

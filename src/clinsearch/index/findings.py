@@ -369,8 +369,9 @@ def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Tab
     ends = np.array([s.last_key for s in segments], np.int64)
     long_sentences = 0
     try:
-        for table in tables:
-            table = table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
+        for given in tables:
+            long_sentences += int((given.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
+            table = given.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
             at = np.searchsorted(ends, table.column("report_key").to_numpy(), side="left")
             bounds = np.searchsorted(at, np.arange(len(writers) + 1), side="left")
             if bounds[-1] != table.num_rows:
@@ -378,7 +379,6 @@ def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Tab
             for writer, start, stop in zip(writers, bounds, bounds[1:], strict=False):
                 if stop > start:
                     writer.write_table(table.slice(start, stop - start))
-            long_sentences += int((table.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
     finally:
         for writer in writers:
             writer.close()

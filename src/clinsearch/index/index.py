@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.corpus.model import Report, SegmentedReport
@@ -211,8 +210,8 @@ class Index:
         with new_generation(self.path, expect_live=prev.path) as pending:
             gen = Generation(pending.path, prev.segments)
             _link_segments(prev, gen, prev.segments)
-            _write_marks(gen, np.union1d(prev.deleted_keys(), np.asarray(keys, np.int64)))
             change = Change(tuple(ids), keys)
+            _write_marks(prev, gen, change)
             components = {c.name: c.delete(prev, gen, change) for c in self.config.make()}
             _finish(pending, (prev, self.manifest), gen, self.config, components,
                     self.manifest.next_report_key)
@@ -272,8 +271,7 @@ class Index:
             number, segments = _next_segment(prev), []
             for segment in prev.segments:
                 if segment.id in firsts:
-                    writer = SegmentWriter(gen.path / SEGMENTS_DIR / segment_id(number),
-                                           segment_id(number))
+                    writer = _segment_writer(gen, number)
                     segments.append(merge_segments(prev, firsts[segment.id], dropped, writer))
                     number += 1
                 elif segment.id not in merged:
@@ -414,10 +412,13 @@ class _PartSource:
 
     def write(self, gen: Generation, number: int, size: int, known: set[str]
               ) -> tuple[list[Segment], list[tuple[str, int]]]:
-        """Write each part's core tables as a segment (``size`` does not split parts)."""
+        """Write each part's core tables as a segment (``size`` does not split parts; an empty
+        part makes no segment)."""
         segments: list[Segment] = []
         added: list[tuple[str, int]] = []
         for reports, sentences in self.parts.core():
+            if not reports.num_rows:
+                continue
             ids, keys, sources = (reports.column(c).to_pylist() for c in ("id", "key", "source"))
             for report_id, key, source in zip(ids, keys, sources, strict=True):
                 _check_new(report_id, source, known)
@@ -521,21 +522,29 @@ def _link_marks(prev: Generation, gen: Generation) -> None:
         link_file(prev.path / DELETED_FILE, gen.path / DELETED_FILE)
 
 
-def _write_marks(gen: Generation, keys: np.ndarray) -> None:
-    """Write the deletion marks of ``gen``."""
-    pq.write_table(pa.table({"key": pa.array(keys, pa.int64())}), gen.path / DELETED_FILE)
+def _write_marks(prev: Generation, gen: Generation, change: Change) -> None:
+    """Write the deletion marks of ``gen``: ``prev``'s and the reports of ``change`` (key and id,
+    so that a later merge can name every report it erases, even one whose rows a size-tiered
+    merge already dropped)."""
+    marks = _marks(prev)
+    table = pa.table({"key": pa.array([*marks.report_keys, *change.report_keys], pa.int64()),
+                      "id": pa.array([*marks.report_ids, *change.report_ids], pa.string())})
+    pq.write_table(table, gen.path / DELETED_FILE)
+
+
+def _marks(gen: Generation) -> Change:
+    """The reports marked deleted in ``gen``."""
+    path = gen.path / DELETED_FILE
+    if not path.is_file():
+        return Change((), ())
+    table = pq.ParquetFile(path).read(["key", "id"])
+    return Change(tuple(table.column("id").to_pylist()), tuple(table.column("key").to_pylist()))
 
 
 def _erased(prev: Generation, erase: Change) -> Change:
     """The reports whose data a merge removes: ``prev``'s marked ones and ``erase``'s."""
-    marked = pa.array(prev.deleted_keys(), pa.int64())
-    ids, keys = list(erase.report_ids), list(erase.report_keys)
-    for path in prev.files("reports"):
-        rows = pq.ParquetFile(path).read(["key", "id"])
-        rows = rows.filter(pc.is_in(rows.column("key"), value_set=marked))
-        ids += rows.column("id").to_pylist()
-        keys += rows.column("key").to_pylist()
-    return Change(tuple(ids), tuple(keys))
+    marks = _marks(prev)
+    return Change((*marks.report_ids, *erase.report_ids), (*marks.report_keys, *erase.report_keys))
 
 
 def _check_new(report_id: str, source: str, known: set[str]) -> None:

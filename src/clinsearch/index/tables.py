@@ -6,7 +6,7 @@ component files linked from a previous generation (tantivy documents, vectors) s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -121,20 +121,6 @@ def merge_segments(
             tables.append(table.filter(pc.invert(pc.is_in(key, value_set=gone))))
         writer.append(*tables)
     return replace(writer.close(), first_key=sources[0].first_key, last_key=sources[-1].last_key)
-
-
-def keyed_batches(
-    reports: Iterable[tuple[int, SegmentedReport]], size: int
-) -> Iterator[list[tuple[int, SegmentedReport]]]:
-    """Keyed reports in lists of ``size``."""
-    batch: list[tuple[int, SegmentedReport]] = []
-    for item in reports:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def reports_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:

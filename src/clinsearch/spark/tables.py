@@ -19,8 +19,11 @@ def read_numbered(spark: Any, rows: ParquetRows) -> Any:
     order, each numbered in file order, deleted rows dropped first)."""
     frames, offset = [], 0
     for path in rows.files:
+        # numbered and materialised file by file: ordinals come from partition ids, which a
+        # union would renumber
         numbered = with_ordinals(spark, _live(spark.read.parquet(str(path)), rows))
-        frames.append(numbered.withColumn(KEY, numbered[KEY] + offset))
+        numbered = numbered.withColumn(KEY, numbered[KEY] + offset).localCheckpoint()
+        frames.append(numbered)
         offset += numbered.count()
     return reduce(lambda a, b: a.unionByName(b), frames)
 

@@ -78,7 +78,7 @@ class ConceptComponent:
     def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
         """Problems: postings that point outside their segment's findings or disagree with the
         key offsets, totals that differ from the manifest's."""
-        problems, totals = [], [0, 0]
+        problems, postings, names = [], 0, set()
         for segment in gen.segments:
             folder = gen.segment_path(segment)
             findings = pq.ParquetFile(folder / FINDINGS_FILE).metadata.num_rows
@@ -91,23 +91,24 @@ class ConceptComponent:
             if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
                 problems.append(f"{folder / NAME / KEYS_FILE}: offsets do not cover the postings"
                                 " exactly")
-            totals = [totals[0] + len(rows), totals[1] + len(keys["key"])]
-        if [entry.get("postings"), entry.get("keys")] != totals:
-            problems.append(f"{gen.path / NAME}: {totals[0]} postings under {totals[1]} keys, the"
+            postings += len(rows)
+            names.update(keys["key"])
+        if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
+            problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
                             f" manifest says {entry.get('postings')} under {entry.get('keys')}")
         return problems
 
     def _write(self, gen: Generation, segments: Iterable[Segment]) -> dict[str, Any]:
-        """Write the postings of ``segments``; the manifest entry: postings and key rows stored
-        over all segments."""
+        """Write the postings of ``segments``; the manifest entry: postings stored and distinct
+        keys over all segments (as one build of the same findings would count them)."""
         for segment in segments:
             write_postings(gen.segment_path(segment), self.hierarchy)
-        totals = [0, 0]
+        postings, names = 0, set()
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
-            totals[0] += pq.ParquetFile(folder / POSTINGS_FILE).metadata.num_rows
-            totals[1] += pq.ParquetFile(folder / KEYS_FILE).metadata.num_rows
-        return {"keys": totals[1], "postings": totals[0]}
+            postings += pq.ParquetFile(folder / POSTINGS_FILE).metadata.num_rows
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column("key").to_pylist())
+        return {"keys": len(names), "postings": postings}
 
 
 def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:

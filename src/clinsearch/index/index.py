@@ -197,12 +197,12 @@ class Index:
         ids = list(dict.fromkeys(report_ids))
         if not ids:
             raise ClinsearchError("no report ids to delete")
-        rows = self.store.row_by_report_id
-        unknown = [i for i in ids if i not in rows]
+        live = _live_keys(self.generation)
+        unknown = [i for i in ids if i not in live]
         if unknown:
             shown = ", ".join(repr(i) for i in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
             raise InputError(f"{len(unknown)} id(s) not in the index: {shown}", field="ids")
-        keys = tuple(int(self.store.report_keys[rows[i]]) for i in ids)
+        keys = tuple(live[i] for i in ids)
         if purge:
             self._merge([list(self.generation.segments)], Change(tuple(ids), keys))
             return len(ids)
@@ -442,7 +442,7 @@ def _commit_new(
     as new segments; returns how many reports were added. ``index`` is closed before the
     replaced generation is swept."""
     prev = None if index is None else index.generation
-    known = set() if index is None else set(index.store.report_ids)
+    known = set() if prev is None else set(_live_keys(prev))
     with (new_generation(root, expect_live=None if prev is None else prev.path) as pending,
           Workers(source.workers) as pool):
         gen = Generation(pending.path, progress=progress, workers=pool)
@@ -462,6 +462,13 @@ def _commit_new(
         if index is not None:
             index.close()  # our own lease must not keep the replaced generation on disk
     return len(added)
+
+
+def _live_keys(gen: Generation) -> dict[str, int]:
+    """The key of each live report of ``gen``, by id (two columns read, not the whole Store)."""
+    table = gen.table("reports", ["id", "key"])
+    return dict(zip(table.column("id").to_pylist(), table.column("key").to_pylist(),
+                    strict=True))
 
 
 def _write_component(

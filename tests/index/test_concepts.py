@@ -23,7 +23,7 @@ def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
     "r<n>" gets key n."""
     folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(schema=FINDINGS_SCHEMA, mapping=[
-        {"report_key": int(sid.split("#")[0][1:] or 0) if sid[1].isdigit() else None,
+        {"report_key": int(sid[1:].split("#")[0]) if sid[1].isdigit() else None,
          "sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.component import DELETED_FILE, Generation, Segment
 from clinsearch.index.concept_postings import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
 
@@ -18,10 +19,12 @@ HIERARCHY = Hierarchy({
 
 
 def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
-    """findings.parquet with (sentence_id, concept, polarity, modifiers "a|b") rows."""
+    """findings.parquet with (sentence_id, concept, polarity, modifiers "a|b") rows; report
+    "r<n>" gets key n."""
     folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(schema=FINDINGS_SCHEMA, mapping=[
-        {"sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
+        {"report_key": int(sid[1:].split("#")[0]) if sid[1].isdigit() else None,
+         "sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),
          "start": 0, "end": 3, "text": concept,
@@ -32,14 +35,21 @@ def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
     pq.write_table(table, folder / "findings.parquet")
 
 
+def one_segment(root: Path) -> tuple[Generation, Path]:
+    """A generation of one segment (no core tables: these tests read findings only)."""
+    gen = Generation(root, (Segment("s000001", 0, 0, 0, 0),))
+    return gen, gen.segment_path(gen.segments[0])
+
+
 def test_findings_are_posted_under_their_concept_and_every_ancestor(tmp_path: Path) -> None:
     rows = [("r1#0", "lobar_pneumonia", "present", "right"), ("r1#1", "pneumonia", "absent", ""),
             ("r2#0", "pleural_effusion", "present", ""), ("r3#0", "opacity", "present", ""),
             ("r3#1", "lobar_pneumonia", "uncertain", "")]
-    write_findings(tmp_path, rows)
-    info = write_postings(tmp_path, HIERARCHY)
+    gen, folder = one_segment(tmp_path)
+    write_findings(folder, rows)
+    info = write_postings(folder, HIERARCHY)
     assert info == {"keys": 4, "postings": 2 * 3 + 1 * 2 + 1 + 1}
-    index = ConceptIndex.open(tmp_path)
+    index = ConceptIndex.open(gen)
     opacity = index.lookup("opacity")
     assert opacity.rows.tolist() == [3, 1, 0, 4]  # by depth, then row
     assert opacity.depths.tolist() == [0, 1, 2, 2]
@@ -55,12 +65,13 @@ def test_findings_are_posted_under_their_concept_and_every_ancestor(tmp_path: Pa
 
 
 def test_postings_follow_the_findings_table_when_it_changes(tmp_path: Path) -> None:
-    write_findings(tmp_path, [("r1#0", "pneumonia", "present", "")])
-    write_postings(tmp_path, HIERARCHY)
-    write_findings(tmp_path, [("r2#0", "pleural_effusion", "present", ""),
-                              ("r2#1", "pneumonia", "present", "")])
-    write_postings(tmp_path, HIERARCHY)
-    index = ConceptIndex.open(tmp_path)
+    gen, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "pneumonia", "present", "")])
+    write_postings(folder, HIERARCHY)
+    write_findings(folder, [("r2#0", "pleural_effusion", "present", ""),
+                            ("r2#1", "pneumonia", "present", "")])
+    write_postings(folder, HIERARCHY)
+    index = ConceptIndex.open(gen)
     rows = index.lookup("pneumonia").rows
     assert [index.sentence_ids[index.sentence_code[r]] for r in rows] == ["r2#1"]
 
@@ -68,10 +79,33 @@ def test_postings_follow_the_findings_table_when_it_changes(tmp_path: Path) -> N
 def test_lookup_returns_only_the_concepts_postings(tmp_path: Path) -> None:
     rows = [(f"r{i}#0", "pleural_effusion", "present", "") for i in range(20000)]
     rows.append(("rx#0", "pneumonia", "present", ""))
-    write_findings(tmp_path, rows)
-    write_postings(tmp_path, HIERARCHY)
-    index = ConceptIndex.open(tmp_path)
+    gen, folder = one_segment(tmp_path)
+    write_findings(folder, rows)
+    write_postings(folder, HIERARCHY)
+    index = ConceptIndex.open(gen)
     posting = index.lookup("pneumonia")
     assert posting.rows.tolist() == [20000]
     assert len(index.lookup("pleural_effusion").rows) == 20000
     assert len(index.lookup("opacity").rows) == 1
+
+
+def test_segments_combine_as_one_table_without_deleted_reports(tmp_path: Path) -> None:
+    rows = [("r0#0", "lobar_pneumonia", "present", ""), ("r1#0", "opacity", "present", ""),
+            ("r2#0", "pneumonia", "absent", ""), ("r3#0", "lobar_pneumonia", "present", ""),
+            ("r4#0", "opacity", "present", ""), ("r5#0", "pneumonia", "present", "")]
+    whole, folder = one_segment(tmp_path / "whole")
+    write_findings(folder, [r for r in rows if r[0] != "r4#0"])
+    write_postings(folder, HIERARCHY)
+    split = Generation(tmp_path / "split", (Segment("s000001", 0, 2, 3, 3),
+                                            Segment("s000002", 3, 5, 3, 3)))
+    for segment, part in zip(split.segments, (rows[:3], rows[3:]), strict=True):
+        write_findings(split.segment_path(segment), part)
+        write_postings(split.segment_path(segment), HIERARCHY)
+    pq.write_table(pa.table({"key": pa.array([4], pa.int64())}), split.path / DELETED_FILE)
+    expected, combined = ConceptIndex.open(whole), ConceptIndex.open(split)
+    assert combined.findings.equals(expected.findings)
+    for key in ("opacity", "pneumonia", "lobar_pneumonia", "pleural_effusion"):
+        for exact in (False, True):
+            got, want = combined.lookup(key, exact=exact), expected.lookup(key, exact=exact)
+            assert got.rows.tolist() == want.rows.tolist(), key
+            assert got.depths.tolist() == want.depths.tolist(), key

@@ -25,7 +25,7 @@ import clinsearch.index.generations as generations
 from clinsearch import Index, IndexConfig
 from clinsearch.index.lexical import LexicalComponent
 from clinsearch.index.manifest import Manifest
-from clinsearch.index.tables import TableWriter
+from clinsearch.index.tables import SegmentWriter
 
 root, action, point = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 
@@ -45,7 +45,7 @@ def wait_for_go():
         time.sleep(0.02)
 
 if point == "tables":  # killed with half the core tables written
-    TableWriter.write = after(TableWriter.write, die)
+    SegmentWriter.write = after(SegmentWriter.write, die)
 elif point == "component":  # killed after the BM25 index is written
     LexicalComponent._info = die
 elif point == "manifest":  # killed after the manifest, before the rename

@@ -1,20 +1,27 @@
-"""The dense component: embeddings round trip, windows, ANN, add/delete in step with lexical."""
+"""The dense component: embeddings round trip, windows, ANN, segments (adds write one, deletes
+only mark, merges rewrite without deleted vectors), in step with lexical."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.dense import DenseSearcher
+from clinsearch.index.component import DELETED_FILE, Change, Generation
+from clinsearch.index.dense import DenseComponent, DenseSearcher
+from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.tiny import build_tiny_bert
+
+from .test_lexical_segments import terms_in_files
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +37,37 @@ def _config(model: Path, **options: object) -> IndexConfig:
 
 def _sentence_keys(index: Index) -> set[tuple[int, int]]:
     """(report key, sentence index) of every sentence in the core table."""
-    table = pq.read_table(index.generation.sentences_path, columns=["report_key", "index"])
+    table = index.generation.table("sentences", ["report_key", "index"])
     return set(zip(*(table.column(c).to_pylist() for c in ("report_key", "index")), strict=True))
 
 
 def _dense_keys(index: Index) -> set[tuple[int, int]]:
-    searcher: DenseSearcher = index.component("dense")
-    pairs = zip(searcher.report_keys.tolist(), searcher.sentence_indexes.tolist(), strict=True)
-    return set(pairs)
+    return _pairs(index.component("dense"))
+
+
+def _pairs(searcher: DenseSearcher) -> set[tuple[int, int]]:
+    """(report key, sentence index) of every live sentence with vectors."""
+    return set(zip(searcher.report_keys.tolist(), searcher.sentence_indexes.tolist(), strict=True))
+
+
+def _marked(folder: Path, keys: list[int]) -> Generation:
+    """A new generation folder whose deletion marks are ``keys``, as ``Index.delete`` writes."""
+    folder.mkdir()
+    pq.write_table(pa.table({"key": pa.array(keys, pa.int64())}), folder / DELETED_FILE)
+    return Generation(folder)
+
+
+def _digests(folder: Path) -> dict[str, tuple[int, str]]:
+    """(inode, SHA-256) of each file of a folder."""
+    return {p.name: (p.stat().st_ino, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in folder.iterdir()}
+
+
+def _top(searcher: DenseSearcher, query: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
+    """(report key, sentence index, score to 5 places) of the ``limit`` best sentences."""
+    found = searcher.scorer(query)(limit)
+    return list(zip(found.report_keys.tolist(), found.sentence_indexes.tolist(),
+                    np.round(found.scores, 5).tolist(), strict=True))
 
 
 def test_round_trip_stores_each_sentence_embedding(
@@ -54,13 +84,14 @@ def test_round_trip_stores_each_sentence_embedding(
         "vectors": 16,
         "sentences": 16,
         "ann": "exact",
+        "segments": [{"number": 1, "vectors": 16, "ann": "exact"}],
     }
     assert _dense_keys(reopened) == _sentence_keys(index)
-    store = reopened.store
-    rows = store.sentence_rows(searcher.report_keys, searcher.sentence_indexes)
+    store, segment = reopened.store, searcher.segments[0]
+    rows = store.sentence_rows(segment.report_keys, segment.sentence_indexes)
     expected = encoder.encode_passages([store.sentence_texts[r] for r in rows.tolist()]).vectors
-    np.testing.assert_allclose(searcher.vectors, expected, atol=1e-6)
-    assert searcher.vectors.dtype == np.float32
+    np.testing.assert_allclose(segment.vectors, expected, atol=1e-6)
+    assert segment.vectors.dtype == np.float32
 
 
 def test_long_sentence_gets_several_windows_and_scores_as_best(
@@ -73,30 +104,76 @@ def test_long_sentence_gets_several_windows_and_scores_as_best(
     assert index.manifest.components["dense"]["sentences"] == 2
     assert index.manifest.components["dense"]["vectors"] >= 3
     query = load_encoder(tiny_model).encode_queries(["large right pneumothorax ."])[0]
-    windows = searcher.vectors[searcher.report_keys == 0] @ query
+    segment = searcher.segments[0]
+    windows = segment.vectors[segment.report_keys == 0] @ query
     assert searcher.sentence_scores(query)[0] == pytest.approx(windows.max())
 
 
-def test_add_and_delete_keep_lexical_and_dense_aligned(
+def test_add_writes_one_segment_beside_the_linked_ones_with_a_fresh_builds_scores(
+    tmp_path: Path,
+    corpus: list[SegmentedReport],
+    make_reports: Callable[..., SegmentedReport],
+    tiny_model: Path,
+) -> None:
+    extra = [make_reports("r9", ["Tension pneumothorax.", "No effusion."]),
+             make_reports("r10", ["Heart size is normal."])]
+    fresh = Index.build([*corpus, *extra], tmp_path / "fresh", _config(tiny_model),
+                        progress=False)
+    index = Index.build(corpus, tmp_path / "idx", _config(tiny_model), progress=False)
+    reader = Index.open(tmp_path / "idx")  # keeps the first generation on disk
+    before = _digests(reader.generation.path / "dense")
+    index.add(extra[:1], progress=False)
+    index.add(extra[1:], progress=False)
+    assert _digests(reader.generation.path / "dense") == before  # never written in place
+    after = _digests(index.generation.path / "dense")
+    assert after["vectors-000001.npy"] == before["vectors-000001.npy"]  # a link
+    assert sorted(after) == ["meta.json", "rows-000001.parquet", "rows-000002.parquet",
+                             "rows-000003.parquet", "vectors-000001.npy",
+                             "vectors-000002.npy", "vectors-000003.npy"]
+    assert _dense_keys(index) == _sentence_keys(index)
+    grown, built = index.component("dense"), fresh.component("dense")
+    query = load_encoder(tiny_model).encode_queries(["tension pneumothorax"])[0]
+    want, got = _scores(built, query), _scores(grown, query)
+    assert got.keys() == want.keys()
+    np.testing.assert_allclose([got[k] for k in want], list(want.values()), atol=1e-5)
+    assert _top(grown, query, 19) == _top(built, query, 19)
+
+
+def test_delete_only_marks_and_merge_erases_the_deleted_vectors(
     tmp_path: Path,
     corpus: list[SegmentedReport],
     make_reports: Callable[..., SegmentedReport],
     tiny_model: Path,
 ) -> None:
     index = Index.build(corpus, tmp_path / "idx", _config(tiny_model), progress=False)
-    before = index.component("dense").vectors.copy()
     index.add([make_reports("r9", ["Tension pneumothorax.", "No effusion."])], progress=False)
-    assert _dense_keys(index) == _sentence_keys(index)
-    np.testing.assert_array_equal(index.component("dense").vectors[: len(before)], before)
-    index.delete(["r1", "r9"])
-    assert _dense_keys(index) == _sentence_keys(index)
-    components = index.manifest.components
-    assert components["dense"]["sentences"] == components["lexical"]["documents"]["sentences"] == 14
-    hits = index.search("tension pneumothorax", method="dense", level="report", top=10)
-    assert {"r1", "r9"}.isdisjoint(h.report_id for h in hits)
+    component = DenseComponent({"model": str(tiny_model)})
+    prev = index.generation
+    keys = [int(index.store.report_keys[index.store.row_by_report_id[i]]) for i in ("r1", "r9")]
+    change = Change(("r1", "r9"), tuple(keys))
+    marked = _marked(tmp_path / "marked", keys)
+    entry = component.delete(prev, marked, change)
+    assert (entry["vectors"], entry["sentences"], len(entry["segments"])) == (14, 14, 2)
+    linked = _digests(marked.path / "dense")
+    assert {n: f for n, f in linked.items() if n != "meta.json"} == {
+        n: f for n, f in _digests(prev.path / "dense").items() if n != "meta.json"}
+    hidden = component.open(marked)
+    assert _pairs(hidden) == _dense_keys(index) - {(k, i) for k in keys for i in (0, 1)}
+    query = load_encoder(tiny_model).encode_queries(["tension pneumothorax"])[0]
+    assert not set(keys) & {k for k, _, _ in _top(hidden, query, 20)}
+    deleted_row = np.asarray(index.component("dense").segments[1].vectors[0]).tobytes()
+    assert _holding(marked.path / "dense", deleted_row)  # positive control: still on disk
+
+    merged = Generation(tmp_path / "merged")  # a merge clears the marks it erases
+    entry = component.merge(marked, merged, change)
+    assert entry["segments"] == [{"number": 3, "vectors": 14, "ann": "exact"}]
+    assert not _holding(merged.path / "dense", deleted_row)
+    erased = component.open(merged)
+    assert _top(erased, query, 20) == _top(hidden, query, 20)
+    assert component.check(merged, _core(index, keys), entry) == []
 
 
-def test_hnsw_matches_exact_search_and_survives_changes(
+def test_hnsw_per_segment_matches_exact_search_through_changes(
     tmp_path: Path,
     corpus: list[SegmentedReport],
     make_reports: Callable[..., SegmentedReport],
@@ -105,18 +182,89 @@ def test_hnsw_matches_exact_search_and_survives_changes(
     exact = Index.build(corpus, tmp_path / "exact", _config(tiny_model), progress=False)
     ann = Index.build(corpus, tmp_path / "ann", _config(tiny_model, exact_limit=0), progress=False)
     assert ann.manifest.components["dense"]["ann"] == "hnsw"
-    assert (ann.generation.path / "dense" / "hnsw.faiss").is_file()
+    assert (ann.generation.path / "dense" / "hnsw-000001.faiss").is_file()
     for query in ("pleural effusion", "clear lungs", "cardiomegaly"):
         # every sentence, so ties (common with a tiny random model) cannot change the set
         want = exact.search(query, method="dense", level="sentence", top=16)
         got = ann.search(query, method="dense", level="sentence", top=16)
         assert [round(h.score, 5) for h in got] == [round(h.score, 5) for h in want]
         assert {(h.id, round(h.score, 5)) for h in got} == {(h.id, round(h.score, 5)) for h in want}
-    ann.add([make_reports("r9", ["Tension pneumothorax."])], progress=False)
-    ann.delete(["r2"])
-    assert _dense_keys(ann) == _sentence_keys(ann)
-    hits = ann.search("tension pneumothorax .", method="dense", level="sentence", top=20)
-    assert len(hits) == 15 and "r2" not in {h.report_id for h in hits}
+    for index in (exact, ann):
+        index.add([make_reports("r9", ["Tension pneumothorax.", "Small effusion."])],
+                  progress=False)
+    assert (ann.generation.path / "dense" / "hnsw-000002.faiss").is_file()
+    query = load_encoder(tiny_model).encode_queries(["tension pneumothorax ."])[0]
+    merged = ann.component("dense")
+    assert len(merged.segments) == 2 and merged.scorer(query)(18).exhausted
+    assert _top(merged, query, 18) == _top(exact.component("dense"), query, 18)
+    component = DenseComponent({"model": str(tiny_model), "exact_limit": 0})
+    key = int(ann.store.report_keys[ann.store.row_by_report_id["r2"]])
+    marked = _marked(tmp_path / "marked", [key])
+    component.delete(ann.generation, marked, Change(("r2",), (key,)))
+    found = _top(component.open(marked), query, 20)
+    assert len(found) == 16 and key not in {k for k, _, _ in found}
+    component.merge(marked, Generation(tmp_path / "merged"), Change(("r2",), (key,)))
+    assert _top(component.open(Generation(tmp_path / "merged")), query, 20) == found
+
+
+def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
+    tmp_path: Path,
+    corpus: list[SegmentedReport],
+    make_reports: Callable[..., SegmentedReport],
+    tiny_model: Path,
+) -> None:
+    config = IndexConfig(components=("lexical", "dense"), options={
+        "dense": {"model": str(tiny_model)},
+        "lexical": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
+    })
+    unique = make_reports("rz", ["Zanzibarite nodule in the left apex.", "No effusion."])
+    index = Index.build([*corpus, unique], tmp_path / "idx", config, progress=False)
+    fresh = Index.build(corpus[1:], tmp_path / "fresh", config, progress=False)
+    key = int(index.store.report_keys[index.store.row_by_report_id["rz"]])
+    segment = index.component("dense").segments[0]
+    row = np.flatnonzero((segment.report_keys == key) & (segment.sentence_indexes == 0))[0]
+    vector = np.asarray(segment.vectors[row]).tobytes()  # its unique sentence's
+    index.delete(["rz", "r1"])
+    dense = index.generation.path / "dense"
+    assert _holding(dense, vector) and terms_in_files(index, "zanzibar")  # marks: data remains
+    assert _dense_keys(index) == _sentence_keys(index) and key not in index.component(
+        "dense").report_keys
+    components = index.manifest.components
+    assert components["dense"]["sentences"] == components["lexical"]["documents"]["sentences"]
+    assert check_index(index.path)[1] == []
+    queries = ("zanzibarite nodule", "pleural effusion", "heart size")
+    for method in ("bm25", "dense"):
+        hits = {h.report_id for q in queries for h in index.search(q, method=method, top=20)}
+        assert hits and hits.isdisjoint({"rz", "r1"})
+
+    assert index.optimize() == 1
+    assert not _holding(index.generation.path / "dense", vector)
+    assert not terms_in_files(index, "zanzibar")
+    assert check_index(index.path)[1] == []
+    for query in queries:  # exact search: a fresh build's answers (ids, not keys, agree)
+        for method in ("bm25", "bm25:whole_report=true", "dense"):
+            want = [(h.id, round(h.score, 5)) for h in fresh.search(query, method=method, top=10)]
+            got = [(h.id, round(h.score, 5)) for h in index.search(query, method=method, top=10)]
+            assert (got == want) if method != "dense" else (set(got) == set(want))
+
+
+def _scores(searcher: DenseSearcher, query: np.ndarray) -> dict[tuple[int, int], float]:
+    """The exact score of each live sentence, by (report key, sentence index)."""
+    pairs = zip(searcher.report_keys.tolist(), searcher.sentence_indexes.tolist(), strict=True)
+    return dict(zip(pairs, searcher.sentence_scores(query).tolist(), strict=True))
+
+
+def _holding(folder: Path, data: bytes) -> list[str]:
+    """The files under ``folder`` that contain ``data``."""
+    return [p.name for p in folder.rglob("*") if p.is_file() and data in p.read_bytes()]
+
+
+def _core(index: Index, deleted: list[int]) -> CoreRows:
+    """The core keys of ``index`` without the ``deleted`` reports."""
+    core = CoreRows.read(index.generation)
+    live = ~np.isin(core.sentence_keys, deleted)
+    return CoreRows(np.setdiff1d(core.report_keys, deleted), core.sentence_keys[live],
+                    core.sentence_indexes[live])
 
 
 def test_searching_with_another_model_is_a_clear_error(

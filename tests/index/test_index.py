@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from clinsearch import Index, IndexConfig
@@ -19,10 +18,10 @@ def test_round_trip_tables_and_manifest(built: Index, corpus: list[SegmentedRepo
     assert opened.manifest.to_dict() == built.manifest.to_dict()
     counts = opened.manifest.counts
     assert (counts.reports, counts.sentences, counts.visits, counts.patients) == (8, 16, 7, 5)
-    reports = pq.read_table(opened.generation.reports_path).to_pylist()
+    reports = opened.generation.table("reports").to_pylist()
     assert [r["id"] for r in reports] == [s.report.id for s in corpus]
     assert reports[2]["patient_id"] == "p2" and reports[2]["source"] == "test.csv:3"
-    sentences = pq.read_table(opened.generation.sentences_path).to_pylist()
+    sentences = opened.generation.table("sentences").to_pylist()
     by_report = {r["id"]: r["text"] for r in reports}
     for row in sentences:
         assert by_report[row["report_id"]][row["start"] : row["end"]] == row["text"]
@@ -33,16 +32,12 @@ def test_layout_and_manifest_fields(built: Index) -> None:
     root = built.path
     assert (root / "CURRENT").read_text().strip() == "gen-000001"
     gen = root / "gen-000001"
-    assert {p.name for p in gen.iterdir()} >= {
-        "manifest.json",
-        "reports.parquet",
-        "sentences.parquet",
-        "lexical",
-        "findings.parquet",
-    }
+    assert {p.name for p in gen.iterdir()} >= {"manifest.json", "segments", "lexical"}
+    assert {p.name for p in (gen / "segments" / "s000001").iterdir()} == {
+        "reports.parquet", "sentences.parquet", "findings.parquet", "concepts"}
     assert {p.name for p in (gen / "lexical").iterdir()} == {"sentences", "reports"}
     manifest = built.manifest.to_dict()
-    assert manifest["format"] == "clinsearch-index" and manifest["format_version"] == 1
+    assert manifest["format"] == "clinsearch-index" and manifest["format_version"] == 2
     assert manifest["config"]["components"] == ["lexical", "findings", "concepts"]
     assert manifest["components"]["lexical"]["documents"] == {"sentences": 16, "reports": 8}
     assert "no" not in manifest["components"]["lexical"]["analyzer"]["stopwords"]

@@ -18,6 +18,8 @@ from clinsearch.index.integrity import check_index, file_digests
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
 from clinsearch.models.tiny import build_tiny_bert
 
+SEGMENT = "segments/s000001"
+
 
 @pytest.fixture(scope="module")
 def full_index(tmp_path_factory: pytest.TempPathFactory, corpus: list[SegmentedReport]) -> Path:
@@ -36,7 +38,9 @@ def test_manifest_records_every_file(full_index: Path) -> None:
     gen = full_index / (full_index / "CURRENT").read_text().strip()
     manifest = Manifest.read(gen)
     assert manifest.files == file_digests(gen)
-    assert {"reports.parquet", "findings.parquet", "dense/vectors.npy"} <= set(manifest.files)
+    expected = {"segments/s000001/reports.parquet", "segments/s000001/findings.parquet",
+                "dense/vectors-000001.npy"}
+    assert expected <= set(manifest.files)
     assert any(name.startswith("lexical/sentences/") for name in manifest.files)
     assert check_index(full_index) == (len(manifest.files), [])
     result = CliRunner().invoke(app, ["check", str(full_index)])
@@ -64,8 +68,8 @@ def test_parts_that_disagree_are_named(full_index: Path, tmp_path: Path) -> None
     root = tmp_path / "idx"
     shutil.copytree(full_index, root)
     gen = root / (root / "CURRENT").read_text().strip()
-    sentences = pq.read_table(gen / "sentences.parquet")
-    pq.write_table(sentences.slice(1), gen / "sentences.parquet")  # one sentence lost
+    sentences = pq.read_table(gen / SEGMENT / "sentences.parquet")
+    pq.write_table(sentences.slice(1), gen / SEGMENT / "sentences.parquet")  # one sentence lost
     _reseal(gen)  # as if a bug, not a damaged disk, had written it
     _, problems = check_index(root)
     text = "\n".join(problems)

@@ -39,7 +39,7 @@ def test_columns_types_and_lengths_follow_the_cdm(built: Index, tmp_path: Path) 
     out = tmp_path / "note_nlp.parquet"
     rows = write_note_nlp(built.path, out)
     table = pq.read_table(out)
-    findings = pq.read_table(built.generation.path / "findings.parquet")
+    findings = built.component("findings").table()
     assert rows == table.num_rows == findings.num_rows
     assert table.column_names == [name for name, _, _ in CDM_NOTE_NLP]
     for name, cdm_type, required in CDM_NOTE_NLP:
@@ -57,8 +57,8 @@ def test_mapping_of_one_negated_finding(built: Index, tmp_path: Path) -> None:
     out = tmp_path / "note_nlp.parquet"
     write_note_nlp(built.path, out)
     rows = pq.read_table(out).to_pylist()
-    findings = pq.read_table(built.generation.path / "findings.parquet").to_pylist()
-    keys = {r["key"]: r["id"] for r in pq.read_table(built.generation.path / "reports.parquet")
+    findings = built.component("findings").table().to_pylist()
+    keys = {r["key"]: r["id"] for r in built.generation.table("reports")
             .to_pylist()}
     for row, finding in zip(rows, findings, strict=True):
         assert keys[row["note_id"]] == finding["report_id"]  # ids are not integers: the key

@@ -14,7 +14,7 @@ from clinsearch.annotate.annotator import annotator_for
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
-from clinsearch.index.findings import FINDINGS_SCHEMA, _row
+from clinsearch.index.findings import _row
 
 TABLES = ("reports.parquet", "sentences.parquet", "findings.parquet",
           "concepts/postings.parquet", "concepts/keys.parquet")
@@ -26,14 +26,19 @@ def test_parallel_build_equals_serial_build(
     pool = sentence_pool(read_reports(sample_reports_path(), SAMPLE_FORMAT))
     reports = list(synthetic_reports(pool, 60, seed=7))
     monkeypatch.setattr(index_module, "_BATCH", 8)  # several batches of reports...
-    config = IndexConfig(options={"findings": {"batch_size": 8}})  # ...and of sentences
+    config = IndexConfig(options={"findings": {"batch_size": 8}},  # ...and of sentences,
+                         segment_reports=25)  # in three segments
     serial = Index.build(reports, tmp_path / "serial", config, progress=False, workers=1)
     parallel = Index.build(reports, tmp_path / "parallel", config, progress=False, workers=2)
-    for name in TABLES:
+    assert [s.reports for s in serial.generation.segments] == [25, 25, 10]
+    files = sorted(p.relative_to(serial.generation.path) for p in
+                   (serial.generation.path / "segments").rglob("*.parquet"))
+    assert len(files) == 3 * len(TABLES)
+    for name in files:
         assert pq.read_table(serial.generation.path / name).equals(
             pq.read_table(parallel.generation.path / name)
         ), name
-    sentences = pq.read_table(serial.generation.sentences_path).to_pylist()
+    sentences = serial.generation.table("sentences").to_pylist()
     assert len(sentences) > 200 and len({s["text"] for s in sentences}) < len(sentences)
     annotator = annotator_for(None)
     one_by_one = [
@@ -41,8 +46,7 @@ def test_parallel_build_equals_serial_build(
         for sentence in sentences
         for finding in annotator.annotate(sentence["text"])
     ]
-    findings = pq.read_table(serial.generation.path / "findings.parquet", schema=FINDINGS_SCHEMA)
-    assert findings.to_pylist() == one_by_one
+    assert serial.component("findings").table().to_pylist() == one_by_one
     for query in ("pleural effusion", "no pneumothorax", "right lower lobe pneumonia"):
         assert [(h.id, h.score) for h in serial.search(query, top=20)] == [
             (h.id, h.score) for h in parallel.search(query, top=20)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.index.component import Generation, Segment
 from clinsearch.index.concept_postings import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.concept.modifier_relations import (
@@ -44,7 +43,9 @@ SENTENCES = {
 @pytest.fixture(scope="module")
 def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hierarchy: Hierarchy,
            term_vectors: TermVectors) -> ConceptRanker:
-    folder: Path = tmp_path_factory.mktemp("gen")
+    gen = Generation(tmp_path_factory.mktemp("gen"), (Segment("s000001", 0, 0, 0, 0),))
+    folder = gen.segment_path(gen.segments[0])
+    folder.mkdir(parents=True)
     rows = []
     for sid, findings in zip(SENTENCES, annotator.annotate_many(SENTENCES.values()), strict=True):
         for f in findings:
@@ -56,7 +57,7 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
                                         "start": m.start, "end": m.end} for m in f.modifiers]})
     pq.write_table(pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA), folder / "findings.parquet")
     write_postings(folder, hierarchy)
-    return ConceptRanker(ConceptIndex.open(folder), hierarchy, term_vectors,
+    return ConceptRanker(ConceptIndex.open(gen), hierarchy, term_vectors,
                          modifier_categories(annotator.lexicon))
 
 

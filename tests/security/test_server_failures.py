@@ -56,7 +56,7 @@ def test_a_broken_index_while_serving(index_dir: Path, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with serving(index_dir, tmp_path / "audit.jsonl", log) as server:
         generation = index_dir / (index_dir / "CURRENT").read_text().strip()
-        (generation / "reports.parquet").unlink()
+        (generation / "segments" / "s000001" / "reports.parquet").unlink()
         answer = server.call("GET", "/api/reports/r3", role=None)
         assert answer.status == 503, answer.text
         detail = answer.json()["detail"]

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
+from clinsearch import Index
 from clinsearch.cli import app
 from clinsearch.search.cohort import Cohort
 
@@ -36,8 +37,8 @@ def test_index_add_cohort_and_export_on_spark(spark: Any, tmp_path: Path) -> Non
     result = runner.invoke(app, ["export", "findings", str(index), "--out", str(out),
                                  "--engine", "spark"])
     assert result.exit_code == 0, result.output
-    assert pq.read_table(out).num_rows == pq.read_table(
-        next(index.glob("gen-*")) / "findings.parquet").num_rows
+    with Index.open(index) as opened:
+        assert pq.read_table(out).num_rows == opened.component("findings").table().num_rows
     result = runner.invoke(app, ["export", "findings", str(index), "--out", str(out),
                                  "--engine", "spark"])
     assert result.exit_code == 2 and "use --force" in result.output

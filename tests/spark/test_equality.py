@@ -40,8 +40,8 @@ TABLES = ("reports", "sentences", "findings")
 
 
 def _tables(index_dir: Path) -> dict[str, Any]:
-    gen = Index.open(index_dir).generation.path
-    return {name: pq.read_table(gen / f"{name}.parquet") for name in TABLES}
+    with Index.open(index_dir) as index:
+        return {name: index.generation.table(name) for name in TABLES}
 
 
 @pytest.fixture(scope="module")

@@ -42,14 +42,14 @@ def test_parquet_and_table_inputs_give_the_local_index(spark: Any, tmp_path: Pat
     spark.createDataFrame(ROWS).createOrReplaceTempView("notes")
     from_table = build_index(spark, "notes", tmp_path / "table", "spark-table",
                              progress=False, **MAPPING)
-    want = {n: pq.read_table(local.generation.path / f"{n}.parquet").drop(["source"])
-            if n == "reports" else pq.read_table(local.generation.path / f"{n}.parquet")
+    want = {n: local.generation.table(n).drop(["source"])
+            if n == "reports" else local.generation.table(n)
             for n in ("reports", "sentences", "findings")}
     for index in (from_file, from_table):
         for name, table in want.items():
-            got = pq.read_table(index.generation.path / f"{name}.parquet")
+            got = index.generation.table(name)
             assert got.select(table.column_names).equals(table), name
-    assert pq.read_table(from_file.generation.path / "reports.parquet").column(
+    assert from_file.generation.table("reports").column(
         "source").to_pylist() == [f"{source}:{i}" for i in (1, 2, 3)]
 
 
@@ -78,7 +78,8 @@ def test_dense_vectors_are_computed_by_executors(spark: Any, tmp_path: Path) -> 
     remote = build_index(spark, source, tmp_path / "spark", "parquet", config=config,
                          progress=False, **MAPPING)
     a, b = (index.generation.path / "dense" for index in (local, remote))
-    assert pq.read_table(a / "rows.parquet").equals(pq.read_table(b / "rows.parquet"))
-    np.testing.assert_allclose(np.load(a / "vectors.npy"), np.load(b / "vectors.npy"), atol=1e-5)
+    rows, vectors = "rows-000001.parquet", "vectors-000001.npy"  # one segment each
+    assert pq.read_table(a / rows).equals(pq.read_table(b / rows))
+    np.testing.assert_allclose(np.load(a / vectors), np.load(b / vectors), atol=1e-5)
     assert remote.search("pleural effusion", method="dense", top=1)[0].id == \
         local.search("pleural effusion", method="dense", top=1)[0].id

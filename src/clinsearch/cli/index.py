@@ -1,4 +1,5 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``search``, ``info``, ``check``."""
+"""Index and search commands: ``index``, ``add``, ``delete``, ``optimize``, ``search``, ``info``,
+``check``."""
 
 from __future__ import annotations
 
@@ -186,8 +187,21 @@ def delete_command(
             ' a leading quote as a JSON string, e.g. "a,b" or "line\\nbreak".'
         ),
     ] = None,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="Merge the index at once, so that no text, term or vector of the deleted reports"
+            " remains in the index folder once readers of older generations close (by default a"
+            " delete only marks them, and their data goes at the next 'clinsearch optimize').",
+        ),
+    ] = False,
 ) -> None:
-    """Delete reports from an index by id (every id must be in the index)."""
+    """Delete reports from an index by id (every id must be in the index).
+
+    The reports disappear from every answer at once; their data stays on disk until the next
+    merge ('clinsearch optimize') unless --purge is given.
+    """
     from clinsearch import Index
 
     if (ids is None) == (ids_file is None):
@@ -198,8 +212,25 @@ def delete_command(
         if ids_file
         else [i.strip() for i in ids.split(",") if i.strip()]
     )
-    deleted = index.delete(wanted)
-    console.print(f"deleted {deleted} reports; the index now holds {index.manifest.counts.reports}")
+    deleted = index.delete(wanted, purge=purge)
+    erased = " and erased their data" if purge else ""
+    console.print(f"deleted {deleted} reports{erased}; the index now holds"
+                  f" {index.manifest.counts.reports}")
+
+
+@app.command("optimize")
+def optimize_command(index_dir: IndexDir) -> None:
+    """Merge an index into one segment without the reports marked deleted: their text, terms
+    and vectors are gone from the index folder once readers of older generations close."""
+    from clinsearch import Index
+
+    with Index.open(index_dir) as index:
+        merged = index.optimize()
+        if merged:
+            console.print(f"merged {merged} segment(s) into one; the index holds"
+                          f" {index.manifest.counts.reports} reports")
+        else:
+            console.print("already one segment without deleted reports; nothing to do")
 
 
 SearchPolarity = Annotated[

@@ -1,9 +1,14 @@
 """The component protocol: a part of the index (lexical, findings, dense) kept per generation.
 
-Every change to an index writes a complete new generation folder. The core tables
-(``reports.parquet``, ``sentences.parquet``) are written first; then each component builds its
-own files inside the new folder from those tables, either from scratch (``build``) or from the
-previous generation plus the change (``add``/``delete``). ``open`` gives the query-time reader.
+A generation is a list of immutable *segments* plus deletion marks. A segment is a folder
+``segments/<id>/`` holding the core tables (``reports.parquet``, ``sentences.parquet``) of a run
+of reports with consecutive keys, and the per-segment files of components (``findings.parquet``,
+``concepts/``). A change writes a new generation folder: the segments it keeps are hard-linked
+from the previous generation (``index.links``), ``add`` writes new segments, ``delete`` only
+writes ``deleted.parquet``, and a merge replaces segments by one without deleted rows. Each
+component then writes its own files (``build``, ``add``, ``delete``, ``merge``); ``open`` gives
+the query-time reader. Readers see the logical tables through ``Generation``: segments
+concatenated in key order, marked-deleted reports left out.
 """
 
 from __future__ import annotations
@@ -18,34 +23,73 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.duck import ParquetRows
 from clinsearch.parallel import Workers
 
+SEGMENTS_DIR = "segments"
 REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
-DELETED_FILE = "deleted.parquet"  # column ``key``: reports marked deleted, not yet merged away
+DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
+KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """An immutable run of reports: keys ``first_key`` to ``last_key`` (inclusive; a merge may
+    leave gaps), with the rows it stores (marked-deleted ones included)."""
+
+    id: str
+    first_key: int
+    last_key: int
+    reports: int
+    sentences: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest's record of the segment."""
+        return {"id": self.id, "first_key": self.first_key, "last_key": self.last_key,
+                "reports": self.reports, "sentences": self.sentences}
+
+    @property
+    def number(self) -> int:
+        """The segment's sequence number (its id without the ``s`` prefix)."""
+        return int(self.id.removeprefix("s"))
+
+
+def segment_id(number: int) -> str:
+    """The folder name of segment ``number``."""
+    return f"s{number:06d}"
 
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """One generation folder, read through its core tables.
+    """One generation folder, read through its segments as logical tables.
 
-    ``progress`` asks for progress bars; ``workers`` are the processes a component may use to
-    write it (by default none: all work runs in this process).
+    ``segments`` are in report-key order; ``progress`` asks for progress bars; ``workers`` are
+    the processes a component may use to write it (by default none: all work runs here).
     """
 
     path: Path
+    segments: tuple[Segment, ...] = ()
     progress: bool = False
     workers: Workers = field(default_factory=Workers, compare=False)
 
-    @property
-    def reports_path(self) -> Path:
-        """The reports table: one row per report (key, id, patient_id, visit_id, text, ...)."""
-        return self.path / REPORTS_FILE
+    def segment_path(self, segment: Segment) -> Path:
+        """The folder of one segment."""
+        return self.path / SEGMENTS_DIR / segment.id
 
-    @property
-    def sentences_path(self) -> Path:
-        """The sentences table: one row per sentence (report_key, id, index, text, ...)."""
-        return self.path / SENTENCES_FILE
+    def new_segments(self, prev: Generation | None) -> tuple[Segment, ...]:
+        """The segments of this generation that ``prev`` does not have (all when None)."""
+        old = set() if prev is None else {s.id for s in prev.segments}
+        return tuple(s for s in self.segments if s.id not in old)
+
+    def files(self, name: str) -> list[Path]:
+        """Table ``name``'s file in each segment, in key order (``name``: ``reports``,
+        ``sentences``, ``findings``)."""
+        return [self.segment_path(s) / f"{name}.parquet" for s in self.segments]
+
+    def has(self, name: str) -> bool:
+        """Whether the generation's segments hold table ``name``."""
+        return all(f.is_file() for f in self.files(name))
 
     def deleted_keys(self) -> np.ndarray:
         """Report keys marked deleted in this generation (sorted int64; empty when none).
@@ -58,17 +102,66 @@ class Generation:
         keys = pq.ParquetFile(path).read(["key"]).column("key").to_numpy()
         return np.sort(keys.astype(np.int64))
 
+    def table(
+        self, name: str, columns: list[str] | None = None,
+        report_keys: Collection[int] | None = None,
+        filters: list[tuple[str, str, Any]] | None = None,
+    ) -> pa.Table:
+        """Logical table ``name`` read whole (optionally some columns), deleted reports left out;
+        with ``report_keys`` only those reports' rows (segments without them are not read), with
+        ``filters`` only matching rows (pyarrow's filters: row groups are skipped by statistics)."""
+        key, dropped = KEY_COLUMNS[name], self.deleted_keys()
+        wanted = _sorted(report_keys)
+        if wanted is not None:
+            filters = [*(filters or []), (key, "in", wanted.tolist())]
+        tables = []
+        for segment, path in zip(self.segments, self.files(name), strict=True):
+            if wanted is not None and not _overlaps(segment, wanted):
+                continue
+            read = (pq.read_table(path, columns=_with_key(columns, key), filters=filters)
+                    if filters else pq.ParquetFile(path).read(_with_key(columns, key)))
+            tables.append(_kept(read, key, dropped, columns))
+        if not tables:  # no segment holds the wanted reports
+            empty = pq.ParquetFile(self.files(name)[0]).schema_arrow.empty_table()
+            return empty if columns is None else empty.select(columns)
+        return pa.concat_tables(tables) if len(tables) != 1 else tables[0]
+
+    def batches(
+        self, name: str, report_keys: Collection[int] | None = None,
+        columns: list[str] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream table ``name``'s rows in key order, deleted reports left out (and, when
+        ``report_keys`` is given, only those reports: segments without them are not read)."""
+        key = KEY_COLUMNS[name]
+        wanted = _sorted(report_keys)
+        dropped = self.deleted_keys()
+        for segment, path in zip(self.segments, self.files(name), strict=True):
+            if wanted is not None and not _overlaps(segment, wanted):
+                continue
+            for batch in pq.ParquetFile(path).iter_batches(
+                batch_size=8192, columns=_with_key(columns, key)
+            ):
+                if wanted is not None:
+                    batch = batch.filter(pc.is_in(batch.column(key), value_set=pa.array(wanted)))
+                batch = _kept(batch, key, dropped, columns)
+                if batch.num_rows:
+                    yield batch
+
     def report_batches(
         self, report_keys: Collection[int] | None = None, columns: list[str] | None = None
     ) -> Iterator[pa.RecordBatch]:
         """Stream report rows, optionally only those whose ``key`` is in ``report_keys``."""
-        return _batches(self.reports_path, "key", report_keys, columns)
+        return self.batches("reports", report_keys, columns)
 
     def sentence_batches(
         self, report_keys: Collection[int] | None = None, columns: list[str] | None = None
     ) -> Iterator[pa.RecordBatch]:
         """Stream sentence rows, optionally only those of the reports in ``report_keys``."""
-        return _batches(self.sentences_path, "report_key", report_keys, columns)
+        return self.batches("sentences", report_keys, columns)
+
+    def rows(self, name: str) -> ParquetRows:
+        """Table ``name`` for ``clinsearch.duck.connect``: its segment files, deletions excluded."""
+        return ParquetRows(tuple(self.files(name)), KEY_COLUMNS[name], self.deleted_keys())
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,27 +176,37 @@ class Change:
 class Component(Protocol):
     """A part of the index stored in its own files inside each generation folder.
 
-    ``build``, ``add`` and ``delete`` write into ``gen`` (a new, not yet live folder) and return
-    the component's entry for the manifest (counts, settings). They must not modify ``prev``.
+    ``build``, ``add``, ``delete`` and ``merge`` write into ``gen`` (a new, not yet live folder
+    whose core segments are already written) and return the component's entry for the manifest
+    (counts, settings). They must not modify ``prev``; files kept unchanged are hard-linked
+    (``index.links``), never copied or rewritten. Files inside a segment folder that the new
+    generation keeps are linked by the index itself.
     """
 
     name: str
 
     def build(self, gen: Generation) -> dict[str, Any]:
-        """Build the component from the generation's core tables."""
+        """Build the component from the generation's core tables (all its segments are new)."""
         ...
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Write into ``gen`` the component of ``prev`` plus the reports in ``change``."""
+        """Write into ``gen`` the component of ``prev`` plus the reports in ``change`` (they are
+        in ``gen.new_segments(prev)``)."""
         ...
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Write into ``gen`` the component of ``prev`` without the reports in ``change``."""
+        """Write into ``gen`` the component of ``prev`` without the reports in ``change`` (they
+        are already in ``gen.deleted_keys()``: marking them, or filtering by it, is enough)."""
         ...
 
     def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Write into ``gen`` the component of ``prev`` with its segments merged and no data
-        left of the reports deleted in ``prev`` (its marks) or in ``change`` (erasure)."""
+        """Write into ``gen`` the component of ``prev`` after a merge of core segments: each of
+        ``gen.new_segments(prev)`` replaces the segments of ``prev`` in its key range, without
+        deleted rows. ``change`` names the reports whose data must be erased (the marks this
+        merge clears, and for a purge the reports deleted with it); when it is empty the merge
+        only regroups segments (the size-tiered policy during a write), ``gen.deleted_keys()``
+        still marks every deleted report, and a component that keeps no per-segment data
+        may keep (link) its previous files."""
         ...
 
     def open(self, gen: Generation) -> Any:
@@ -111,17 +214,26 @@ class Component(Protocol):
         ...
 
 
-def _batches(
-    path: Path, key_column: str, keys: Collection[int] | None, columns: list[str] | None
-) -> Iterator[pa.RecordBatch]:
-    """Stream a Parquet table's batches, keeping only rows whose ``key_column`` is in ``keys``."""
-    wanted = None if keys is None else pa.array(sorted(keys), type=pa.int64())
-    if columns is not None and wanted is not None and key_column not in columns:
-        columns = [*columns, key_column]
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=8192, columns=columns):
-        if wanted is None:
-            yield batch
-            continue
-        kept = batch.filter(pc.is_in(batch.column(key_column), value_set=wanted))
-        if kept.num_rows:
-            yield kept
+def _sorted(report_keys: Collection[int] | None) -> np.ndarray | None:
+    """Report keys as a sorted, distinct int64 array (None stays None: every report)."""
+    return None if report_keys is None else np.unique(np.asarray(list(report_keys), np.int64))
+
+
+def _with_key(columns: list[str] | None, key: str) -> list[str] | None:
+    """``columns`` plus the key column (needed to leave deleted reports out)."""
+    return None if columns is None or key in columns else [*columns, key]
+
+
+def _kept(
+    rows: pa.Table | pa.RecordBatch, key: str, dropped: np.ndarray, columns: list[str] | None
+) -> Any:
+    """``rows`` without those of the ``dropped`` report keys, reduced to ``columns``."""
+    if len(dropped):
+        rows = rows.filter(pc.invert(pc.is_in(rows.column(key), value_set=pa.array(dropped))))
+    return rows if columns is None else rows.select(columns)
+
+
+def _overlaps(segment: Segment, keys: np.ndarray) -> bool:
+    """Whether any of the sorted ``keys`` falls in the segment's key range."""
+    at = int(np.searchsorted(keys, segment.first_key))
+    return at < len(keys) and int(keys[at]) <= segment.last_key

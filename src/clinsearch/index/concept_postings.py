@@ -2,14 +2,16 @@
 
 A finding of ``lobar_pneumonia`` is posted under ``lobar_pneumonia`` (depth 0), ``pneumonia``
 (depth 1) and so on up the lexicon's hierarchy (the paper's synonym-expanded index, with
-synonyms already folded into concept ids by the annotator). The postings are derived from the
-generation's findings table whenever it changes, sorted by key, with a key table of
-offsets, so a lookup is one dict access and an array slice, never a scan of the corpus.
+synonyms already folded into concept ids by the annotator). Each segment's postings are derived
+from its findings table when the segment is written (``concepts/`` in the segment folder),
+sorted by key, depth and row, with a key table of offsets; ``ConceptIndex`` combines the
+segments (rows offset per segment, deleted reports' findings left out), so a lookup is a dict
+access and an array slice per segment, never a scan of the corpus.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,11 +25,11 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.duck import connect
-from clinsearch.index.component import Change, Generation
-from clinsearch.index.findings import FindingsTable
+from clinsearch.index.component import Change, Generation, Segment
+from clinsearch.index.findings import FINDINGS_FILE
 
 NAME = "concepts"
-POSTINGS_FILE = "postings.parquet"  # finding row, depth; sorted by key, depth, row
+POSTINGS_FILE = "postings.parquet"  # finding row in the segment, depth; by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
 FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "name", "type",
                    "polarity", "pattern", "start", "end", "text", "modifiers", "context")
@@ -55,43 +57,65 @@ class ConceptComponent:
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Post every finding of the generation under its concept and the concept's ancestors."""
-        return write_postings(gen.path, self.hierarchy)
+        return self._write(gen, gen.segments)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Re-derive the postings from the new generation's findings (row numbers shift)."""
-        return write_postings(gen.path, self.hierarchy)
+        """Post the findings of the new segments."""
+        return self._write(gen, gen.new_segments(prev))
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Re-derive the postings from the new generation's findings (row numbers shift)."""
-        return write_postings(gen.path, self.hierarchy)
+        """Nothing to write: readers leave the deleted reports' findings out."""
+        return self._write(gen, ())
+
+    def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Post the findings of the merged segments (the findings component wrote them)."""
+        return self._write(gen, gen.new_segments(prev))
 
     def open(self, gen: Generation) -> ConceptIndex:
         """The query-time reader."""
-        return ConceptIndex.open(gen.path)
+        return ConceptIndex.open(gen)
 
     def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
-        """Problems: postings that point outside the findings table or disagree with the keys."""
-        findings = FindingsTable(gen.path).num_rows
-        rows = pq.read_table(gen.path / NAME / POSTINGS_FILE, columns=["row"]).column("row")
-        keys = pq.read_table(gen.path / NAME / KEYS_FILE).to_pydict()
-        folder = gen.path / NAME
-        problems = []
-        if len(rows) and (pc.max(rows).as_py() >= findings or pc.min(rows).as_py() < 0):
-            problems.append(f"{folder / POSTINGS_FILE}: rows outside the {findings} findings")
-        ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
-        if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
-            problems.append(f"{folder / KEYS_FILE}: offsets do not cover the postings exactly")
-        if (entry.get("postings"), entry.get("keys")) != (len(rows), len(keys["key"])):
-            problems.append(f"{folder}: {len(rows)} postings under {len(keys['key'])} keys, the"
+        """Problems: postings that point outside their segment's findings or disagree with the
+        key offsets, totals that differ from the manifest's."""
+        problems, postings, names = [], 0, set()
+        for segment in gen.segments:
+            folder = gen.segment_path(segment)
+            findings = pq.ParquetFile(folder / FINDINGS_FILE).metadata.num_rows
+            rows = pq.read_table(folder / NAME / POSTINGS_FILE, columns=["row"]).column("row")
+            keys = pq.read_table(folder / NAME / KEYS_FILE).to_pydict()
+            if len(rows) and (pc.max(rows).as_py() >= findings or pc.min(rows).as_py() < 0):
+                problems.append(f"{folder / NAME / POSTINGS_FILE}: rows outside the {findings}"
+                                " findings")
+            ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
+            if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
+                problems.append(f"{folder / NAME / KEYS_FILE}: offsets do not cover the postings"
+                                " exactly")
+            postings += len(rows)
+            names.update(keys["key"])
+        if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
+            problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
                             f" manifest says {entry.get('postings')} under {entry.get('keys')}")
         return problems
 
+    def _write(self, gen: Generation, segments: Iterable[Segment]) -> dict[str, Any]:
+        """Write the postings of ``segments``; the manifest entry: postings stored and distinct
+        keys over all segments (as one build of the same findings would count them)."""
+        for segment in segments:
+            write_postings(gen.segment_path(segment), self.hierarchy)
+        postings, names = 0, set()
+        for segment in gen.segments:
+            folder = gen.segment_path(segment) / NAME
+            postings += pq.ParquetFile(folder / POSTINGS_FILE).metadata.num_rows
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column("key").to_pylist())
+        return {"keys": len(names), "postings": postings}
 
-def write_postings(gen_path: Path, hierarchy: Hierarchy) -> dict[str, Any]:
-    """Write ``concepts/{postings,keys}.parquet`` for the generation's findings table."""
-    out = gen_path / NAME
+
+def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
+    """Write ``concepts/{postings,keys}.parquet`` for the findings table of a segment folder."""
+    out = folder / NAME
     out.mkdir(exist_ok=True)
-    column = FindingsTable(gen_path).table(["concept"]).column("concept")
+    column = pq.ParquetFile(folder / FINDINGS_FILE).read(["concept"]).column("concept")
     rows = pa.table({"concept": column, "row": pa.array(range(len(column)), pa.int64())})
     with connect({"f": rows}) as db:
         concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM f").fetchall()]
@@ -144,15 +168,26 @@ class Posting:
     depths: np.ndarray  # int16: 0 for the concept itself, 1 for a child concept, ...
 
 
+@dataclass(frozen=True, slots=True)
+class _SegmentPostings:
+    """One segment's postings, rows already numbered in the combined findings table."""
+
+    rows: np.ndarray  # int64, sorted by key, depth, row
+    depths: np.ndarray  # int16
+    keys: dict[str, tuple[int, int]]  # key: (start, count)
+
+    def slice(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and depths posted under ``key``."""
+        start, count = self.keys.get(key, (0, 0))
+        return self.rows[start : start + count], self.depths[start : start + count]
+
+
 class ConceptIndex:
     """Loaded postings plus the findings table they point into, with patterns dictionary-coded."""
 
-    def __init__(self, findings: pa.Table, rows: np.ndarray, depths: np.ndarray,
-                 keys: dict[str, tuple[int, int]]) -> None:
+    def __init__(self, findings: pa.Table, segments: list[_SegmentPostings]) -> None:
         self.findings = findings
-        self._rows = rows
-        self._depths = depths
-        self._keys = keys
+        self._segments = segments
         self.pattern_code, self.patterns = _codes(findings.column("pattern"))
         self.sentence_code, self.sentence_ids = _codes(findings.column("sentence_id"))
         self.report_code, self.report_ids = _codes(findings.column("report_id"))
@@ -184,25 +219,47 @@ class ConceptIndex:
         return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
 
     @classmethod
-    def open(cls, gen_path: Path) -> ConceptIndex:
-        """Load a generation's postings and findings."""
-        findings = FindingsTable(gen_path).table(list(FINDING_COLUMNS))
-        postings = pq.read_table(gen_path / NAME / POSTINGS_FILE)
-        keys = pq.read_table(gen_path / NAME / KEYS_FILE).to_pydict()
-        offsets = {k: (s, n) for k, s, n in zip(keys["key"], keys["start"], keys["count"],
-                                                strict=True)}
-        return cls(
-            findings,
-            postings.column("row").to_numpy().astype(np.int64),
-            postings.column("depth").to_numpy().astype(np.int16),
-            offsets,
-        )
+    def open(cls, gen: Generation) -> ConceptIndex:
+        """Load a generation's findings and each segment's postings, leaving the deleted
+        reports' findings out."""
+        dropped = pa.array(gen.deleted_keys(), pa.int64())
+        tables, segments, offset = [], [], 0
+        for segment in gen.segments:
+            folder = gen.segment_path(segment)
+            stored = pq.ParquetFile(folder / FINDINGS_FILE).read([*FINDING_COLUMNS, "report_key"])
+            postings = pq.ParquetFile(folder / NAME / POSTINGS_FILE).read()
+            keys = pq.ParquetFile(folder / NAME / KEYS_FILE).read().to_pydict()
+            rows = postings.column("row").to_numpy().astype(np.int64)
+            depths = postings.column("depth").to_numpy().astype(np.int16)
+            counts = np.asarray(keys["count"], np.int64)
+            if len(dropped):
+                kept = pc.invert(pc.is_in(stored.column("report_key"), value_set=dropped))
+                stored = stored.filter(kept)
+                keep = kept.to_numpy(zero_copy_only=False)
+                new_row = np.cumsum(keep) - 1
+                valid = keep[rows]
+                owner = np.repeat(np.arange(len(counts)), counts)
+                counts = np.bincount(owner[valid], minlength=len(counts))
+                rows, depths = new_row[rows[valid]], depths[valid]
+            starts = np.cumsum(counts) - counts
+            segments.append(_SegmentPostings(
+                rows + offset, depths,
+                {k: (int(st), int(n)) for k, st, n in zip(keys["key"], starts, counts,
+                                                          strict=True) if n},
+            ))
+            tables.append(stored.select(list(FINDING_COLUMNS)))
+            offset += stored.num_rows
+        return cls(pa.concat_tables(tables), segments)
 
     def lookup(self, concept: str, *, exact: bool = False) -> Posting:
-        """Findings of ``concept`` and its descendants (only the concept itself when ``exact``)."""
-        start, count = self._keys.get(concept, (0, 0))
-        rows = self._rows[start : start + count]
-        depths = self._depths[start : start + count]
+        """Findings of ``concept`` and its descendants (only the concept itself when ``exact``),
+        by depth then row, as one build's postings would be."""
+        slices = [s.slice(concept) for s in self._segments]
+        rows = np.concatenate([r for r, _ in slices])
+        depths = np.concatenate([d for _, d in slices])
+        if len(self._segments) > 1:
+            order = np.argsort(depths, kind="stable")  # rows already rise within each depth
+            rows, depths = rows[order], depths[order]
         if exact:
             keep = depths == 0
             rows, depths = rows[keep], depths[keep]

@@ -7,7 +7,7 @@ it should be built by default, its name in ``DEFAULT_COMPONENTS``; nothing else 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clinsearch.errors import ClinsearchError
@@ -26,6 +26,8 @@ COMPONENTS: dict[str, ComponentFactory] = {
     "findings": FindingsComponent,
 }
 DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
+SEGMENT_REPORTS = 100_000
+MERGE_FACTOR = 10
 # Options that name a file or folder outside the index (checked by clinsearch.trust).
 PATH_OPTIONS: dict[str, tuple[str, ...]] = {
     "findings": ("lexicon",),
@@ -40,8 +42,12 @@ class IndexConfig:
 
     components: tuple[str, ...] = DEFAULT_COMPONENTS
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    segment_reports: int = SEGMENT_REPORTS  # most reports a build writes into one segment
+    merge_factor: int = MERGE_FACTOR  # this many segments of one size tier are merged
 
     def __post_init__(self) -> None:
+        if self.segment_reports < 1 or self.merge_factor < 2:
+            raise ClinsearchError("segment_reports must be at least 1 and merge_factor at least 2")
         unknown = [name for name in (*self.components, *self.options) if name not in COMPONENTS]
         if unknown:
             raise ClinsearchError(
@@ -69,7 +75,7 @@ class IndexConfig:
                 value = options.get(name, {}).get(key)
                 if value:
                     options[name][key] = resolve(str(value), f"{name} {key.replace('_', ' ')}")
-        return IndexConfig(components=self.components, options=options)
+        return replace(self, options=options)
 
     def make(self) -> list[Component]:
         """Instantiate the configured components, in order."""
@@ -80,9 +86,13 @@ class IndexConfig:
         return {
             "components": list(self.components),
             "options": {k: dict(v) for k, v in self.options.items()},
+            "segments": {"reports": self.segment_reports, "merge_factor": self.merge_factor},
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IndexConfig:
         """Read back what ``to_dict`` wrote."""
-        return cls(components=tuple(data["components"]), options=dict(data.get("options", {})))
+        segments = data.get("segments", {})
+        return cls(components=tuple(data["components"]), options=dict(data.get("options", {})),
+                   segment_reports=int(segments.get("reports", SEGMENT_REPORTS)),
+                   merge_factor=int(segments.get("merge_factor", MERGE_FACTOR)))

@@ -1,18 +1,23 @@
-"""The ``dense`` component: sentence embeddings plus an ANN structure, per generation.
+"""The ``dense`` component: sentence embeddings plus an ANN structure, in segments.
 
-Files in ``dense/``: ``vectors.npy`` (float32, unit rows), ``rows.parquet`` (the report key and
-sentence index of each row, the same keys the lexical and findings parts use) and, above
-``exact_limit`` vectors, ``hnsw.faiss`` (FAISS HNSW, inner product). Below the limit search is an
-exact matrix product. A sentence longer than the encoder window has several rows (windows) and
-scores as its best one. ``meta.json`` records the model path and fingerprint: adding with, or
-searching with, a different model is an error.
+A dense folder holds one or more immutable segments, each ``vectors-NNNNNN.npy`` (float32, unit
+rows), ``rows-NNNNNN.parquet`` (the report key and sentence index of each row, the keys the
+lexical and findings parts use) and, above ``exact_limit`` vectors, ``hnsw-NNNNNN.faiss`` (FAISS
+HNSW, inner product). ``meta.json`` lists the segments and records the model path and
+fingerprint: adding with, or searching with, a different model is an error.
+
+``add`` hard-links the previous segments and writes one new segment; ``delete`` only links
+(readers leave out the reports in the generation's deletion marks); ``merge`` writes one
+segment without the deleted rows. Search is exact over all segments (memory-mapped) or, where
+a segment has an HNSW, approximate in it, the segments' best merged. A sentence longer than the
+encoder window has several rows (windows) and scores as its best one.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +27,12 @@ import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.links import link_file, link_tree
 
 if TYPE_CHECKING:
     from clinsearch.index.integrity import CoreRows
 
 NAME = "dense"
-VECTORS_FILE = "vectors.npy"
-ROWS_FILE = "rows.parquet"
-ANN_FILE = "hnsw.faiss"
 META_FILE = "meta.json"
 VECTOR_SCHEMA = pa.schema(
     [("report_key", pa.int64()), ("index", pa.int64()), ("vector", pa.list_(pa.float32()))]
@@ -38,18 +41,52 @@ EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough (
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
+_CHUNK = 65_536  # vectors copied or added to an HNSW at a time
+MAX_SEGMENTS = 8  # above this many segments a merge rewrites all but the largest as one
+
+
+@dataclass(frozen=True, slots=True)
+class DenseSegment:
+    """One immutable segment of vectors: its number, how many rows it stores, its search."""
+
+    number: int
+    vectors: int
+    ann: str  # "exact" or "hnsw"
+
+    @property
+    def vectors_file(self) -> str:
+        """The float32 matrix, one unit row per sentence window."""
+        return f"vectors-{self.number:06d}.npy"
+
+    @property
+    def rows_file(self) -> str:
+        """The (report key, sentence index) of each row."""
+        return f"rows-{self.number:06d}.parquet"
+
+    @property
+    def ann_file(self) -> str:
+        """The HNSW over the segment's rows (when ``ann`` is ``hnsw``)."""
+        return f"hnsw-{self.number:06d}.faiss"
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The names of the segment's files."""
+        ann = (self.ann_file,) if self.ann == "hnsw" else ()
+        return (self.vectors_file, self.rows_file, *ann)
 
 
 @dataclass(frozen=True, slots=True)
 class DenseMeta:
-    """What the vectors were made with: checked before adding to or searching them."""
+    """What the vectors were made with (checked before adding to or searching them), the
+    segments, and the live (not deleted) vectors and sentences."""
 
     model_path: str
     fingerprint: str
     dim: int
     vectors: int
     sentences: int
-    ann: str  # "exact" or "hnsw"
+    ann: str  # "hnsw" if a segment has an HNSW, else "exact"
+    segments: tuple[DenseSegment, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (also the component's manifest entry)."""
@@ -60,6 +97,7 @@ class DenseMeta:
             "vectors": self.vectors,
             "sentences": self.sentences,
             "ann": self.ann,
+            "segments": [asdict(segment) for segment in self.segments],
         }
 
     @classmethod
@@ -67,8 +105,10 @@ class DenseMeta:
         """Read ``meta.json`` of a dense folder."""
         path = folder / META_FILE
         try:
-            return cls(**json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, TypeError) as exc:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            segments = tuple(DenseSegment(**segment) for segment in data.pop("segments"))
+            return cls(**data, segments=segments)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
             raise ClinsearchError(f"{path}: cannot read the dense index metadata ({exc})") from None
 
 
@@ -93,81 +133,85 @@ class DenseComponent:
         self.batch_size = int(options.get("batch_size", 64))
 
     def build(self, gen: Generation) -> dict[str, Any]:
-        """Embed every sentence of the generation."""
+        """Embed every sentence of the generation, into one segment."""
         encoder = self._encoder(None)
-        keys, indexes, vectors = self._embed(gen, None, encoder)
-        return self._write(gen.path / NAME, keys, indexes, vectors, encoder, prev_ann=None)
-
-    def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """The previous vectors plus those of the added reports' sentences (same model)."""
-        old = DenseSearcher(prev.path / NAME)
-        encoder = self._encoder(old.meta)
-        return self._append(old, gen, encoder, *self._embed(gen, change.report_keys, encoder))
+        return self._write_new(gen, _identity(encoder), (), *self._embed(gen, None, encoder))
 
     def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
         """Write vectors computed elsewhere (``VECTOR_SCHEMA`` rows in order) with this model."""
         encoder = self._encoder(None)
-        keys, indexes, vectors = _from_tables(tables, encoder.dim)
-        return self._write(gen.path / NAME, keys, indexes, vectors, encoder, prev_ann=None)
+        return self._write_new(gen, _identity(encoder), (), *_from_tables(tables, encoder.dim))
+
+    def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Link the previous segments and write the added sentences' vectors as a new one."""
+        old = DenseMeta.read(prev.path / NAME)
+        encoder = self._encoder(old)
+        self._link(prev, gen)
+        vectors = self._embed(gen, change.report_keys, encoder)
+        return self._write_new(gen, _identity(encoder), old.segments, *vectors)
 
     def add_from(
         self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
     ) -> dict[str, Any]:
-        """The previous vectors plus the added reports' vectors computed elsewhere."""
-        old = DenseSearcher(prev.path / NAME)
-        encoder = self._encoder(old.meta)
-        return self._append(old, gen, encoder, *_from_tables(tables, encoder.dim))
-
-    def _append(
-        self,
-        old: DenseSearcher,
-        gen: Generation,
-        encoder: Any,
-        keys: np.ndarray,
-        indexes: np.ndarray,
-        vectors: np.ndarray,
-    ) -> dict[str, Any]:
-        """Write the previous generation's vectors followed by new ones."""
-        return self._write(
-            gen.path / NAME,
-            np.concatenate([old.report_keys, keys]),
-            np.concatenate([old.sentence_indexes, indexes]),
-            np.concatenate([old.vectors, vectors]),
-            encoder,
-            prev_ann=(old.ann, vectors),
-        )
+        """``add`` with the added reports' vectors computed elsewhere."""
+        old = DenseMeta.read(prev.path / NAME)
+        encoder = self._encoder(old)
+        self._link(prev, gen)
+        vectors = _from_tables(tables, encoder.dim)
+        return self._write_new(gen, _identity(encoder), old.segments, *vectors)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """The previous vectors without those of the deleted reports (the ANN is rebuilt)."""
-        old = DenseSearcher(prev.path / NAME)
-        keep = ~np.isin(old.report_keys, np.asarray(change.report_keys, np.int64))
+        """Link the previous segments: readers leave out the generation's deleted reports."""
+        old = DenseMeta.read(prev.path / NAME)
+        self._link(prev, gen)
+        return _save_meta(gen, old, old.segments)
+
+    def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Rewrite, as one new segment, every previous segment that holds rows of a deleted
+        report (in either generation's marks or in ``change``) without those rows, so that no
+        deleted vector is left (erasure); when there are more than ``MAX_SEGMENTS`` segments,
+        every segment but the largest is rewritten too. The other segments are linked."""
+        deleted = np.union1d(
+            np.union1d(prev.deleted_keys(), gen.deleted_keys()),
+            np.asarray(change.report_keys, np.int64),
+        )
+        source = DenseSearcher(prev.path / NAME, deleted)
+        largest = max(source.meta.segments, key=lambda s: s.vectors, default=None)
+        crowded = len(source.meta.segments) > MAX_SEGMENTS
         folder = gen.path / NAME
         folder.mkdir(parents=True)
-        keys, indexes = old.report_keys[keep], old.sentence_indexes[keep]
-        meta = replace(
-            old.meta, vectors=len(keys), sentences=_count_sentences(keys, indexes), ann="exact"
-        )
-        _save(folder, keys, indexes, old.vectors[keep])
-        meta = _save_ann(folder, old.vectors[keep], meta, self.exact_limit, prev_ann=None)
-        return _save_meta(folder, meta)
+        kept, rewritten = [], []
+        for meta, part in zip(source.meta.segments, source.segments, strict=True):
+            if part.row_live.all() and not (crowded and meta != largest):
+                for name in meta.files:
+                    link_file(prev.path / NAME / name, folder / name)
+                kept.append(meta)
+            else:
+                rewritten.append(part)
+        if rewritten:
+            number = max(s.number for s in source.meta.segments) + 1
+            kept.append(self._write_merged(folder, number, rewritten, source.meta.dim))
+        return _save_meta(gen, source.meta, tuple(kept))
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
-        """Problems: vectors whose sentences are not exactly the sentences table's."""
-        searcher = DenseSearcher(gen.path / NAME)
-        starts = searcher._starts
-        keys, indexes = searcher.report_keys[starts], searcher.sentence_indexes[starts]
+        """Problems: live vectors whose sentences are not exactly the sentences table's, or
+        counts that differ from the manifest's."""
+        searcher = self.open(gen)
         problems = []
-        if not core.same_sentences(keys, indexes):
-            problems.append(f"{gen.path / NAME}: vectors of {len(keys)} sentences do not match the"
-                            f" {len(core.sentence_keys)} sentences of the sentences table")
-        if entry.get("vectors") != len(searcher.vectors):
-            problems.append(f"{gen.path / NAME}: {len(searcher.vectors)} vectors, the manifest"
-                            f" says {entry.get('vectors')}")
+        folder = gen.path / NAME
+        if not core.same_sentences(searcher.report_keys, searcher.sentence_indexes):
+            problems.append(f"{folder}: vectors of {searcher.num_sentences} sentences do not"
+                            f" match the {len(core.sentence_keys)} sentences of the sentences"
+                            " table")
+        live = sum(int(segment.row_live.sum()) for segment in searcher.segments)
+        if entry.get("vectors") != live:
+            problems.append(f"{folder}: {live} live vectors, the manifest says"
+                            f" {entry.get('vectors')}")
         return problems
 
     def open(self, gen: Generation) -> DenseSearcher:
-        """The query-time reader of the generation's vectors."""
-        return DenseSearcher(gen.path / NAME)
+        """The query-time reader of the generation's vectors, without its deleted reports."""
+        return DenseSearcher(gen.path / NAME, gen.deleted_keys())
 
     def _encoder(self, recorded: DenseMeta | None) -> Any:
         """The encoder for this component; with ``recorded``, it must be the same model."""
@@ -190,82 +234,175 @@ class DenseComponent:
         table = pa.Table.from_batches(batches) if batches else None
         return embed_sentences(table, encoder, self.batch_size, gen.progress)
 
-    def _write(
+    def _link(self, prev: Generation, gen: Generation) -> None:
+        """Hard-link the previous generation's segments (``meta.json`` is written anew)."""
+        link_tree(prev.path / NAME, gen.path / NAME, skip=frozenset({META_FILE}))
+
+    def _write_new(
         self,
-        folder: Path,
+        gen: Generation,
+        identity: DenseMeta,
+        segments: tuple[DenseSegment, ...],
         keys: np.ndarray,
         indexes: np.ndarray,
         vectors: np.ndarray,
-        encoder: Any,
-        prev_ann: tuple[Any, np.ndarray] | None,
     ) -> dict[str, Any]:
-        """Save vectors, rows, the ANN structure (if over the limit) and the metadata."""
-        folder.mkdir(parents=True)
-        _save(folder, keys, indexes, vectors)
-        meta = DenseMeta(
-            model_path=str(encoder.path),
-            fingerprint=encoder.fingerprint,
-            dim=encoder.dim,
-            vectors=len(vectors),
-            sentences=_count_sentences(keys, indexes),
-            ann="exact",
+        """Write ``vectors`` as a segment after ``segments`` (none if empty), then the meta."""
+        folder = gen.path / NAME
+        folder.mkdir(parents=True, exist_ok=True)
+        if len(vectors) or not segments:
+            number = max((s.number for s in segments), default=0) + 1
+            segment = DenseSegment(number, len(vectors), "exact")
+            np.save(folder / segment.vectors_file, np.ascontiguousarray(vectors, np.float32))
+            segments = (*segments, self._finish_segment(folder, segment, keys, indexes))
+        return _save_meta(gen, identity, segments)
+
+    def _write_merged(
+        self, folder: Path, number: int, parts: list[_Segment], dim: int
+    ) -> DenseSegment:
+        """Write the live rows of ``parts`` as segment ``number``, copying vectors a chunk at a
+        time into a memory-mapped file (memory stays flat however large the segments)."""
+        segment = DenseSegment(number, sum(int(p.row_live.sum()) for p in parts), "exact")
+        merged = np.lib.format.open_memmap(
+            folder / segment.vectors_file, "w+", np.float32, (segment.vectors, dim)
         )
-        meta = _save_ann(folder, vectors, meta, self.exact_limit, prev_ann)
-        return _save_meta(folder, meta)
+        at = 0
+        for part in parts:
+            rows = np.flatnonzero(part.row_live)
+            for start in range(0, len(rows), _CHUNK):
+                chunk = part.vectors[rows[start:start + _CHUNK]]
+                merged[at:at + len(chunk)] = chunk
+                at += len(chunk)
+        merged.flush()
+        del merged
+        keys = _concat([p.report_keys[p.row_live] for p in parts])
+        indexes = _concat([p.sentence_indexes[p.row_live] for p in parts])
+        return self._finish_segment(folder, segment, keys, indexes)
+
+    def _finish_segment(
+        self, folder: Path, segment: DenseSegment, keys: np.ndarray, indexes: np.ndarray
+    ) -> DenseSegment:
+        """Write a segment's rows and, above ``exact_limit`` vectors, its HNSW (built from the
+        saved vectors, a chunk at a time)."""
+        table = pa.table(
+            {"report_key": pa.array(keys, pa.int64()), "index": pa.array(indexes, pa.int64())}
+        )
+        pq.write_table(table, folder / segment.rows_file)
+        if segment.vectors <= self.exact_limit:
+            return segment
+        import faiss
+
+        vectors = np.load(folder / segment.vectors_file, mmap_mode="r")
+        ann = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        ann.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        for start in range(0, len(vectors), _CHUNK):
+            ann.add(np.ascontiguousarray(vectors[start:start + _CHUNK], np.float32))
+        faiss.write_index(ann, str(folder / segment.ann_file))
+        return replace(segment, ann="hnsw")
 
 
 class DenseSearcher:
-    """Nearest sentences to a query vector, over one generation's dense folder."""
+    """Nearest sentences to a query vector over one generation's dense segments, leaving out
+    the ``deleted`` reports.
 
-    def __init__(self, folder: Path) -> None:
+    ``report_keys`` and ``sentence_indexes`` name the live sentences, segment after segment.
+    """
+
+    def __init__(self, folder: Path, deleted: np.ndarray | None = None) -> None:
         if not (folder / META_FILE).is_file():
             raise ClinsearchError(f"{folder}: dense index files are missing; rebuild with --dense")
         self.meta = DenseMeta.read(folder)
-        self.vectors: np.ndarray = np.load(folder / VECTORS_FILE, mmap_mode="r")
-        rows = pq.read_table(folder / ROWS_FILE)
+        gone = np.empty(0, np.int64) if deleted is None else deleted
+        self.segments = [_Segment(folder, segment, gone) for segment in self.meta.segments]
+        self.report_keys: np.ndarray = _concat([s.live_keys for s in self.segments])
+        self.sentence_indexes: np.ndarray = _concat([s.live_indexes for s in self.segments])
+
+    @property
+    def num_sentences(self) -> int:
+        """How many live sentences have vectors."""
+        return len(self.report_keys)
+
+    def scorer(self, query: np.ndarray) -> Callable[[int], SentenceScores]:
+        """A function ``limit -> SentenceScores`` for one unit query vector."""
+        if all(segment.ann is None for segment in self.segments):
+            return _ExactScores(self, self.sentence_scores(query))
+        return lambda limit: self._merged_search(query, limit)
+
+    def sentence_scores(self, query: np.ndarray) -> np.ndarray:
+        """The exact score of every live sentence (its best window), in ``report_keys`` order."""
+        vector = query.astype(np.float32)
+        return _concat([s.sentence_scores(vector) for s in self.segments], np.float32)
+
+    def _merged_search(self, query: np.ndarray, limit: int) -> SentenceScores:
+        """The best sentences of each segment (approximate where it has an HNSW, else exact),
+        merged by (score desc, report key, sentence index)."""
+        vector = query.astype(np.float32)
+        parts = [s.nearest(vector, limit) for s in self.segments]
+        scores = _concat([p.scores for p in parts], np.float32)
+        keys = _concat([p.report_keys for p in parts])
+        indexes = _concat([p.sentence_indexes for p in parts])
+        order = np.lexsort((indexes, keys, -scores))[:limit]
+        return SentenceScores(
+            scores[order], keys[order], indexes[order], all(p.exhausted for p in parts)
+        )
+
+
+class _Segment:
+    """One segment opened for search: memory-mapped vectors, rows, live flags, optional HNSW."""
+
+    def __init__(self, folder: Path, meta: DenseSegment, deleted: np.ndarray) -> None:
+        self.vectors: np.ndarray = np.load(folder / meta.vectors_file, mmap_mode="r")
+        rows = pq.read_table(folder / meta.rows_file)
         self.report_keys: np.ndarray = rows.column("report_key").to_numpy()
         self.sentence_indexes: np.ndarray = rows.column("index").to_numpy()
-        if len(self.report_keys) != len(self.vectors):
+        if not len(self.report_keys) == len(self.vectors) == meta.vectors:
             raise ClinsearchError(
-                f"{folder}: {len(self.vectors)} vectors but {len(self.report_keys)} rows; rebuild"
+                f"{folder / meta.vectors_file}: {len(self.vectors)} vectors,"
+                f" {len(self.report_keys)} rows, the metadata says {meta.vectors}; rebuild"
             )
         # Rows of one sentence (its windows) are contiguous: starts of each sentence's run.
         change = np.flatnonzero(
             (np.diff(self.report_keys) != 0) | (np.diff(self.sentence_indexes) != 0)
         )
-        self._starts = np.concatenate([[0], change + 1]) if len(self.vectors) else change
-        self.ann = _load_ann(folder) if self.meta.ann == "hnsw" else None
-
-    @property
-    def num_sentences(self) -> int:
-        """How many sentences have vectors."""
-        return len(self._starts)
-
-    def scorer(self, query: np.ndarray) -> Any:
-        """A function ``limit -> SentenceScores`` for one unit query vector."""
-        if self.ann is None:
-            return _ExactScores(self, self.sentence_scores(query))
-        return lambda limit: self._ann_search(query, limit)
+        self.starts = np.concatenate([[0], change + 1]) if len(self.vectors) else change
+        self.row_live: np.ndarray = ~np.isin(self.report_keys, deleted)
+        self.live: np.ndarray = self.row_live[self.starts]  # per sentence
+        self.live_keys = self.report_keys[self.starts][self.live]
+        self.live_indexes = self.sentence_indexes[self.starts][self.live]
+        self.ann = _load_ann(folder / meta.ann_file) if meta.ann == "hnsw" else None
 
     def sentence_scores(self, query: np.ndarray) -> np.ndarray:
-        """The exact score of every sentence (its best window), in row-run order."""
-        scores = np.asarray(self.vectors @ query.astype(np.float32), np.float32)
-        if len(self._starts) == len(scores):
-            return scores
-        return np.maximum.reduceat(scores, self._starts) if len(scores) else scores
+        """The exact score of each live sentence of the segment (its best window)."""
+        scores = np.asarray(self.vectors @ query, np.float32)
+        if len(self.starts) != len(scores) and len(scores):
+            scores = np.maximum.reduceat(scores, self.starts)
+        return scores[self.live]
 
-    def _ann_search(self, query: np.ndarray, limit: int) -> SentenceScores:
-        """Approximate best sentences: ask HNSW for enough windows to fill ``limit`` sentences."""
-        want = min(
-            len(self.vectors), max(limit, 1) * max(1, len(self.vectors) // self.num_sentences)
-        )
-        self.ann.hnsw.efSearch = max(HNSW_EF_SEARCH, want)
-        scores, rows = self.ann.search(query.reshape(1, -1).astype(np.float32), want)
-        found = rows[0] >= 0
-        scores, rows = scores[0][found], rows[0][found]
-        pairs = np.stack([self.report_keys[rows], self.sentence_indexes[rows]], axis=1)
-        _, first = np.unique(pairs, axis=0, return_index=True)  # best window per sentence
-        first = np.sort(first)[:limit]
+    def nearest(self, query: np.ndarray, limit: int) -> SentenceScores:
+        """The segment's ``limit`` best live sentences: exact, or from its HNSW, asking it for
+        more windows until enough live sentences are found."""
+        if self.ann is None:
+            exact = self.sentence_scores(query)
+            ranked = _top(exact, self.live_keys, self.live_indexes, limit)
+            return SentenceScores(
+                exact[ranked], self.live_keys[ranked],
+                self.live_indexes[ranked], exhausted=limit >= len(self.live_keys),
+            )
+        windows = max(1, len(self.vectors) // max(1, len(self.starts)))
+        want = min(len(self.vectors), max(limit, 1) * windows)
+        while True:
+            self.ann.hnsw.efSearch = max(HNSW_EF_SEARCH, want)
+            found_scores, found_rows = self.ann.search(query.reshape(1, -1), want)
+            keep = found_rows[0] >= 0
+            scores, rows = found_scores[0][keep], found_rows[0][keep]
+            keep = self.row_live[rows]
+            scores, rows = scores[keep], rows[keep]
+            pairs = np.stack([self.report_keys[rows], self.sentence_indexes[rows]], axis=1)
+            _, first = np.unique(pairs, axis=0, return_index=True)  # best window per sentence
+            first = np.sort(first)[:limit]
+            if len(first) >= limit or want >= len(self.vectors):
+                break
+            want = min(len(self.vectors), 2 * want)
         return SentenceScores(
             scores[first].astype(np.float32),
             self.report_keys[rows[first]],
@@ -282,17 +419,14 @@ class _ExactScores:
         self.scores = scores
 
     def __call__(self, limit: int) -> SentenceScores:
-        """The ``limit`` best sentences (ties broken by row order)."""
-        n = len(self.scores)
-        limit = min(limit, n)
-        part = np.argpartition(-self.scores, limit - 1)[:limit] if limit < n else np.arange(n)
-        order = part[np.lexsort((part, -self.scores[part]))]
-        rows = self.searcher._starts[order]
+        """The ``limit`` best sentences (ties broken by report key, then sentence index)."""
+        searcher = self.searcher
+        order = _top(self.scores, searcher.report_keys, searcher.sentence_indexes, limit)
         return SentenceScores(
             self.scores[order],
-            self.searcher.report_keys[rows],
-            self.searcher.sentence_indexes[rows],
-            exhausted=limit >= n,
+            self.searcher.report_keys[order],
+            self.searcher.sentence_indexes[order],
+            exhausted=limit >= len(self.scores),
         )
 
 
@@ -356,51 +490,56 @@ def _count_sentences(keys: np.ndarray, indexes: np.ndarray) -> int:
     return len(np.unique(np.stack([keys, indexes], axis=1), axis=0))
 
 
-def _save(folder: Path, keys: np.ndarray, indexes: np.ndarray, vectors: np.ndarray) -> None:
-    """Write the vectors and their (report key, sentence index) rows."""
-    np.save(folder / VECTORS_FILE, np.ascontiguousarray(vectors, dtype=np.float32))
-    table = pa.table(
-        {"report_key": pa.array(keys, pa.int64()), "index": pa.array(indexes, pa.int64())}
+def _identity(encoder: Any) -> DenseMeta:
+    """The model part of the metadata (no segments yet) for an encoder."""
+    return DenseMeta(str(encoder.path), encoder.fingerprint, encoder.dim, 0, 0, "exact")
+
+
+def _save_meta(
+    gen: Generation, identity: DenseMeta, segments: tuple[DenseSegment, ...]
+) -> dict[str, Any]:
+    """Write ``meta.json`` listing ``segments`` with the live counts (the generation's deleted
+    reports left out) and return the manifest entry."""
+    folder = gen.path / NAME
+    deleted = gen.deleted_keys()
+    keys, indexes = [], []
+    for segment in segments:
+        rows = pq.read_table(folder / segment.rows_file)
+        live = ~np.isin(rows.column("report_key").to_numpy(), deleted)
+        keys.append(rows.column("report_key").to_numpy()[live])
+        indexes.append(rows.column("index").to_numpy()[live])
+    live_keys, live_indexes = _concat(keys), _concat(indexes)
+    meta = replace(
+        identity,
+        vectors=len(live_keys),
+        sentences=_count_sentences(live_keys, live_indexes),
+        ann="hnsw" if any(s.ann == "hnsw" for s in segments) else "exact",
+        segments=segments,
     )
-    pq.write_table(table, folder / ROWS_FILE)
-
-
-def _save_ann(
-    folder: Path,
-    vectors: np.ndarray,
-    meta: DenseMeta,
-    exact_limit: int,
-    prev_ann: tuple[Any, np.ndarray] | None,
-) -> DenseMeta:
-    """Write an HNSW index when there are more than ``exact_limit`` vectors.
-
-    With ``prev_ann`` (the previous HNSW and the appended vectors) the new vectors are added to
-    a copy of it; otherwise it is built from all vectors.
-    """
-    import faiss
-
-    if len(vectors) <= exact_limit:
-        return meta
-    previous, appended = prev_ann if prev_ann is not None else (None, None)
-    if previous is not None and appended is not None:
-        ann = faiss.clone_index(previous)
-        ann.add(np.ascontiguousarray(appended, dtype=np.float32))
-    else:
-        ann = faiss.IndexHNSWFlat(meta.dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        ann.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        ann.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    faiss.write_index(ann, str(folder / ANN_FILE))
-    return replace(meta, ann="hnsw")
-
-
-def _save_meta(folder: Path, meta: DenseMeta) -> dict[str, Any]:
-    """Write ``meta.json`` and return the manifest entry."""
     (folder / META_FILE).write_text(json.dumps(meta.to_dict(), indent=2) + "\n", encoding="utf-8")
     return meta.to_dict()
 
 
-def _load_ann(folder: Path) -> Any:
-    """Read the HNSW index of a dense folder."""
+def _concat(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+    """Concatenate arrays (an empty array of ``dtype`` when there are none)."""
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype)
+
+
+def _top(scores: np.ndarray, keys: np.ndarray, indexes: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the ``limit`` best scores, best first, ties by report key then sentence
+    index (the same order however the sentences lie in segments)."""
+    n = len(scores)
+    limit = min(limit, n)
+    if limit <= 0:
+        return np.empty(0, np.int64)
+    part = np.arange(n)
+    if limit < n:  # every score tied with the cut stays in, so that keys decide among them
+        part = np.flatnonzero(scores >= np.partition(scores, n - limit)[n - limit])
+    return part[np.lexsort((indexes[part], keys[part], -scores[part]))][:limit]
+
+
+def _load_ann(path: Path) -> Any:
+    """Read a segment's HNSW index."""
     import faiss
 
-    return faiss.read_index(str(folder / ANN_FILE))
+    return faiss.read_index(str(path))

@@ -1,29 +1,30 @@
-"""The ``findings`` component: every sentence's findings as one Parquet table per generation.
+"""The ``findings`` component: every sentence's findings, one Parquet table per segment.
 
-``findings.parquet`` holds one row per finding: where it is (report key, sentence id and index,
-report, visit, patient, section), what it is (concept, name, type, polarity, context flags,
-modifiers, pattern) and its words (``start``/``end`` are offsets into the report text, like the
-sentences table's). ``add`` annotates only the added reports' sentences and keeps the previous
-rows; ``delete`` drops the deleted reports' rows; nothing is re-annotated.
+``findings.parquet`` (in each segment folder) holds one row per finding: where it is (report
+key, sentence id and index, report, visit, patient, section), what it is (concept, name, type,
+polarity, context flags, modifiers, pattern) and its words (``start``/``end`` are offsets into
+the report text, like the sentences table's). ``add`` annotates only the new segments'
+sentences; ``delete`` writes nothing (the segments' findings are linked, the marks hide the
+deleted reports' rows); a merge concatenates the merged segments' rows without deleted ones.
+Nothing is ever re-annotated.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import Change, Generation
+from clinsearch.index.component import Change, Generation, Segment
 from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import progress_bar, track
 
@@ -93,40 +94,65 @@ class FindingsComponent:
         return self.build_from(gen, self._annotated(gen, None))
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """The previous findings plus those of the added reports' sentences."""
+        """Annotate the sentences of the added reports (the new segments)."""
         return self.add_from(prev, gen, change, self._annotated(gen, change.report_keys))
 
     def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
         """Write findings computed elsewhere (e.g. by Spark executors), in report-key order."""
-        return _write(gen.path, tables, self.lexicon)
+        return self._entry(gen, _write(gen, gen.segments, tables))
 
     def add_from(
         self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
     ) -> dict[str, Any]:
-        """The previous findings plus the added reports' findings computed elsewhere."""
-        return _write(gen.path, chain(_previous(prev.path), tables), self.lexicon)
+        """Write the added reports' findings computed elsewhere into the new segments."""
+        return self._entry(gen, _write(gen, gen.new_segments(prev), tables))
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """The previous findings without those of the deleted reports."""
-        return _write(gen.path, _previous(prev.path, change.report_keys), self.lexicon)
+        """Nothing to write: the deletion marks hide the deleted reports' findings."""
+        return self._entry(gen, 0)
+
+    def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """Each merged segment's findings: its sources' rows without deleted reports' rows."""
+        dropped = np.union1d(prev.deleted_keys(), np.asarray(change.report_keys, np.int64))
+        for segment in gen.new_segments(prev):
+            sources = [prev.segment_path(s) / FINDINGS_FILE for s in prev.segments
+                       if segment.first_key <= s.first_key <= segment.last_key]
+            _write(gen, [segment], _rows_kept(sources, dropped))
+        return self._entry(gen, 0)
 
     def open(self, gen: Generation) -> FindingsTable:
         """The query-time reader of the generation's findings."""
-        return FindingsTable(gen.path)
+        return FindingsTable(gen)
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
         """Problems: findings whose sentence is not in the sentences table, a wrong count."""
-        table = FindingsTable(gen.path).table(["report_key", "sentence_index"])
+        findings = FindingsTable(gen)
+        table = findings.table(["report_key", "sentence_index"])
         keys = table.column("report_key").to_numpy()
         indexes = table.column("sentence_index").to_numpy()
         problems = []
+        where = gen.path / NAME  # the logical table, stored per segment
         if unknown := core.unknown_sentences(keys, indexes):
-            problems.append(f"{gen.path / FINDINGS_FILE}: {unknown} finding(s) point at sentences"
-                            " that are not in the sentences table")
+            problems.append(f"{where}: {unknown} finding(s) point at sentences that are not in"
+                            " the sentences table")
         if entry.get("findings") != table.num_rows:
-            problems.append(f"{gen.path / FINDINGS_FILE}: {table.num_rows} findings, the manifest"
-                            f" says {entry.get('findings')}")
+            problems.append(f"{where}: {table.num_rows} findings, the manifest says"
+                            f" {entry.get('findings')}")
         return problems
+
+    def _entry(self, gen: Generation, long_sentences: int) -> dict[str, Any]:
+        """The manifest entry: live findings, the lexicon, and the sentences of this change
+        annotated in pieces."""
+        from clinsearch.annotate.lexicon import Lexicon
+
+        lexicon = Lexicon.load(str(self.lexicon) if self.lexicon else None)
+        return {
+            "findings": FindingsTable(gen).table(["report_key"]).num_rows,
+            "lexicon": lexicon.name,
+            "lexicon_version": lexicon.version,
+            "concepts": len(lexicon.concepts),
+            "long_sentences": long_sentences,
+        }
 
     def _annotated(
         self, gen: Generation, report_keys: Collection[int] | None
@@ -134,7 +160,7 @@ class FindingsComponent:
         """The findings of the sentences of ``report_keys`` (all when None), chunk by chunk;
         each table's metadata says how many of its new texts were annotated in pieces."""
         keys = None if report_keys is None else list(report_keys)
-        total = (pq.ParquetFile(gen.sentences_path).metadata.num_rows if keys is None
+        total = (sum(s.sentences for s in gen.segments) if keys is None
                  else sum(b.num_rows for b in gen.sentence_batches(keys, ["report_key"])))
         size = self.batch_size * _JOB_BATCHES
         chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
@@ -243,56 +269,48 @@ def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[
         yield chunk
 
 
-def _previous(folder: Path, drop_keys: Collection[int] = ()) -> Iterator[pa.Table]:
-    """A previous generation's findings, batch by batch, without the reports in ``drop_keys``."""
-    gone = pa.array(sorted(drop_keys), type=pa.int64())
-    source = pq.ParquetFile(FindingsTable(folder).path)
-    for batch in source.iter_batches(batch_size=65_536):
-        kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
-        yield pa.Table.from_batches([kept])
+def _rows_kept(files: list[Path], dropped: np.ndarray) -> Iterator[pa.Table]:
+    """Findings files' rows, batch by batch, without those of the ``dropped`` report keys."""
+    gone = pa.array(dropped, type=pa.int64())
+    for path in files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536):
+            kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
+            yield pa.Table.from_batches([kept])
 
 
 class FindingsTable:
-    """The findings service: the one reader of a generation's findings table.
+    """The findings service: the one reader of a generation's findings table (its segments'
+    files read as one table, deleted reports' rows left out).
 
     Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
     ``findings``), or ask which sentences and units hold a finding matching a term
     (``matcher``: ``index.finding_match``).
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / FINDINGS_FILE
-        if not self.path.is_file():
-            raise ClinsearchError(f"{self.path}: findings table is missing; rebuild the index")
+    def __init__(self, gen: Generation) -> None:
+        self.generation = gen
+        missing = [path for path in gen.files(NAME) if not path.is_file()]
+        if missing:
+            raise ClinsearchError(f"{missing[0]}: findings table is missing; rebuild the index")
 
     @classmethod
-    def optional(cls, folder: Path) -> FindingsTable | None:
-        """The findings table of a generation folder, or None when it has none."""
-        return cls(folder) if (folder / FINDINGS_FILE).is_file() else None
+    def optional(cls, gen: Generation) -> FindingsTable | None:
+        """The findings table of a generation, or None when it has none."""
+        return cls(gen) if gen.has(NAME) else None
 
     def table(
-        self, columns: list[str] | None = None, filters: list[tuple[str, str, Any]] | None = None
+        self, columns: list[str] | None = None, report_keys: Collection[int] | None = None,
+        filters: list[tuple[str, str, Any]] | None = None,
     ) -> pa.Table:
-        """The findings as a pyarrow Table (optionally only some columns, or rows by filters)."""
-        return pq.read_table(self.path, columns=columns, filters=filters, schema=FINDINGS_SCHEMA)
-
-    @property
-    def num_rows(self) -> int:
-        """How many findings the table holds (from its metadata)."""
-        return pq.ParquetFile(self.path).metadata.num_rows
-
-    def register(self, con: duckdb.DuckDBPyConnection, name: str = "findings") -> None:
-        """Make the table a relation ``name`` of ``con``, handed over as a dataset (DuckDB never
-        sees the path)."""
-        import pyarrow.dataset as ds
-
-        con.register(name, ds.dataset(str(self.path), format="parquet"))
+        """The live findings as a pyarrow Table (optionally only some columns, only the
+        findings of ``report_keys``, or rows by pyarrow filters)."""
+        return self.generation.table(NAME, columns, report_keys, filters)
 
     def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
         """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
         from clinsearch.duck import connect
 
-        con = connect({"findings": self.path})
+        con = connect({"findings": self.generation.rows(NAME)})
         try:
             return con.sql(query, params=params).to_arrow_table()
         finally:
@@ -342,23 +360,26 @@ def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
     }
 
 
-def _write(folder: Path, tables: Iterable[pa.Table], lexicon_path: str | None) -> dict[str, Any]:
-    """Write the findings table (given in parts, in order) into a generation folder; returns the
-    manifest entry (``long_sentences``: sentences of this change annotated in pieces, from the
-    parts' metadata)."""
-    from clinsearch.annotate.lexicon import Lexicon
-
-    rows = long_sentences = 0
-    with pq.ParquetWriter(folder / FINDINGS_FILE, FINDINGS_SCHEMA) as writer:
-        for table in tables:
-            writer.write_table(table.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA))
-            rows += table.num_rows
-            long_sentences += int((table.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
-    lexicon = Lexicon.load(str(lexicon_path) if lexicon_path else None)
-    return {
-        "findings": rows,
-        "lexicon": lexicon.name,
-        "lexicon_version": lexicon.version,
-        "concepts": len(lexicon.concepts),
-        "long_sentences": long_sentences,
-    }
+def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Table]) -> int:
+    """Write findings given in report-key order into the findings files of ``segments`` (each
+    row into the segment whose key range holds it; every segment gets a file); returns how
+    many of the texts were annotated in pieces (from the tables' metadata)."""
+    writers = [pq.ParquetWriter(gen.segment_path(s) / FINDINGS_FILE, FINDINGS_SCHEMA)
+               for s in segments]
+    ends = np.array([s.last_key for s in segments], np.int64)
+    long_sentences = 0
+    try:
+        for given in tables:
+            long_sentences += int((given.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
+            table = given.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
+            at = np.searchsorted(ends, table.column("report_key").to_numpy(), side="left")
+            bounds = np.searchsorted(at, np.arange(len(writers) + 1), side="left")
+            if bounds[-1] != table.num_rows:
+                raise ClinsearchError("findings of reports outside the segments being written")
+            for writer, start, stop in zip(writers, bounds, bounds[1:], strict=False):
+                if stop > start:
+                    writer.write_table(table.slice(start, stop - start))
+    finally:
+        for writer in writers:
+            writer.close()
+    return long_sentences

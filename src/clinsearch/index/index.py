@@ -6,17 +6,30 @@ store with a search session attached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from itertools import chain, islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.index.component import Change, Generation
+from clinsearch.index.component import (
+    DELETED_FILE,
+    SEGMENTS_DIR,
+    Change,
+    Component,
+    Generation,
+    Segment,
+    segment_id,
+)
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.generations import (
     Lease,
@@ -26,10 +39,11 @@ from clinsearch.index.generations import (
     new_generation,
 )
 from clinsearch.index.integrity import file_digests
+from clinsearch.index.links import link_file, link_tree
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
-from clinsearch.index.tables import TableWriter, count
+from clinsearch.index.tables import SegmentWriter, count, merge_segments
 from clinsearch.parallel import Workers
 from clinsearch.progress import track
 from clinsearch.trust import allow
@@ -78,18 +92,12 @@ class Index:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace).
 
         Reports stream through in batches: segmentation and finding extraction run on
-        ``workers`` processes, and memory does not grow with the number of reports.
+        ``workers`` processes, and the index is written in segments of at most
+        ``config.segment_reports`` reports, so memory does not grow with the number of reports.
         """
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
-        root = Path(path)
-        with new_generation(root) as pending, Workers(workers) as pool:
-            gen = Generation(pending.path, progress, pool)
-            added = _write_tables(gen, None, _segmented(reports, progress, pool), set(), 0)
-            if not added:
-                raise ClinsearchError("no reports to index")
-            components = {c.name: c.build(gen) for c in config.make()}
-            _finish(pending, gen, config, components, next_key=len(added))
-        return cls.open(root)
+        _commit_new(Path(path), None, config, _ReportSource(reports, progress, workers), progress)
+        return cls.open(path)
 
     @classmethod
     def build_from_parts(
@@ -97,21 +105,10 @@ class Index:
         progress: bool = True,
     ) -> Index:
         """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
-        generation, the same files ``build`` writes for the same reports in the same order."""
+        segment per part, the same rows ``build`` writes for the same reports in the same order."""
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
-        root = Path(path)
-        with new_generation(root) as pending:
-            gen = Generation(pending.path, progress)
-            added = _write_part_tables(gen, None, parts, set())
-            if not added:
-                raise ClinsearchError("no reports to index")
-            components = {
-                c.name: c.build_from(gen, parts.tables(c.name)) if parts.has(c.name)
-                else c.build(gen)
-                for c in config.make()
-            }
-            _finish(pending, gen, config, components, max(k for _, k in added) + 1)
-        return cls.open(root)
+        _commit_new(Path(path), None, config, _PartSource(parts), progress)
+        return cls.open(path)
 
     @classmethod
     def open(cls, path: str | Path) -> Index:
@@ -123,7 +120,7 @@ class Index:
         except BaseException:
             lease.release()
             raise
-        return cls(root, Generation(lease.path), manifest, lease)
+        return cls(root, Generation(lease.path, manifest.segments), manifest, lease)
 
     def close(self) -> None:
         """Drop cached readers and the lease, so that writers may remove this generation."""
@@ -175,71 +172,63 @@ class Index:
         progress: bool = True,
         workers: int = 1,
     ) -> int:
-        """Add new reports (ids must not be in the index yet); returns how many were added."""
-        self._ensure_live()
-        prev, first_key = self.generation, self.manifest.next_report_key
-        with new_generation(self.path, expect_live=prev.path) as pending, Workers(workers) as pool:
-            gen = Generation(pending.path, progress, pool)
-            known = set(self.store.report_ids)
-            stream = _segmented(reports, progress, pool)
-            added = _write_tables(gen, prev, stream, known, first_key)
-            if not added:
-                raise ClinsearchError("no reports to add")
-            change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
-            components = {c.name: c.add(prev, gen, change) for c in self.config.make()}
-            _finish(pending, gen, self.config, components, first_key + len(added))
-            self.close()  # our own lease must not keep the replaced generation on disk
-        self.reopen()
-        return len(added)
+        """Add new reports (ids must not be in the index yet); returns how many were added.
+
+        Only the new reports are written (as new segments); the merge policy may then merge
+        small segments in a second commit.
+        """
+        source = _ReportSource(reports, progress, workers, self.manifest.next_report_key)
+        return self._add(source, progress)
 
     def add_parts(self, parts: Parts, progress: bool = True) -> int:
         """``add`` for tables computed in parts with keys from 0 (``index.parts``, e.g. by
-        Spark); returns how many reports were added."""
-        self._ensure_live()
-        prev, first_key = self.generation, self.manifest.next_report_key
-        parts = replace(parts, first_key=first_key)
-        with new_generation(self.path, expect_live=prev.path) as pending:
-            gen = Generation(pending.path, progress)
-            added = _write_part_tables(gen, prev, parts, set(self.store.report_ids))
-            if not added:
-                raise ClinsearchError("no reports to add")
-            change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
-            components = {
-                c.name: c.add_from(prev, gen, change, parts.tables(c.name))
-                if parts.has(c.name) else c.add(prev, gen, change)
-                for c in self.config.make()
-            }
-            _finish(pending, gen, self.config, components, max(k for _, k in added) + 1)
-            self.close()  # our own lease must not keep the replaced generation on disk
-        self.reopen()
-        return len(added)
+        Spark), one new segment per part; returns how many reports were added."""
+        keyed = replace(parts, first_key=self.manifest.next_report_key)
+        return self._add(_PartSource(keyed), progress)
 
-    def delete(self, report_ids: Iterable[str]) -> int:
-        """Delete reports by id; every id must be in the index. Returns how many were deleted."""
+    def delete(self, report_ids: Iterable[str], purge: bool = False) -> int:
+        """Delete reports by id; every id must be in the index. Returns how many were deleted.
+
+        A delete only marks the reports (readers leave them out); their data goes at the next
+        merge (``optimize``). With ``purge`` the index is merged at once, so that no data of
+        the deleted reports remains once readers of older generations close.
+        """
         self._ensure_live()
         ids = list(dict.fromkeys(report_ids))
         if not ids:
             raise ClinsearchError("no report ids to delete")
-        rows = self.store.row_by_report_id
-        unknown = [i for i in ids if i not in rows]
+        live = _live_keys(self.generation)
+        unknown = [i for i in ids if i not in live]
         if unknown:
             shown = ", ".join(repr(i) for i in unknown[:5]) + (" ..." if len(unknown) > 5 else "")
             raise InputError(f"{len(unknown)} id(s) not in the index: {shown}", field="ids")
-        keys = tuple(int(self.store.report_keys[rows[i]]) for i in ids)
-        change = Change(tuple(ids), keys)
+        keys = tuple(live[i] for i in ids)
+        if purge:
+            self._merge([list(self.generation.segments)], Change(tuple(ids), keys))
+            return len(ids)
         prev = self.generation
         with new_generation(self.path, expect_live=prev.path) as pending:
-            gen = Generation(pending.path)
-            writer = TableWriter(gen.path)
-            try:
-                writer.copy(prev, drop_keys=keys)
-            finally:
-                writer.close()
+            gen = Generation(pending.path, prev.segments)
+            _link_segments(prev, gen, prev.segments)
+            change = Change(tuple(ids), keys)
+            _write_marks(prev, gen, change)
             components = {c.name: c.delete(prev, gen, change) for c in self.config.make()}
-            _finish(pending, gen, self.config, components, self.manifest.next_report_key)
+            _finish(pending, (prev, self.manifest), gen, self.config, components,
+                    self.manifest.next_report_key)
             self.close()  # our own lease must not keep the replaced generation on disk
         self.reopen()
         return len(ids)
+
+    def optimize(self) -> int:
+        """Merge every segment into one without the reports marked deleted (their data is gone
+        once readers of older generations close); returns how many segments were merged (0
+        when the index already is one segment without deletions)."""
+        self._ensure_live()
+        segments = list(self.generation.segments)
+        if len(segments) == 1 and not len(self.generation.deleted_keys()):
+            return 0
+        self._merge([segments], Change((), ()))
+        return len(segments)
 
     def report(self, report_id: str) -> ReportView:
         """The report ``report_id`` with its sections, sentences and findings."""
@@ -256,6 +245,46 @@ class Index:
         size = {"sentence": counts.sentences, "report": counts.reports,
                 "visit": counts.visits, "patient": counts.patients}[level]
         return max(1, size)
+
+    def _add(self, source: _Source, progress: bool) -> int:
+        """Commit ``source``'s reports as new segments, then apply the merge policy."""
+        self._ensure_live()
+        added = _commit_new(self.path, self, self.config, source, progress)
+        self.reopen()
+        if groups := merge_plan(self.generation.segments, self.config):
+            self._merge(groups, None)
+        return added
+
+    def _merge(self, groups: list[list[Segment]], erase: Change | None) -> None:
+        """Commit a generation in which each group of consecutive segments is one segment
+        without deleted rows. With ``erase`` (``groups`` is then every segment) the deletion
+        marks are cleared and every component drops the data of the marked reports and of
+        ``erase``'s; without it the marks stay and components only regroup."""
+        prev = self.generation
+        dropped = np.union1d(prev.deleted_keys(), np.asarray(erase.report_keys if erase else (),
+                                                             np.int64))
+        change = Change((), ()) if erase is None else _erased(prev, erase)
+        firsts = {group[0].id: group for group in groups}
+        merged = {s.id for group in groups for s in group}
+        with new_generation(self.path, expect_live=prev.path) as pending:
+            gen = Generation(pending.path)
+            number, segments = _next_segment(prev), []
+            for segment in prev.segments:
+                if segment.id in firsts:
+                    writer = _segment_writer(gen, number)
+                    segments.append(merge_segments(prev, firsts[segment.id], dropped, writer))
+                    number += 1
+                elif segment.id not in merged:
+                    _link_segments(prev, gen, [segment])
+                    segments.append(segment)
+            gen = replace(gen, segments=tuple(segments))
+            if erase is None:
+                _link_marks(prev, gen)
+            components = {c.name: c.merge(prev, gen, change) for c in self.config.make()}
+            _finish(pending, (prev, self.manifest), gen, self.config, components,
+                    self.manifest.next_report_key)
+            self.close()  # our own lease must not keep the replaced generation on disk
+        self.reopen()
 
     @contextmanager
     def _replaced_as_error(self) -> Iterator[None]:
@@ -316,53 +345,213 @@ def _segmenter() -> Segmenter:
     return Segmenter()
 
 
-def _write_tables(
-    gen: Generation,
-    prev: Generation | None,
-    reports: Iterable[SegmentedReport],
-    known: set[str],
-    first_key: int,
-) -> list[tuple[str, int]]:
-    """Write the core tables (``prev``'s rows, then ``reports``); returns the new (id, key)s.
+class _Source(Protocol):
+    """Where the reports of a build or an add come from: a report stream or computed parts."""
 
-    Raises InputError, naming where the report was read, for an id already indexed or seen.
-    """
-    added: list[tuple[str, int]] = []
-    writer = TableWriter(gen.path)
-    try:
-        if prev is not None:
-            writer.copy(prev)
-        stream = iter(reports)
-        while batch := list(islice(stream, _BATCH)):
-            keyed = []
-            for seg in batch:
-                _check_new(seg.report.id, seg.report.source, known)
-                keyed.append((first_key + len(added), seg))
-                added.append((seg.report.id, first_key + len(added)))
-            writer.write(keyed)
-    finally:
-        writer.close()
-    return added
+    workers: int
+
+    def write(self, gen: Generation, number: int, size: int, known: set[str]
+              ) -> tuple[list[Segment], list[tuple[str, int]]]:
+        """Write the new segments (numbered from ``number``, at most ``size`` reports each);
+        returns them and the (id, key) of each new report."""
+        ...
+
+    def tables(self, component: str) -> Iterable[pa.Table] | None:
+        """The rows of ``component`` computed with the reports (one table per new segment), or
+        None when the component computes them itself."""
+        ...
 
 
-def _write_part_tables(
-    gen: Generation, prev: Generation | None, parts: Parts, known: set[str]
-) -> list[tuple[str, int]]:
-    """``_write_tables`` for tables computed in parts (already segmented and keyed)."""
-    added: list[tuple[str, int]] = []
-    writer = TableWriter(gen.path)
-    try:
-        if prev is not None:
-            writer.copy(prev)
-        for reports, sentences in parts.core():
+@dataclass
+class _ReportSource:
+    """Reports (raw or segmented) to segment here, keyed from ``first_key``."""
+
+    reports: Iterable[Report | SegmentedReport]
+    progress: bool
+    workers: int
+    first_key: int = 0
+
+    def write(self, gen: Generation, number: int, size: int, known: set[str]
+              ) -> tuple[list[Segment], list[tuple[str, int]]]:
+        """Segment the reports on the workers and write them in segments of ``size``."""
+        stream = _segmented(self.reports, self.progress, gen.workers)
+        segments: list[Segment] = []
+        added: list[tuple[str, int]] = []
+        writer: SegmentWriter | None = None
+        try:
+            while batch := list(islice(stream, _BATCH)):
+                keyed = []
+                for seg in batch:
+                    _check_new(seg.report.id, seg.report.source, known)
+                    keyed.append((self.first_key + len(added), seg))
+                    added.append((seg.report.id, self.first_key + len(added)))
+                while keyed:
+                    if writer is None or writer.reports >= size:
+                        if writer is not None:
+                            segments.append(writer.close())
+                        writer = _segment_writer(gen, number + len(segments))
+                    room = size - writer.reports
+                    writer.write(keyed[:room])
+                    keyed = keyed[room:]
+        finally:
+            if writer is not None:
+                segments.append(writer.close())
+        return segments, added
+
+    def tables(self, component: str) -> None:
+        """Every component computes its rows itself."""
+        return None
+
+
+@dataclass
+class _PartSource:
+    """Tables computed in parts (``index.parts``): each part becomes one segment."""
+
+    parts: Parts
+    workers: int = 1
+
+    def write(self, gen: Generation, number: int, size: int, known: set[str]
+              ) -> tuple[list[Segment], list[tuple[str, int]]]:
+        """Write each part's core tables as a segment (``size`` does not split parts; an empty
+        part makes no segment)."""
+        segments: list[Segment] = []
+        added: list[tuple[str, int]] = []
+        for reports, sentences in self.parts.core():
+            if not reports.num_rows:
+                continue
             ids, keys, sources = (reports.column(c).to_pylist() for c in ("id", "key", "source"))
             for report_id, key, source in zip(ids, keys, sources, strict=True):
                 _check_new(report_id, source, known)
                 added.append((report_id, key))
-            writer.append(reports, sentences)
-    finally:
-        writer.close()
-    return added
+            writer = _segment_writer(gen, number + len(segments))
+            try:
+                writer.append(reports, sentences)
+            finally:
+                segments.append(writer.close())
+        return segments, added
+
+    def tables(self, component: str) -> Iterable[pa.Table] | None:
+        """The part tables of ``component`` when the parts carry them."""
+        return self.parts.tables(component) if self.parts.has(component) else None
+
+
+def _commit_new(
+    root: Path, index: Index | None, config: IndexConfig, source: _Source, progress: bool
+) -> int:
+    """Commit a generation of ``index``'s segments (none for a build) plus ``source``'s reports
+    as new segments; returns how many reports were added. ``index`` is closed before the
+    replaced generation is swept."""
+    prev = None if index is None else index.generation
+    known = set() if prev is None else set(_live_keys(prev))
+    with (new_generation(root, expect_live=None if prev is None else prev.path) as pending,
+          Workers(source.workers) as pool):
+        gen = Generation(pending.path, progress=progress, workers=pool)
+        kept = () if prev is None else prev.segments
+        if prev is not None:
+            _link_segments(prev, gen, kept)
+            _link_marks(prev, gen)
+        new, added = source.write(gen, _next_segment(prev), config.segment_reports, known)
+        if not added:
+            raise ClinsearchError("no reports to index" if prev is None else "no reports to add")
+        gen = replace(gen, segments=(*kept, *new))
+        change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
+        components = {c.name: _write_component(c, prev, gen, change, source.tables(c.name))
+                      for c in config.make()}
+        previous = None if index is None else (prev, index.manifest)
+        _finish(pending, previous, gen, config, components, max(k for _, k in added) + 1)
+        if index is not None:
+            index.close()  # our own lease must not keep the replaced generation on disk
+    return len(added)
+
+
+def _live_keys(gen: Generation) -> dict[str, int]:
+    """The key of each live report of ``gen``, by id (two columns read, not the whole Store)."""
+    table = gen.table("reports", ["id", "key"])
+    return dict(zip(table.column("id").to_pylist(), table.column("key").to_pylist(),
+                    strict=True))
+
+
+def _write_component(
+    component: Component, prev: Generation | None, gen: Generation, change: Change,
+    tables: Iterable[pa.Table] | None,
+) -> dict[str, Any]:
+    """Build (``prev`` None) or add to one component, from its computed ``tables`` if given."""
+    if tables is None:
+        return component.build(gen) if prev is None else component.add(prev, gen, change)
+    if prev is None:
+        return component.build_from(gen, tables)  # type: ignore[attr-defined]
+    return component.add_from(prev, gen, change, tables)  # type: ignore[attr-defined]
+
+
+def merge_plan(segments: Sequence[Segment], config: IndexConfig) -> list[list[Segment]]:
+    """The size-tiered merge policy: runs of at least ``config.merge_factor`` consecutive
+    segments in the same size tier (tiers by powers of the factor) are merged, as far as the
+    merged segment stays within ``config.segment_reports`` reports."""
+    factor, limit = config.merge_factor, config.segment_reports
+    groups: list[list[Segment]] = []
+    run: list[Segment] = []
+    for segment in (*segments, None):
+        if segment is not None and run and _tier(segment, factor) == _tier(run[0], factor):
+            run.append(segment)
+            continue
+        sizes = np.cumsum([s.reports for s in run])
+        fitting = run[: int(np.searchsorted(sizes, limit, side="right"))]
+        if len(fitting) >= factor:
+            groups.append(fitting)
+        run = [] if segment is None else [segment]
+    return groups
+
+
+def _tier(segment: Segment, factor: int) -> int:
+    """The size tier of a segment: floor(log_factor(reports))."""
+    return int(math.log(max(segment.reports, 1), factor))
+
+
+def _segment_writer(gen: Generation, number: int) -> SegmentWriter:
+    """A writer of new segment ``number`` of ``gen``."""
+    return SegmentWriter(gen.path / SEGMENTS_DIR / segment_id(number), segment_id(number))
+
+
+def _next_segment(prev: Generation | None) -> int:
+    """The number the next new segment gets (above every segment of ``prev``)."""
+    return max((s.number for s in prev.segments), default=0) + 1 if prev is not None else 1
+
+
+def _link_segments(prev: Generation, gen: Generation, segments: Iterable[Segment]) -> None:
+    """Hard-link ``prev``'s folders of ``segments`` (with their component files) into ``gen``."""
+    for segment in segments:
+        link_tree(prev.segment_path(segment), gen.segment_path(segment))
+
+
+def _link_marks(prev: Generation, gen: Generation) -> None:
+    """Keep ``prev``'s deletion marks in ``gen``."""
+    if (prev.path / DELETED_FILE).is_file():
+        link_file(prev.path / DELETED_FILE, gen.path / DELETED_FILE)
+
+
+def _write_marks(prev: Generation, gen: Generation, change: Change) -> None:
+    """Write the deletion marks of ``gen``: ``prev``'s and the reports of ``change`` (key and id,
+    so that a later merge can name every report it erases, even one whose rows a size-tiered
+    merge already dropped)."""
+    marks = _marks(prev)
+    table = pa.table({"key": pa.array([*marks.report_keys, *change.report_keys], pa.int64()),
+                      "id": pa.array([*marks.report_ids, *change.report_ids], pa.string())})
+    pq.write_table(table, gen.path / DELETED_FILE)
+
+
+def _marks(gen: Generation) -> Change:
+    """The reports marked deleted in ``gen``."""
+    path = gen.path / DELETED_FILE
+    if not path.is_file():
+        return Change((), ())
+    table = pq.ParquetFile(path).read(["key", "id"])
+    return Change(tuple(table.column("id").to_pylist()), tuple(table.column("key").to_pylist()))
+
+
+def _erased(prev: Generation, erase: Change) -> Change:
+    """The reports whose data a merge removes: ``prev``'s marked ones and ``erase``'s."""
+    marks = _marks(prev)
+    return Change((*marks.report_ids, *erase.report_ids), (*marks.report_keys, *erase.report_keys))
 
 
 def _check_new(report_id: str, source: str, known: set[str]) -> None:
@@ -380,6 +569,7 @@ def _check_new(report_id: str, source: str, known: set[str]) -> None:
 
 def _finish(
     pending: PendingGeneration,
+    previous: tuple[Generation, Manifest] | None,
     gen: Generation,
     config: IndexConfig,
     components: dict[str, dict[str, Any]],
@@ -387,7 +577,10 @@ def _finish(
 ) -> None:
     """Write the manifest, last, so that only a complete generation has one.
 
-    It records the size and checksum of every file, for ``check``.
+    It lists the segments and records the size and checksum of every file, for ``check``
+    (files hard-linked from ``previous`` keep the digest recorded there).
     """
-    files = file_digests(gen.path)
-    Manifest(pending.number, count(gen), config, components, next_key, files).write(gen.path)
+    known = None if previous is None else (previous[0].path, previous[1].files)
+    files = file_digests(gen.path, known)
+    Manifest(pending.number, count(gen), config, components, next_key, files,
+             gen.segments).write(gen.path)

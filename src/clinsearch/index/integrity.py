@@ -1,8 +1,9 @@
 """Integrity of an index: checksums of every file, and agreement between its parts.
 
-Each generation's manifest records the size and SHA-256 of every file in the folder (and seals
-itself with a checksum of its own content). ``check_index`` verifies them, then checks that the
-parts describe the same reports and sentences: the reports table, the sentences' reports, the
+Each generation's manifest records the size and SHA-256 of every file in the folder, segment
+files included (and seals itself with a checksum of its own content). ``check_index`` verifies
+them, then checks the segments against the manifest and that the parts describe the same live
+reports and sentences (deleted ones left out): the reports table, the sentences' reports, the
 BM25 documents, the vectors and the findings' sentences (the SQLite ``integrity_check`` idea).
 """
 
@@ -35,9 +36,9 @@ class CoreRows:
 
     @classmethod
     def read(cls, gen: Generation) -> CoreRows:
-        """Read the key columns of a generation's reports and sentences tables."""
-        reports = pq.read_table(gen.reports_path, columns=["key"])
-        sentences = pq.read_table(gen.sentences_path, columns=["report_key", "index"])
+        """Read the key columns of a generation's live reports and sentences."""
+        reports = gen.table("reports", ["key"])
+        sentences = gen.table("sentences", ["report_key", "index"])
         return cls(
             reports.column("key").to_numpy().astype(np.int64),
             sentences.column("report_key").to_numpy().astype(np.int64),
@@ -62,15 +63,32 @@ def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
     return np.asarray(keys, np.int64) * (1 << 20) + np.asarray(indexes, np.int64)
 
 
-def file_digests(gen_path: Path) -> dict[str, dict[str, Any]]:
-    """Size and SHA-256 of every file of a generation (relative path: record)."""
+def file_digests(
+    gen_path: Path, previous: tuple[Path, dict[str, dict[str, Any]]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Size and SHA-256 of every file of a generation (relative path: record).
+
+    ``previous`` (a generation folder and its recorded digests): a file that is a hard link of
+    the same file there (same inode) keeps its recorded digest instead of being read again.
+    """
     digests = {}
     for path in sorted(_data_files(gen_path)):
-        digests[path.relative_to(gen_path).as_posix()] = {
-            "size": path.stat().st_size,
-            "sha256": _sha256(path),
-        }
+        name = path.relative_to(gen_path).as_posix()
+        stat = path.stat()
+        if previous is not None and name in previous[1] and _same_inode(stat, previous[0] / name):
+            digests[name] = previous[1][name]
+            continue
+        digests[name] = {"size": stat.st_size, "sha256": _sha256(path)}
     return digests
+
+
+def _same_inode(stat: os.stat_result, other: Path) -> bool:
+    """Whether ``other`` is the same file (a hard link) as the one ``stat`` describes."""
+    try:
+        seen = other.stat()
+    except FileNotFoundError:
+        return False
+    return (seen.st_dev, seen.st_ino, seen.st_size) == (stat.st_dev, stat.st_ino, stat.st_size)
 
 
 def check_index(root: Path) -> tuple[int, list[str]]:
@@ -80,11 +98,11 @@ def check_index(root: Path) -> tuple[int, list[str]]:
     except ClinsearchError as exc:
         return 0, [str(exc)]
     try:
-        gen = Generation(lease.path)
         try:
-            manifest = Manifest.read(gen.path)
+            manifest = Manifest.read(lease.path)
         except ClinsearchError as exc:
             return 0, [str(exc)]
+        gen = Generation(lease.path, manifest.segments)
         problems = _check_files(gen.path, manifest.files)
         if problems:  # damaged files are not parsed: a reader of garbage may even abort
             return len(manifest.files), [*problems, "the parts were not cross-checked: restore"
@@ -126,26 +144,48 @@ def _check_files(gen_path: Path, recorded: dict[str, dict[str, Any]]) -> list[st
 
 
 def _check_core(gen: Generation, core: CoreRows, manifest: Manifest) -> list[str]:
-    """The core tables against each other and against the manifest's counts."""
-    problems = []
+    """The segments against the manifest, and the live core tables against each other and
+    against the manifest's counts."""
+    problems = _check_segments(gen)
+    reports, sentences = gen.path / "reports", gen.path / "sentences"  # the logical tables
     counts = manifest.counts
     if len(core.report_keys) != counts.reports:
-        problems.append(f"{gen.reports_path}: {len(core.report_keys)} reports, the manifest says"
+        problems.append(f"{reports}: {len(core.report_keys)} live reports, the manifest says"
                         f" {counts.reports}")
     if len(core.sentence_keys) != counts.sentences:
-        problems.append(f"{gen.sentences_path}: {len(core.sentence_keys)} sentences, the manifest"
+        problems.append(f"{sentences}: {len(core.sentence_keys)} live sentences, the manifest"
                         f" says {counts.sentences}")
     if len(np.unique(core.report_keys)) != len(core.report_keys):
-        problems.append(f"{gen.reports_path}: report keys repeat")
+        problems.append(f"{reports}: report keys repeat")
     orphans = np.setdiff1d(core.sentence_keys, core.report_keys)
     if len(orphans):
-        problems.append(f"{gen.sentences_path}: {len(orphans)} report key(s) of sentences are not"
+        problems.append(f"{sentences}: {len(orphans)} report key(s) of sentences are not"
                         " in the reports table")
     codes = sentence_codes(core.sentence_keys, core.sentence_indexes)
     if len(np.unique(codes)) != len(codes):
-        problems.append(f"{gen.sentences_path}: (report, sentence index) pairs repeat")
+        problems.append(f"{sentences}: (report, sentence index) pairs repeat")
     if manifest.next_report_key <= int(core.report_keys.max(initial=-1)):
         problems.append(f"{gen.path / MANIFEST_FILE}: next_report_key is not above every key")
+    return problems
+
+
+def _check_segments(gen: Generation) -> list[str]:
+    """Each segment's stored rows and keys against its record; segments in key order."""
+    problems = []
+    last = -1
+    for segment in gen.segments:
+        folder = gen.segment_path(segment)
+        keys = pq.ParquetFile(folder / "reports.parquet").read(["key"]).column("key").to_numpy()
+        sentences = pq.ParquetFile(folder / "sentences.parquet").metadata.num_rows
+        if (len(keys), sentences) != (segment.reports, segment.sentences):
+            problems.append(f"{folder}: {len(keys)} reports and {sentences} sentences, the"
+                            f" manifest says {segment.reports} and {segment.sentences}")
+        if len(keys) and (keys.min() < segment.first_key or keys.max() > segment.last_key):
+            problems.append(f"{folder}: report keys outside the segment's range"
+                            f" {segment.first_key}-{segment.last_key}")
+        if segment.first_key <= last:
+            problems.append(f"{folder}: key range overlaps the previous segment's")
+        last = max(last, segment.last_key)
     return problems
 
 

@@ -5,10 +5,18 @@ The default stopword list is Lucene's English list without the negation cues "no
 which carry meaning in clinical text ("no effusion"). Each tantivy document stores the integer
 report key (and, for sentences, the sentence index) as fast fields for aggregation, so a hit is
 mapped to its sentence, report, visit and patient without reading stored documents.
+
+Generations share segments: ``add`` hard-links the previous generation's tantivy files and
+writes new segments beside them; ``delete`` hard-links them and adds tantivy deletion bitsets
+(``.del`` files). tantivy never writes into an existing file (new segments, new ``.del`` files,
+``meta.json`` replaced by rename), so the previous generation keeps answering as before.
+BM25 statistics are index-wide, so adds give the scores of a fresh build; deleted documents
+still count in them until a merge rebuilds the indexes (see ``LexicalComponent.delete``).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import weakref
@@ -22,6 +30,7 @@ import tantivy
 from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.links import link_tree
 from clinsearch.progress import track
 
 if TYPE_CHECKING:
@@ -39,6 +48,12 @@ DEFAULT_STOPWORDS = tuple(w for w in LUCENE_ENGLISH_STOPWORDS if w not in NEGATI
 GRANULARITIES = ("sentences", "reports")
 _WRITER_HEAP = 128_000_000
 _MAX_TOKEN_CHARS = 40
+_LOCK_FILES = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})
+# A delete rebuilds the indexes (exact BM25 statistics, no deleted terms left) when the index
+# holds at most this many sentences, or when more than this fraction of documents is deleted.
+MERGE_BELOW_SENTENCES = 200_000
+MAX_DELETED_FRACTION = 0.05
+_TIE_MARGIN = 16  # extra hits fetched so that documents tied at the cut can be ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,42 +104,81 @@ class Ranked:
 
 
 class LexicalComponent:
-    """Builds and updates a generation's two tantivy indexes, ``lexical/{sentences,reports}``."""
+    """Builds and updates a generation's two tantivy indexes, ``lexical/{sentences,reports}``.
+
+    Options: ``stemmer`` and ``stopwords`` (the analyzer), ``merge_below_sentences`` and
+    ``max_deleted_fraction`` (when a delete rebuilds the indexes rather than only marking).
+    """
 
     name = NAME
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.analyzer = Analyzer.from_options(options)
+        self.merge_below = int(options.get("merge_below_sentences", MERGE_BELOW_SENTENCES))
+        self.max_deleted = float(options.get("max_deleted_fraction", MAX_DELETED_FRACTION))
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Index every sentence and every report of the generation."""
-        for granularity in GRANULARITIES:
-            index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
-            self._write(index, gen, granularity, keys=None, removed=())
-        return self._info(gen)
+        return self._rebuild(gen)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Copy the previous indexes and add the new reports' documents."""
-        shutil.copytree(prev.path / NAME, gen.path / NAME)
+        """Link the previous indexes' files and add the new reports' documents (new segments)."""
+        link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         for granularity in GRANULARITIES:
             index = _open(gen.path / NAME / granularity, self.analyzer)
-            self._write(index, gen, granularity, keys=change.report_keys, removed=())
+            batches = _batches(gen, granularity, change.report_keys)
+            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Copy the previous indexes and delete the documents of the removed reports."""
-        shutil.copytree(prev.path / NAME, gen.path / NAME)
+        """Link the previous indexes' files and mark the removed reports' documents deleted.
+
+        Deleted documents still count in tantivy's BM25 statistics (document count, document
+        frequencies, mean length) until they are merged away, so scores drift from a fresh
+        build's. To keep BM25 exact where it is cheap and the drift bounded where it is not,
+        the delete rebuilds both indexes when the index holds at most ``merge_below_sentences``
+        sentences or when more than ``max_deleted_fraction`` of the documents are deleted.
+        """
+        if _counts(prev.path / NAME / "sentences")[0] <= self.merge_below:
+            return self._rebuild(gen)
+        link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+        removed = list(change.report_keys)
         for granularity in GRANULARITIES:
             index = _open(gen.path / NAME / granularity, self.analyzer)
-            self._write(index, gen, granularity, keys=(), removed=change.report_keys)
+            writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+            writer.delete_documents_by_query(
+                tantivy.Query.term_set_query(index.schema, "report_key", removed)
+            )
+            writer.commit()
+            writer.wait_merging_threads()
+        live, deleted = _counts(gen.path / NAME / "sentences")
+        if deleted > self.max_deleted * (live + deleted):
+            shutil.rmtree(gen.path / NAME)  # only this generation's links: prev keeps its files
+            return self._rebuild(gen)
         return self._info(gen)
+
+    def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
+        """After a merge of core segments: when ``change`` names reports to erase, rebuild both
+        indexes from the generation's tables (which leave deleted reports out): one segment
+        each, exact BM25 statistics, no term or posting left of a deleted report. A merge
+        that only regroups core segments links the previous files (tantivy merges its own
+        segments as it writes, and its deletion marks stay).
+
+        tantivy-py exposes no merge call (only ``garbage_collect_files`` and
+        ``wait_merging_threads``), so rebuilding is how deleted reports are erased.
+        """
+        if not change.report_keys:
+            link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+            return self._info(gen)
+        return self._rebuild(gen)
 
     def open(self, gen: Generation) -> LexicalSearcher:
         """A searcher over the generation's indexes."""
         return LexicalSearcher(gen.path / NAME, self.analyzer)
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
-        """Problems: BM25 documents that are not exactly the reports and the sentences."""
+        """Problems: live BM25 documents that are not exactly the reports and the sentences,
+        or counts (live and deleted) that differ from the manifest's."""
         searcher = self.open(gen)
         problems = []
         for granularity in GRANULARITIES:
@@ -138,42 +192,43 @@ class LexicalComponent:
                 problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
                                 f" {granularity} table ({len(core.report_keys)} reports,"
                                 f" {len(core.sentence_keys)} sentences)")
-            if entry.get("documents", {}).get(granularity) != len(keys):
-                problems.append(f"{folder}: {len(keys)} documents, the manifest says"
-                                f" {entry.get('documents', {}).get(granularity)}")
+            counts = (("documents", "live", len(keys)), ("deleted", "deleted", _counts(folder)[1]))
+            for field, label, found in counts:
+                recorded = entry.get(field, {}).get(granularity)
+                if recorded != found:
+                    problems.append(f"{folder}: {found} {label} documents, the manifest says"
+                                    f" {recorded}")
         return problems
 
-    def _write(
+    def _rebuild(self, gen: Generation) -> dict[str, Any]:
+        """Write both indexes anew from the generation's tables (its live reports)."""
+        for granularity in GRANULARITIES:
+            index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
+            batches = _batches(gen, granularity, None)
+            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
+        return self._info(gen)
+
+    def _commit(
         self,
         index: tantivy.Index,
-        gen: Generation,
+        documents: Iterable[tantivy.Document],
+        progress: bool,
         granularity: str,
-        keys: Sequence[int] | None,
-        removed: Sequence[int],
     ) -> None:
-        """Delete the ``removed`` reports' documents and add those of the reports in ``keys``."""
+        """Add ``documents`` in new segments and commit; tantivy's merge policy may merge
+        small segments in the background, and the write waits for those merges."""
         writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
-        if removed:
-            writer.delete_documents_by_query(
-                tantivy.Query.term_set_query(index.schema, "report_key", list(removed))
-            )
-        if keys is None or keys:
-            batches = (
-                gen.sentence_batches(keys, ["report_key", "index", "text"])
-                if granularity == "sentences"
-                else gen.report_batches(keys, ["key", "text"])
-            )
-            label = f"indexing {granularity} (BM25)"
-            for doc in track(_documents(batches, granularity), label, enabled=gen.progress):
-                writer.add_document(doc)
+        for doc in track(documents, f"indexing {granularity} (BM25)", enabled=progress):
+            writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
 
     def _info(self, gen: Generation) -> dict[str, Any]:
-        """The manifest entry: document counts and the analyzer settings."""
-        searcher = self.open(gen)
+        """The manifest entry: live and deleted document counts, the analyzer settings."""
+        counts = {g: _counts(gen.path / NAME / g) for g in GRANULARITIES}
         return {
-            "documents": {g: searcher.num_docs(g) for g in GRANULARITIES},
+            "documents": {g: live for g, (live, _) in counts.items()},
+            "deleted": {g: deleted for g, (_, deleted) in counts.items()},
             "analyzer": self.analyzer.to_options(),
         }
 
@@ -248,15 +303,32 @@ class LexicalSearcher:
             query = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, query), (tantivy.Occur.Must, restrict)]
             )
+        return self._ranked(granularity, query, max(limit, 1))
+
+    def _ranked(self, granularity: str, query: tantivy.Query, limit: int) -> Ranked:
+        """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
+        sentence index): the same order however the documents lie in segments.
+
+        tantivy breaks ties by segment and document order, which differ between an index grown
+        by adds and a fresh build; so hits are fetched until a lower score closes the ties at
+        the cut, then sorted by keys.
+        """
         searcher = self._searchers[granularity]
-        result = searcher.search(query, limit=max(limit, 1), count=True)
-        addresses = [address for _, address in result.hits]
-        scores = np.fromiter((score for score, _ in result.hits), np.float32, len(addresses))
+        fetch = limit + _TIE_MARGIN
+        result = searcher.search(query, limit=fetch, count=True)
+        hits, total = result.hits, result.count
+        while limit < len(hits) < total and hits[-1][0] >= hits[limit - 1][0]:
+            fetch *= 8  # few, large steps: each one scores the matching documents again
+            hits = searcher.search(query, limit=fetch, count=False).hits
+        addresses = [address for _, address in hits]
+        scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
         report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
-        indexes = None
         if granularity == "sentences":
             indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
-        return Ranked(scores, report_keys, indexes, result.count)
+            order = np.lexsort((indexes, report_keys, -scores))[:limit]
+            return Ranked(scores[order], report_keys[order], indexes[order], total)
+        order = np.lexsort((report_keys, -scores))[:limit]
+        return Ranked(scores[order], report_keys[order], None, total)
 
     def matches(self, text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
         """(start, end, term) of each word in ``text`` whose analysed form is one of ``terms``."""
@@ -290,6 +362,13 @@ def _open(folder: Path, analyzer: Analyzer) -> tantivy.Index:
     return index
 
 
+def _batches(gen: Generation, granularity: str, keys: Sequence[int] | None) -> Iterable[Any]:
+    """The generation's sentence or report rows (of the reports ``keys``, or all) to index."""
+    if granularity == "sentences":
+        return gen.sentence_batches(keys, ["report_key", "index", "text"])
+    return gen.report_batches(keys, ["key", "text"])
+
+
 def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Document]:
     """tantivy documents from Parquet batches of sentences or reports."""
     key_column = "report_key" if granularity == "sentences" else "key"
@@ -304,3 +383,12 @@ def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Doc
             if indexes is not None:
                 doc.add_unsigned("index", indexes[row])
             yield doc
+
+
+def _counts(folder: Path) -> tuple[int, int]:
+    """(live, deleted) documents of a tantivy index, from its ``meta.json``."""
+    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    stored = sum(int(segment["max_doc"]) for segment in segments)
+    deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
+                  for segment in segments)
+    return stored - deleted, deleted

@@ -1,4 +1,5 @@
-"""The manifest of a generation: format version, counts, configuration, components, time."""
+"""The manifest of a generation: format version, counts, configuration, components, segments,
+file checksums, time."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsearch.errors import ClinsearchError, shown
+from clinsearch.index.component import Segment
 from clinsearch.index.config import IndexConfig
 from clinsearch.index.tables import Counts
 from clinsearch.trust import check_recorded
@@ -17,7 +19,7 @@ from clinsearch.version import __version__
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = "clinsearch-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: segments
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Manifest:
     components: dict[str, dict[str, Any]]
     next_report_key: int
     files: dict[str, dict[str, Any]] = field(default_factory=dict)  # path: size, sha256
+    segments: tuple[Segment, ...] = ()  # in report-key order
     created: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
@@ -47,6 +50,7 @@ class Manifest:
             "config": self.config.to_dict(),
             "components": self.components,
             "next_report_key": self.next_report_key,
+            "segments": [s.to_dict() for s in self.segments],
             "files": self.files,
         }
 
@@ -73,8 +77,7 @@ class Manifest:
                 f" (this clinsearch reads version {FORMAT_VERSION}); rebuild the index"
             )
         recorded = data.pop("checksum", None)
-        sealed = recorded is not None or "files" in data  # older indexes have neither
-        if sealed and recorded != seal_checksum(data):
+        if recorded != seal_checksum(data):
             raise ClinsearchError(f"{path}: the manifest is damaged (its checksum does not match)")
         try:
             return cls._from_dict(data, gen_path.parent)
@@ -95,7 +98,8 @@ class Manifest:
             ),
             components=data["components"],
             next_report_key=data["next_report_key"],
-            files=data.get("files", {}),
+            files=data["files"],
+            segments=tuple(Segment(**s) for s in data["segments"]),
             created=data["created"],
             clinsearch_version=data["clinsearch_version"],
         )

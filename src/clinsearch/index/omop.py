@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.version import __version__
+
+if TYPE_CHECKING:
+    from clinsearch.duck import ParquetRows
 
 NOTE_NLP_SCHEMA = pa.schema(
     [
@@ -121,13 +124,11 @@ def check_output(path: Path, fmt: str, force: bool) -> None:
     check_export_path(path, force)
 
 
-def findings_path(index: Any) -> Path:
+def findings_rows(index: Any) -> ParquetRows:
     """The findings table of an open index's generation (an index without one is an error)."""
-    from clinsearch.index.findings import FINDINGS_FILE
-
     if "findings" not in index.config.components:
         raise ClinsearchError(f"{index.path}: this index has no findings table")
-    return index.generation.path / FINDINGS_FILE
+    return index.generation.rows("findings")
 
 
 def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet",
@@ -146,14 +147,13 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
     check_output(out, fmt, force)
     with Index.open(index_path) as index:  # the lease keeps the generation until done
         gen = index.generation
-        findings_file = findings_path(index)
-        ids = pq.read_table(gen.reports_path, columns=["id"]).column("id")
+        ids = gen.table("reports", ["id"]).column("id")
         integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()
         run = NlpRun.of(index.manifest, bool(integers))
-        findings = pq.read_table(findings_file)
+        findings = index.component("findings").table()  # no findings component: an error
         findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
         rows = 0
-        with (connect({"f": findings, "s": gen.sentences_path}) as con,
+        with (connect({"f": findings, "s": gen.rows("sentences")}) as con,
               export_path(out, force=force) as tmp):
             reader = con.sql("SELECT f.*, s.text AS sentence_text, s.start AS sentence_start"
                              " FROM f JOIN s ON s.id = f.sentence_id ORDER BY f._row"

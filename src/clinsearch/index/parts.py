@@ -4,7 +4,8 @@ A part is a folder of Parquet files holding the rows a local build would write f
 reports: ``reports``, ``sentences`` and, when the index has those components, ``findings`` and
 ``dense`` (vectors). Report keys in a part are the reports' ordinals in the whole input (0, 1,
 ...); the commit adds the index's next free key. ``Index.build_from_parts`` / ``add_parts``
-write one generation from the parts through the same writers as a local build.
+commit one generation in which each part is one segment, through the same writers as a local
+build.
 """
 
 from __future__ import annotations

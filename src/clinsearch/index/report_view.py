@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.corpus.model import Report, Section, Sentence
 from clinsearch.errors import ClinsearchError
@@ -53,21 +51,21 @@ def read_report_view(gen: Generation, report_id: str, key: int | None = None) ->
 
     ``key``, the report's key when known, lets every table skip the row groups without it.
     """
-    where = [("id", "=", report_id)] + ([("key", "=", key)] if key is not None else [])
-    rows = pq.read_table(gen.reports_path, filters=where).to_pylist()
+    keys = None if key is None else [key]
+    rows = gen.table("reports", report_keys=keys, filters=[("id", "=", report_id)]).to_pylist()
     if not rows:
         raise ClinsearchError(f"report {report_id!r} is not in the index")
     row = rows[0]
     report = Report(id=row["id"], text=row["text"], patient_id=row["patient_id"],
                     visit_id=row["visit_id"], type=row["type"] or "", date=row["date"] or "",
                     metadata=dict(row["metadata"] or []), source=row["source"] or "")
-    sentence_rows = pq.read_table(gen.sentences_path, filters=[("report_key", "=", row["key"])])
+    sentence_rows = gen.table("sentences", report_keys=[row["key"]])
     sentences = tuple(
         Sentence(s["id"], report.id, s["index"], s["section"], s["start"], s["end"], s["text"])
         for s in sorted(sentence_rows.to_pylist(), key=lambda s: s["index"])
     )
-    table = FindingsTable.optional(gen.path)
-    found = table.table(filters=[("report_key", "=", row["key"])]).to_pylist() if table else []
+    table = FindingsTable.optional(gen)
+    found = table.table(report_keys=[row["key"]]).to_pylist() if table else []
     findings = tuple(
         LocatedFinding(f["sentence_id"], _finding(f)) for f in sorted(found, key=_finding_order)
     )
@@ -103,9 +101,9 @@ class SentenceFindings:
     """Every sentence's findings with offsets into the sentence, to mark them in search hits."""
 
     def __init__(self, gen: Generation) -> None:
-        table = FindingsTable.optional(gen.path)
+        table = FindingsTable.optional(gen)
         rows = table.table().to_pylist() if table else []
-        sentences = pq.read_table(gen.sentences_path, columns=["id", "start"])
+        sentences = gen.table("sentences", ["id", "start"])
         starts = dict(zip(sentences.column("id").to_pylist(),
                           sentences.column("start").to_pylist(), strict=True))
         self._by_sentence: dict[str, list[Finding]] = {}

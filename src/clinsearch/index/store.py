@@ -1,4 +1,6 @@
-"""In-memory lookups over one generation's core tables, for turning hits into records.
+"""In-memory lookups over one generation's live core tables, for turning hits into records.
+
+Reports marked deleted are left out (their keys map to no row).
 
 Sentences are stored grouped by report, in index order, so a (report, sentence index) pair maps
 to a sentence row by arithmetic; ``units`` maps sentences and reports to visits and patients.
@@ -13,7 +15,6 @@ from typing import overload
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from clinsearch.index.component import Generation
 from clinsearch.index.unit_map import UnitMap
@@ -62,9 +63,8 @@ class Store:
     """
 
     def __init__(self, gen: Generation) -> None:
-        # ParquetFile.read, unlike read_table, does not import pyarrow.dataset (and pandas)
-        reports = pq.ParquetFile(gen.reports_path).read(["key", "id", "patient_id", "visit_id"])
-        sentences = pq.ParquetFile(gen.sentences_path).read(["report_key", "id", "index", "text"])
+        reports = gen.table("reports", ["key", "id", "patient_id", "visit_id"])
+        sentences = gen.table("sentences", ["report_key", "id", "index", "text"])
         keys = reports.column("key").to_numpy()
         self.report_keys: np.ndarray = keys
         self.report_ids = Column(reports.column("id"))

@@ -1,22 +1,29 @@
-"""The core tables of a generation: reports and sentences as Parquet, written in batches.
+"""The core tables of a segment: reports and sentences as Parquet, written in batches.
 
-Each report gets an integer ``key`` that stays the same across generations, so that component
-files copied from a previous generation (tantivy documents, vectors) still point at it.
+Each report gets an integer ``key`` that stays the same across generations and merges, so that
+component files linked from a previous generation (tantivy documents, vectors) still point at it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.duck import connect
-from clinsearch.index.component import REPORTS_FILE, SENTENCES_FILE, Generation
+from clinsearch.index.component import (
+    KEY_COLUMNS,
+    REPORTS_FILE,
+    SENTENCES_FILE,
+    Generation,
+    Segment,
+)
 
 REPORTS_SCHEMA = pa.schema(
     [
@@ -58,41 +65,62 @@ class Counts:
     patients: int
 
 
-class TableWriter:
-    """Writes the reports and sentences tables of a new generation, batch by batch."""
+class SegmentWriter:
+    """Writes the reports and sentences tables of one new segment, batch by batch."""
 
-    def __init__(self, gen_path: Path) -> None:
-        self._reports = pq.ParquetWriter(gen_path / REPORTS_FILE, REPORTS_SCHEMA)
-        self._sentences = pq.ParquetWriter(gen_path / SENTENCES_FILE, SENTENCES_SCHEMA)
+    def __init__(self, folder: Path, segment_id: str) -> None:
+        folder.mkdir(parents=True)
+        self.id = segment_id
+        self._reports = pq.ParquetWriter(folder / REPORTS_FILE, REPORTS_SCHEMA)
+        self._sentences = pq.ParquetWriter(folder / SENTENCES_FILE, SENTENCES_SCHEMA)
+        self._keys: list[int] = []  # first and last key written
+        self._rows = [0, 0]
 
-    def write(self, keyed: Iterable[tuple[int, SegmentedReport]]) -> None:
-        """Append segmented reports, each with its report key."""
-        keyed = list(keyed)
-        self._reports.write_table(reports_table(keyed))
-        self._sentences.write_table(sentences_table(keyed))
+    @property
+    def reports(self) -> int:
+        """How many reports are written so far."""
+        return self._rows[0]
+
+    def write(self, keyed: Sequence[tuple[int, SegmentedReport]]) -> None:
+        """Append segmented reports, each with its report key (keys rising)."""
+        self.append(reports_table(list(keyed)), sentences_table(list(keyed)))
 
     def append(self, reports: pa.Table, sentences: pa.Table) -> None:
-        """Append rows already in the tables' schemas (computed elsewhere, keys assigned)."""
+        """Append rows already in the tables' schemas (computed elsewhere, keys assigned and
+        rising)."""
         self._reports.write_table(reports.select(REPORTS_SCHEMA.names).cast(REPORTS_SCHEMA))
         self._sentences.write_table(
             sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA)
         )
+        if reports.num_rows:
+            keys = reports.column("key")
+            self._keys = [self._keys[0] if self._keys else pc.min(keys).as_py(),
+                          pc.max(keys).as_py()]
+        self._rows = [self._rows[0] + reports.num_rows, self._rows[1] + sentences.num_rows]
 
-    def copy(self, prev: Generation, drop_keys: Collection[int] = ()) -> None:
-        """Append all rows of a previous generation except those of the reports in ``drop_keys``."""
-        dropped = pa.array(sorted(drop_keys), type=pa.int64())
-        for source, writer, key in (
-            (prev.reports_path, self._reports, "key"),
-            (prev.sentences_path, self._sentences, "report_key"),
-        ):
-            for batch in pq.ParquetFile(source).iter_batches(batch_size=8192):
-                kept = batch.filter(pc.invert(pc.is_in(batch.column(key), value_set=dropped)))
-                writer.write_batch(kept)
-
-    def close(self) -> None:
-        """Finish both files (their footers are written here)."""
+    def close(self) -> Segment:
+        """Finish both files (their footers are written here); the segment's record."""
         self._reports.close()
         self._sentences.close()
+        first, last = self._keys or [0, -1]
+        return Segment(self.id, first, last, *self._rows)
+
+
+def merge_segments(
+    prev: Generation, sources: Sequence[Segment], dropped: np.ndarray, writer: SegmentWriter
+) -> Segment:
+    """Write the rows of ``sources`` (segments of ``prev``, in key order) without those of the
+    ``dropped`` report keys into one new segment spanning their key range."""
+    gone = pa.array(dropped, type=pa.int64())
+    for segment in sources:
+        folder = prev.segment_path(segment)
+        tables = []
+        for name in ("reports", "sentences"):
+            table = pq.ParquetFile(folder / f"{name}.parquet").read()
+            key = table.column(KEY_COLUMNS[name])
+            tables.append(table.filter(pc.invert(pc.is_in(key, value_set=gone))))
+        writer.append(*tables)
+    return replace(writer.close(), first_key=sources[0].first_key, last_key=sources[-1].last_key)
 
 
 def reports_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
@@ -140,11 +168,14 @@ def sentences_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
 
 
 def count(gen: Generation) -> Counts:
-    """Count reports, sentences, visits (patient, visit pairs) and patients with DuckDB."""
-    with connect({"reports": gen.reports_path}) as db:
+    """Count the live reports, sentences, visits (patient, visit pairs) and patients."""
+    with connect({"reports": gen.rows("reports"), "sentences": gen.rows("sentences")}) as db:
         reports, visits, patients = db.execute(
             "SELECT count(*), count(DISTINCT (patient_id, visit_id)), count(DISTINCT patient_id)"
             " FROM reports"
         ).fetchone()
-    sentences = pq.ParquetFile(gen.sentences_path).metadata.num_rows
+        if len(gen.deleted_keys()):
+            (sentences,) = db.execute("SELECT count(*) FROM sentences").fetchone()
+        else:
+            sentences = sum(s.sentences for s in gen.segments)
     return Counts(reports=reports, sentences=sentences, visits=visits, patients=patients)

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
-
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.search.cohort.syntax import fold
@@ -113,7 +111,7 @@ def _lift(hits: list[Hit], level: Level, top: int) -> list[Hit]:
 def _allowed_ids(index: Index, filters: ReportFilters, unit: Level) -> set[str]:
     """Ids of the ``unit`` rows (sentences or reports) that pass ``filters``."""
     gen = index.generation
-    reports = pq.read_table(gen.reports_path, columns=["id", "type", "date"]).to_pylist()
+    reports = gen.table("reports", ["id", "type", "date"]).to_pylist()
     wanted_type = None if filters.report_type is None else fold(filters.report_type)
     report_ok = {
         r["id"] for r in reports
@@ -123,7 +121,7 @@ def _allowed_ids(index: Index, filters: ReportFilters, unit: Level) -> set[str]:
     }  # fmt: skip
     if unit == "report":
         return report_ok
-    sentences = pq.read_table(gen.sentences_path, columns=["id", "report_id", "section"])
+    sentences = gen.table("sentences", ["id", "report_id", "section"])
     wanted_section = None if filters.section is None else fold(filters.section)
     allowed = {
         s["id"] for s in sentences.to_pylist()

@@ -13,8 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow.parquet as pq
-
 from clinsearch.hit import Hit, Level
 from clinsearch.models.cross_encoder import load_cross_encoder
 
@@ -98,10 +96,8 @@ def report_texts(index: Index, report_ids: Sequence[str]) -> list[str]:
     """The text of each report, in the order of ``report_ids``."""
     if not report_ids:
         return []
-    table = pq.read_table(
-        index.generation.reports_path,
-        columns=["id", "text"],
-        filters=[("id", "in", list(set(report_ids)))],
+    table = index.generation.table(
+        "reports", ["id", "text"], filters=[("id", "in", list(set(report_ids)))]
     )
     texts = dict(zip(table.column("id").to_pylist(), table.column("text").to_pylist(), strict=True))
     return [texts[rid] for rid in report_ids]

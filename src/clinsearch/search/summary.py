@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 
@@ -31,9 +30,7 @@ def concept_summaries(index: Index, report_ids: Sequence[str]) -> list[str]:
         filters=[("report_id", "in", wanted)],
     )
     findings = findings.filter(pc.equal(findings.column("polarity"), "present"))
-    reports = pq.read_table(
-        index.generation.reports_path, columns=["id", "type"], filters=[("id", "in", wanted)]
-    )
+    reports = index.generation.table("reports", ["id", "type"], filters=[("id", "in", wanted)])
     types = dict(
         zip(reports.column("id").to_pylist(), reports.column("type").to_pylist(), strict=True)
     )

@@ -8,6 +8,7 @@ counts and member ids equal those of the DuckDB engine over the same tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from clinsearch.search.cohort.engine import COUNT_LEVELS
 from clinsearch.search.cohort.sql import SOURCES, VIEWS, SQLCompiler, cohort_views
 from clinsearch.search.cohort.syntax import UNITS, Filter, Node, TextMatch, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.spark.tables import read_rows
 from clinsearch.sql_dialect import SPARK
 
 if TYPE_CHECKING:
@@ -156,8 +158,8 @@ def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path |
 
     index = Index.open(index_path)
     try:
-        reports, sentences, findings = (str(p) for p in cohort_tables(index))
-        read = spark.read.parquet
+        reports, sentences, findings = cohort_tables(index)
+        read = partial(read_rows, spark)
         return SparkCohort(
             spark, index_concept_tools(index, term_model), read(findings),
             reports_table=read(reports), sentences_table=read(sentences), options=options,

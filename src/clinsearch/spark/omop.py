@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.omop import NlpRun, check_output, findings_path, note_nlp_rows
-from clinsearch.spark.reports import KEY, with_ordinals
+from clinsearch.index.omop import NlpRun, check_output, findings_rows, note_nlp_rows
+from clinsearch.spark.reports import KEY
+from clinsearch.spark.tables import read_numbered, read_rows
 
 NOTE_NLP_DDL = (
     "note_nlp_id long, note_id long, section_concept_id int, snippet string, `offset` string,"
@@ -24,11 +25,11 @@ def note_nlp_frame(spark: Any, index: Any) -> Any:
     from pyspark.sql import functions as sf
 
     gen = index.generation
-    findings = with_ordinals(spark, spark.read.parquet(str(findings_path(index))))
-    sentences = spark.read.parquet(str(gen.sentences_path)).select(
+    findings = read_numbered(spark, findings_rows(index))
+    sentences = read_rows(spark, gen.rows("sentences")).select(
         sf.col("id").alias("sentence_id"), sf.col("text").alias("sentence_text"),
         sf.col("start").alias("sentence_start"))
-    integers = spark.read.parquet(str(gen.reports_path)).select(
+    integers = read_rows(spark, gen.rows("reports")).select(
         sf.coalesce(sf.bool_and(sf.col("id").rlike("^[0-9]{1,18}$")), sf.lit(False))).first()[0]
     run = NlpRun.of(index.manifest, bool(integers))
 

@@ -10,8 +10,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
-
 from clinsearch.progress import track
 from clinsearch.train.labels import FindingFacts, LabelSentence
 
@@ -48,7 +46,7 @@ def index_sentences(
 ) -> list[LabelSentence]:
     """Every sentence of the index's live generation with its findings and section."""
     gen = index.generation
-    table = pq.read_table(gen.sentences_path, columns=["id", "report_id", "section", "text"])
+    table = gen.table("sentences", ["id", "report_id", "section", "text"])
     ids = table.column("id").to_pylist()
     texts = table.column("text").to_pylist()
     if "findings" in index.config.components and annotator is None:

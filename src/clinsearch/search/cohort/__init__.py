@@ -28,22 +28,23 @@ from clinsearch.search.cohort.syntax import (
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
 if TYPE_CHECKING:
+    from clinsearch.duck import ParquetRows
     from clinsearch.index import Index
 
 __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
            "members_csv_rows", "parse", "write_members_csv"]
 
 
-def cohort_tables(index: Index) -> tuple[Path, Path, Path]:
-    """The reports, sentences and findings tables of an index's live generation (an index
-    without findings is an error)."""
+def cohort_tables(index: Index) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
+    """The reports, sentences and findings tables of an index's live generation, deleted
+    reports left out (an index without findings is an error)."""
     from clinsearch.errors import ClinsearchError
 
     if "findings" not in index.config.components:
         raise ClinsearchError(f"{index.path}: this index has no findings table; rebuild it"
                               " with the findings component")
     gen = index.generation
-    return gen.reports_path, gen.sentences_path, gen.path / "findings.parquet"
+    return gen.rows("reports"), gen.rows("sentences"), gen.rows("findings")
 
 
 class Cohort:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from clinsearch.duck import connect
 from clinsearch.index.finding_match import FindingMatcher, FindingSpec
@@ -110,10 +109,8 @@ class CohortCorpus:
     def from_index(cls, index: Index) -> CohortCorpus:
         """Load an index's live generation: its core tables and its findings service."""
         gen = index.generation
-        reports = pq.read_table(gen.reports_path,
-                                columns=["id", "patient_id", "visit_id", "type", "date"])
-        sentences = pq.read_table(gen.sentences_path,
-                                  columns=["report_id", "id", "index", "section", "text"])
+        reports = gen.table("reports", ["id", "patient_id", "visit_id", "type", "date"])
+        sentences = gen.table("sentences", ["report_id", "id", "index", "section", "text"])
         matcher = index.component("findings").matcher(sentences.column("id").to_pylist())
         return cls(reports, sentences, matcher)
 

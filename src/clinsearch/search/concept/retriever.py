@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from clinsearch.hit import Hit, Level
 from clinsearch.index.concept_postings import ConceptIndex
@@ -75,7 +74,7 @@ class ConceptRetriever:
         self._code_by_row[self._store_row] = np.arange(len(self._store_row))
         self.lexical = index.component("lexical")
         # Findings carry offsets into the report text; marks are made relative to the sentence.
-        starts = pq.read_table(index.generation.sentences_path, columns=["start"])
+        starts = index.generation.table("sentences", ["start"])
         self._sentence_start = starts.column("start").to_numpy()
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:

@@ -1,0 +1,158 @@
+"""The lexical component in segments: adds write new tantivy segments and give the BM25 ranking
+of a fresh build, generations share files that never change, deletes mark, rebuilds erase."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from clinsearch import Index, IndexConfig
+from clinsearch.corpus.model import SegmentedReport
+from clinsearch.corpus.readers import read_reports
+from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
+from clinsearch.index.index import segment_reports
+from clinsearch.index.integrity import check_index
+from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
+
+from .conftest import segmented
+
+MARKS_ONLY = {"merge_below_sentences": 0, "max_deleted_fraction": 1.0}
+UNIQUE = "Zanzibarite nodule in the left apex."  # "zanzibarit" is in no other report
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[SegmentedReport]:
+    """120 reports recombined from the bundled sample's sentences (many exact BM25 ties)."""
+    pool = sentence_pool(read_reports(sample_reports_path(), SAMPLE_FORMAT))
+    return segment_reports(list(synthetic_reports(pool, 120, seed=11)))
+
+
+@pytest.fixture(scope="module")
+def queries(sample: list[SegmentedReport]) -> list[str]:
+    """Single words and pairs of words of the sample's sentences."""
+    words = sorted({w.strip(".,;:").lower() for r in sample for s in r.sentences
+                    for w in s.text.split() if len(w) > 3 and w.strip(".,;:").isalpha()})
+    return words[::3] + [f"{a} {b}" for a, b in zip(words[::7], words[3::7], strict=False)]
+
+
+def _config(**options: object) -> IndexConfig:
+    return IndexConfig(components=("lexical",), options={"lexical": options})
+
+
+def _top10(index: Index, queries: list[str]) -> list[list[tuple[str, float]]]:
+    """BM25 top 10 of each query, sentences and whole reports: (hit id, score) in rank order
+    (report keys differ between an index with deletions and a fresh build: ids do not)."""
+    methods = (("bm25", "sentence"), ("bm25:whole_report=true", "report"))
+    return [[(h.id, h.score) for h in index.search(q, method=m, level=level, top=10)]
+            for m, level in methods for q in queries]
+
+
+def _tantivy_segments(index: Index, granularity: str) -> int:
+    meta = index.generation.path / "lexical" / granularity / "meta.json"
+    return len(json.loads(meta.read_text())["segments"])
+
+
+def _files(folder: Path) -> dict[str, tuple[int, str]]:
+    """(inode, SHA-256) of every file under ``folder`` but tantivy's empty lock files."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_ino, hashlib.sha256(p.read_bytes()).hexdigest())
+        for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def test_adds_give_the_bm25_top10_of_a_fresh_build(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    fresh = Index.build(sample, tmp_path / "fresh", _config(), progress=False)
+    steps = Index.build(sample[:40], tmp_path / "steps", _config(), progress=False)
+    for start in (40, 70, 100):
+        steps.add(sample[start:start + 30 if start < 100 else None], progress=False)
+    assert _tantivy_segments(fresh, "sentences") == 1
+    assert _tantivy_segments(steps, "sentences") == 4  # one per write: merged in the background
+    want, got = _top10(fresh, queries), _top10(steps, queries)
+    assert sum(len({s for _, s in r}) < len(r) for r in want) > 20  # ties to order
+    assert want == got
+    for query in queries[:20]:
+        a = fresh.search(query, method="bm25", level="report", top=10)
+        b = steps.search(query, method="bm25", level="report", top=10)
+        assert [(h.id, h.score) for h in a] == [(h.id, h.score) for h in b]
+
+
+def test_an_add_links_the_previous_files_and_never_changes_them(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    root = tmp_path / "idx"
+    Index.build(sample[:60], root, _config(), progress=False).close()
+    reader = Index.open(root)  # holds the generation: the writer must keep it
+    before_answers = _top10(reader, queries)
+    old = reader.generation.path / "lexical"
+    before = _files(old)
+    writer = Index.open(root)
+    writer.add(sample[60:], progress=False)
+    added = _files(writer.generation.path / "lexical")
+    shared = [name for name, file in added.items() if before.get(name) == file]
+    assert any(name.endswith(".term") for name in shared)  # segments are links, not copies
+    writer.delete([sample[0].report.id])
+    assert _files(old) == before
+    assert _top10(reader, queries) == before_answers
+
+
+def test_delete_marks_hide_documents_and_drift_bm25_until_rebuilt(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    gone = [r.report.id for r in sample[::4]]
+    kept = [r for r in sample if r.report.id not in gone]
+    fresh = Index.build(kept, tmp_path / "fresh", _config(), progress=False)
+    marked = Index.build(sample, tmp_path / "marked", _config(**MARKS_ONLY), progress=False)
+    marked.delete(gone)
+    entry = marked.manifest.components["lexical"]
+    sentences = sum(len(r.sentences) for r in kept)
+    assert entry["documents"] == {"sentences": sentences, "reports": len(kept)}
+    assert entry["deleted"] == {"sentences": sum(len(r.sentences) for r in sample) - sentences,
+                                "reports": len(gone)}
+    assert any(p.suffix == ".del" for p in (marked.generation.path / "lexical").rglob("*"))
+    assert check_index(marked.path)[1] == []
+    hits = {h.report_id for q in queries for h in marked.search(q, method="bm25", top=50)}
+    assert hits and hits.isdisjoint(gone)
+    # deleted documents still count in BM25 statistics: scores differ from a fresh build's
+    ids = [(h.report_id, h.score) for h in fresh.search("pleural effusion", method="bm25")]
+    drifted = [(h.report_id, h.score) for h in marked.search("pleural effusion", method="bm25")]
+    assert [i for i, _ in ids] == [i for i, _ in drifted] and ids != drifted
+    # crossing max_deleted_fraction rebuilds: exactly a fresh build's answers
+    rebuilt = Index.build(sample, tmp_path / "rebuilt", _config(merge_below_sentences=0,
+                                                                 max_deleted_fraction=0.2),
+                          progress=False)
+    rebuilt.delete(gone[:3])
+    assert rebuilt.manifest.components["lexical"]["deleted"]["sentences"] > 0  # 3 of 120: marks
+    rebuilt.delete(gone[3:])
+    assert rebuilt.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert _top10(rebuilt, queries) == _top10(fresh, queries)
+
+
+def test_a_small_index_deletes_exactly_and_keeps_no_deleted_term(
+    tmp_path: Path, corpus: list[SegmentedReport]
+) -> None:
+    extra = segmented("rz", [UNIQUE, "Heart size is normal."])
+    marked = Index.build([*corpus, extra], tmp_path / "marked", _config(**MARKS_ONLY),
+                         progress=False)
+    small = Index.build([*corpus, extra], tmp_path / "small", _config(), progress=False)
+    fresh = Index.build(corpus, tmp_path / "fresh", _config(), progress=False)
+    for index in (marked, small):
+        assert terms_in_files(index, "zanzibar")  # positive control: the term is in the files
+        index.delete(["rz"])
+    assert terms_in_files(marked, "zanzibar")  # marks only: the term stays in the term dictionaries
+    assert not terms_in_files(small, "zanzibar")  # rebuilt (small index): gone from every segment
+    assert _top10(small, ["normal heart", "effusion"]) == _top10(fresh, ["normal heart",
+                                                                         "effusion"])
+
+
+def terms_in_files(index: Index, prefix: str) -> list[tuple[str, int]]:
+    """Terms starting with ``prefix`` in the term dictionary of every tantivy segment file of
+    the index (deleted documents' terms included until a rebuild)."""
+    lexical: LexicalSearcher = index.component("lexical")
+    return [t for g in GRANULARITIES for t in lexical._searchers[g].terms_with_prefix("text",
+                                                                                      prefix)]

@@ -1,0 +1,192 @@
+"""Segments: adds, deletion marks, merges and erasure give the answers of a fresh build."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from clinsearch import Index, IndexConfig
+from clinsearch.cli import app
+from clinsearch.corpus.model import Report
+from clinsearch.corpus.readers import read_reports
+from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+from clinsearch.index import integrity
+from clinsearch.index.integrity import check_index
+from clinsearch.search.cohort import Cohort
+
+from .conftest import segmented
+
+TOKEN = "zqxvorthumbrelline"
+BM25_QUERIES = ("pleural effusion", "no pneumothorax", "cardiomegaly")
+CONCEPT_QUERIES = ("pleural effusion", "pneumonia", "no pneumothorax")
+COHORTS = ('"pleural effusion" AND NOT pneumothorax', "cardiomegaly OR edema")
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[Report]:
+    """The first 45 reports of the bundled sample, and one holding a unique token."""
+    reports = list(read_reports(sample_reports_path(), SAMPLE_FORMAT))[:45]
+    secret = replace(reports[0], id="secret", text=f"Findings: {TOKEN} opacity. No effusion.")
+    return [*reports[:20], secret, *reports[20:]]
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory, sample: list[Report]) -> Index:
+    """A fresh build of the whole sample."""
+    return Index.build(sample, tmp_path_factory.mktemp("fresh") / "idx", progress=False)
+
+
+def answers(index: Index, with_keys: bool = True) -> dict[str, Any]:
+    """What users see: stored ids and texts, findings, concept and BM25 top 10 with scores,
+    cohort counts and members."""
+    store = index.store
+    findings = index.component("findings").table()
+    if not with_keys:
+        findings = findings.drop(["report_key"])
+    cohort = Cohort(index)
+    out: dict[str, Any] = {
+        "reports": list(store.report_ids),
+        "sentences": list(zip(store.sentence_ids, store.sentence_texts, strict=True)),
+        "findings": findings.to_pylist(),
+        "cohorts": [(cohort.counts(q), cohort.members(q, "report")) for q in COHORTS],
+    }
+    for level in ("sentence", "report"):
+        for method, queries in (("bm25", BM25_QUERIES), ("concept", CONCEPT_QUERIES)):
+            for query in queries:
+                hits = index.search(query, level=level, method=method, top=10)
+                out[f"{method}:{level}:{query}"] = [(h.id, round(h.score, 5)) for h in hits]
+    return out
+
+
+def test_adds_answer_as_a_fresh_build(
+    tmp_path: Path, sample: list[Report], fresh: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = Index.build(sample[:15], tmp_path / "idx", progress=False)
+    index.add(sample[15:30], progress=False)
+    hashed: list[Path] = []
+    digest = integrity._sha256
+    monkeypatch.setattr(integrity, "_sha256", lambda path: hashed.append(path) or digest(path))
+    index.add(sample[30:], progress=False)  # linked files keep their recorded checksums
+    assert {p.parent.name for p in hashed if p.name == "reports.parquet"} == {"s000003"}
+    assert [s.reports for s in index.generation.segments] == [15, 15, len(sample) - 30]
+    assert index.manifest.counts == fresh.manifest.counts
+    assert answers(index) == answers(fresh)
+    assert check_index(index.path)[1] == []
+
+
+def test_delete_marks_hide_reports_and_optimize_gives_a_fresh_build(
+    tmp_path: Path, sample: list[Report]
+) -> None:
+    index = Index.build(sample[:25], tmp_path / "idx", progress=False)
+    index.add(sample[25:], progress=False)
+    gone = {sample[3].id, sample[30].id, "secret"}
+    before = _segment_files(index)
+    index.delete(sorted(gone))
+    assert _segment_files(index) == before  # a delete writes only its marks there
+    assert (index.generation.path / "deleted.parquet").is_file()
+    seen = answers(index)
+    assert not gone & set(seen["reports"])
+    assert not gone & {row["report_id"] for row in seen["findings"]}
+    for key, hits in seen.items():
+        if ":" in key:
+            assert not any(h.split("#")[0] in gone for h, _ in hits), key
+    for counts_members in seen["cohorts"]:
+        assert not gone & {m.id for m in counts_members[1]}
+    assert index.manifest.counts.reports == len(sample) - 3
+    assert check_index(index.path)[1] == []
+
+    assert index.optimize() == 2
+    assert len(index.generation.segments) == 1 and not len(index.generation.deleted_keys())
+    kept = [r for r in sample if r.id not in gone]
+    rebuilt = Index.build(kept, tmp_path / "rebuilt", progress=False)
+    assert answers(index, with_keys=False) == answers(rebuilt, with_keys=False)
+    assert check_index(index.path)[1] == []
+    assert index.optimize() == 0
+
+
+def _segment_files(index: Index) -> dict[str, int]:
+    """The inode of each segment file of an index's generation, by relative path."""
+    folder = index.generation.path / "segments"
+    return {str(p.relative_to(folder)): p.stat().st_ino for p in folder.rglob("*")
+            if p.is_file()}
+
+
+def test_merge_policy_keeps_few_segments(tmp_path: Path) -> None:
+    config = IndexConfig(merge_factor=3)
+    index = Index.build([segmented("r0", ["Pleural effusion."])], tmp_path / "idx", config,
+                        progress=False)
+    for i in range(1, 12):
+        index.add([segmented(f"r{i}", [f"Pneumothorax number {i}."])], progress=False)
+        if i == 5:
+            index.delete(["r2"])
+    sizes = [s.reports for s in index.generation.segments]
+    assert len(sizes) <= 4 and sum(sizes) == 11  # r2's row went with a merge, its mark stays
+    assert index.generation.deleted_keys().tolist() == [2]
+    assert [h.id for h in index.search("pneumothorax", method="bm25", top=20)] != []
+    assert sorted(index.store.report_ids) == sorted(f"r{i}" for i in range(12) if i != 2)
+    assert check_index(index.path)[1] == []
+    index.optimize()  # erases r2 everywhere, though a merge already dropped its core rows
+    assert index.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert [s.reports for s in index.generation.segments] == [11]
+    assert check_index(index.path)[1] == []
+
+
+def _holding(root: Path, token: str) -> list[str]:
+    """Files under ``root`` whose raw bytes, or whose decoded Parquet values, hold ``token``."""
+    found = []
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        decoded = str(pq.read_table(path).to_pylist()) if path.suffix == ".parquet" else ""
+        if token.encode() in path.read_bytes() or token in decoded:
+            found.append(str(path.relative_to(root)))
+    return found
+
+
+@pytest.mark.parametrize("how", ["purge", "optimize"])
+def test_erasure_leaves_no_trace_of_a_deleted_report(
+    tmp_path: Path, sample: list[Report], how: str
+) -> None:
+    root = tmp_path / "idx"
+    Index.build(sample[:30], root, progress=False).close()
+    with Index.open(root) as index:
+        index.add(sample[30:], progress=False)
+        assert [h.id for h in index.search(TOKEN, method="bm25")] == ["secret"]
+    assert _holding(root, TOKEN)  # positive control: the text is in the files
+    runner = CliRunner()
+    if how == "purge":
+        result = runner.invoke(app, ["delete", str(root), "--ids", "secret", "--purge"])
+        assert result.exit_code == 0 and "erased" in result.output, result.output
+    else:
+        result = runner.invoke(app, ["delete", str(root), "--ids", "secret"])
+        assert result.exit_code == 0, result.output
+        assert _holding(root, TOKEN)  # a delete only marks
+        result = runner.invoke(app, ["optimize", str(root)])
+        assert result.exit_code == 0 and "merged 2 segment(s)" in result.output, result.output
+    assert _holding(root, TOKEN) == []
+    assert len(list(root.glob("gen-*"))) == 1  # no reader held an older generation
+    with Index.open(root) as index:
+        assert index.search(TOKEN, method="bm25") == []
+        assert index.manifest.counts.reports == len(sample) - 1
+    assert check_index(root)[1] == []
+
+
+def test_checksums_detect_a_flipped_byte_in_a_segment_file(
+    tmp_path: Path, sample: list[Report]
+) -> None:
+    root = tmp_path / "idx"
+    config = IndexConfig(segment_reports=20)
+    with Index.build(sample[:30], root, config, progress=False) as index:
+        assert [s.reports for s in index.generation.segments] == [20, 10]
+        target = index.generation.path / "segments" / "s000002" / "findings.parquet"
+    data = bytearray(target.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    target.write_bytes(bytes(data))
+    files, problems = check_index(root)
+    assert files > 0
+    assert any("s000002/findings.parquet: checksum mismatch" in p for p in problems), problems

@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -151,9 +152,11 @@ class _Bench:
         print(f"{name}: {json.dumps(entry)}", flush=True)
 
     def run(self, name: str, args: list[str]) -> None:
-        """Run a clinsearch command as a step: wall seconds and peak MB of its process tree;
-        its stderr goes to ``NAME.log``, each line stamped with seconds and tree MB."""
+        """Run a clinsearch command as a step: wall seconds, CPU seconds (user + system, all its
+        processes: less sensitive to the machine's load than wall time) and peak MB of its
+        process tree; its stderr goes to ``NAME.log``, each line stamped with seconds and MB."""
         with self.step(name) as entry, (self.work / f"{name}.log").open("w") as log:
+            cpu_before = _children_cpu()
             child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             peak = [0]
@@ -167,12 +170,19 @@ class _Bench:
             if child.returncode != 0:
                 raise SystemExit(f"clinsearch {args[0]} failed: see {log.name}")
             entry["peak_mb"] = round(peak[0] / 2**20, 1)
+            entry["cpu_s"] = round(_children_cpu() - cpu_before, 1)
 
     def size(self, key: str, folder: Path) -> float:
         """Record and return the size of a folder in MB."""
         mb = round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 1)
         self.record(key, mb)
         return mb
+
+
+def _children_cpu() -> float:
+    """CPU seconds used by this process's finished child processes (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _stamp(child: subprocess.Popen, log: TextIO, start: float, peak: list[int]) -> None:

@@ -58,3 +58,18 @@ def test_tampering_is_detected(log_path: Path, tamper) -> None:  # type: ignore[
     assert result.returncode == 1 and "tampered" in result.stderr
     with pytest.raises(ClinsearchError, match="fails verification"):
         AuditLog(log_path)  # a server refuses to extend a broken chain
+
+
+def test_crash_between_record_and_head_is_not_tampering(log_path: Path) -> None:
+    head = log_path.with_name(log_path.name + ".head")
+    before = head.read_bytes()
+    log = AuditLog(log_path)
+    log.write(user="u", role="viewer", purpose="p", endpoint="search", params={}, counts={})
+    log.close()
+    head.write_bytes(before)  # the record reached the disk, its head did not
+    assert verify_audit(log_path).ok
+    AuditLog(log_path).close()  # a restarted server accepts the log and brings the head up
+    assert head.read_text().split()[0] == "5"
+    head.write_bytes(before)
+    log_path.write_text("\n".join(log_path.read_text().splitlines()[:-2]) + "\n")
+    assert not verify_audit(log_path).ok  # a head ahead of the log: records were cut off

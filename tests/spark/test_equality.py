@@ -80,6 +80,20 @@ def test_same_cohorts_as_duckdb(spark: Any, built: tuple[Path, Path]) -> None:
         assert engine.answer(query, level=level).members == duck.engine.ids(query, level), query
 
 
+def test_a_spark_cohort_keeps_its_generation_until_closed(spark: Any, tmp_path: Path) -> None:
+    reports = list(read_reports(SAMPLE, "jsonl"))[:30]
+    index = Index.build(reports, tmp_path / "idx", progress=False)
+    with index_cohort(spark, tmp_path / "idx") as engine:
+        before = Cohort(index).counts("NOT pneumonia")
+        index.delete([reports[0].id])  # a commit; Spark has read nothing yet
+        index.close()
+        assert engine.counts_many(["NOT pneumonia"]) == [before]  # its snapshot, still there
+    assert len(list((tmp_path / "idx").glob("gen-*"))) == 2  # the old one was leased
+    with Index.open(tmp_path / "idx") as index:
+        index.delete([reports[1].id])  # once closed, the next writer removes it
+    assert len(list((tmp_path / "idx").glob("gen-*"))) == 1
+
+
 def test_add_on_spark_equals_a_local_add(spark: Any, tmp_path: Path) -> None:
     lines = SAMPLE.read_text(encoding="utf-8").splitlines(True)
     rest = tmp_path / "rest.jsonl"

@@ -120,9 +120,9 @@ def _spark_cohort(index_dir: Path, query: str, level: Any, want_members: bool, o
     from clinsearch.spark import spark_session
     from clinsearch.spark.cohort import index_cohort
 
-    engine = index_cohort(spark_session(master), index_dir, term_model=term_model,
-                          options=options)
-    answer = engine.answer(query, level, members=want_members)
+    with index_cohort(spark_session(master), index_dir, term_model=term_model,
+                      options=options) as engine:
+        answer = engine.answer(query, level, members=want_members)
     return answer.counts, [Member(ids, "", "", "", "", "") for ids in answer.members]
 
 

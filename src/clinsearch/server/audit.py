@@ -3,7 +3,9 @@
 Every record has ``seq`` (0, 1, ...), ``time`` (UTC), the user, role, stated purpose, endpoint,
 parameters and counts, and ``prev``: the SHA-256 of the previous line's bytes (64 zeros for the
 first). Editing, removing, inserting or reordering lines breaks the chain; ``PATH.head`` holds
-the last record's number and hash, so that cutting records off the end is caught as well.
+the last record's number and hash, so that cutting records off the end is caught as well. The
+head is written durably after its record; a head one record behind the log is the trace of a
+crash between the two writes (not of records cut off) and is brought up to date on the next start.
 Records are flushed and fsynced before the response they describe is sent; a record the disk
 refuses (full, read-only) is cut off again, so the chain stays intact and the request fails.
 """
@@ -48,6 +50,8 @@ class AuditLog:
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
         self._seq, self._prev = self._resume()
+        if self._seq:
+            self._write_head()  # after a crash between a record and its head, it catches up
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode())
 
     def write(self, **fields: Any) -> dict[str, Any]:
@@ -84,7 +88,7 @@ class AuditLog:
 
     def _write_head(self) -> None:
         """Record the last record's number and hash beside the log (replaced atomically)."""
-        with atomic_path(self.head_path, make_parent=False) as tmp:
+        with atomic_path(self.head_path, make_parent=False, durable=True) as tmp:
             tmp.write_text(f"{self._seq - 1} {self._prev}\n", encoding="utf-8")
 
     def _resume(self) -> tuple[int, str]:
@@ -127,6 +131,7 @@ def verify_audit(path: str | Path) -> Verification:
         lines.pop()
     else:
         result.problems.append(f"{path}:{len(lines)}: the last record is cut short")
+    before_last = GENESIS
     for number, line in enumerate(lines, start=1):
         where = f"{path}:{number}"
         try:
@@ -144,12 +149,13 @@ def verify_audit(path: str | Path) -> Verification:
                 f"{where}: 'prev' does not match the hash of the record before it (that record"
                 " was edited, or records were removed, inserted or reordered)"
             )
-        result.last_hash = line_hash(line)
+        before_last, result.last_hash = result.last_hash, line_hash(line)
     result.records = len(lines)
     head = path.with_name(path.name + HEAD_SUFFIX)
     if head.exists():
-        expected = f"{len(lines) - 1} {result.last_hash}"
-        if head.read_text(encoding="utf-8").strip() != expected:
+        written = head.read_text(encoding="utf-8").strip()
+        crashed_before_head = f"{len(lines) - 2} {before_last}"
+        if written not in (f"{len(lines) - 1} {result.last_hash}", crashed_before_head):
             result.problems.append(
                 f"{head}: the last record is not the one last written (records were cut off"
                 " the end, or the last record was edited)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort.engine import COUNT_LEVELS
@@ -17,6 +17,9 @@ from clinsearch.search.cohort.sql import SOURCES, VIEWS, SQLCompiler, cohort_vie
 from clinsearch.search.cohort.syntax import UNITS, Filter, Node, TextMatch, Unit, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.sql_dialect import SPARK
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +62,20 @@ def cohort(
 
 
 class SparkCohort:
-    """Cohort queries on Spark over one set of tables, registered and cached once."""
+    """Cohort queries on Spark over one set of tables, registered and cached once.
+
+    Use it as a context manager (or ``close`` it) when it reads an index's files: Spark reads
+    them lazily, at each query, so the index generation stays leased until then.
+    """
 
     def __init__(self, spark: Any, tools: Any, findings_table: Any, *, reports_table: Any = None,
-                 sentences_table: Any = None,
-                 options: PolarityOptions = DEFAULT_POLARITY) -> None:
-        """``tools``: the concept tools (lexicon, hierarchy, parser) that resolve terms."""
+                 sentences_table: Any = None, options: PolarityOptions = DEFAULT_POLARITY,
+                 index: Index | None = None) -> None:
+        """``tools``: the concept tools (lexicon, hierarchy, parser) that resolve terms;
+        ``index``: the open index whose files the tables are (kept open until ``close``)."""
         if (reports_table is None) != (sentences_table is None):
             raise ClinsearchError("give both the reports and the sentences table, or neither")
-        self.spark, self.tools, self.options = spark, tools, options
+        self.spark, self.tools, self.options, self._index = spark, tools, options, index
         self.full = reports_table is not None
         tables = (reports_table, sentences_table, findings_table) if self.full else (
             findings_table,)
@@ -81,6 +89,18 @@ class SparkCohort:
             spark.sql(statement)
         for view in VIEWS[: 3 if self.full else 2]:
             spark.catalog.cacheTable(view)  # each query reads them several times
+
+    def close(self) -> None:
+        """Let the index generation go (writers may then remove it)."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> SparkCohort:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def counts_many(self, queries: list[str]) -> list[dict[Unit, int]]:
         """The counts of each query (as ``answer`` gives them), computed by one Spark SQL
@@ -128,18 +148,24 @@ class SparkCohort:
 
 def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path | None = None,
                  options: PolarityOptions = DEFAULT_POLARITY) -> SparkCohort:
-    """A ``SparkCohort`` over an index directory's live generation (its three tables)."""
+    """A ``SparkCohort`` over an index directory's live generation (its three tables), holding
+    that generation until it is closed."""
     from clinsearch.index import Index
     from clinsearch.search.cohort import cohort_tables
     from clinsearch.search.concept.tools import index_concept_tools
 
     index = Index.open(index_path)
-    reports, sentences, findings = (str(p) for p in cohort_tables(index))
-    read = spark.read.parquet
-    return SparkCohort(
-        spark, index_concept_tools(index, term_model), read(findings),
-        reports_table=read(reports), sentences_table=read(sentences), options=options,
-    )
+    try:
+        reports, sentences, findings = (str(p) for p in cohort_tables(index))
+        read = spark.read.parquet
+        return SparkCohort(
+            spark, index_concept_tools(index, term_model), read(findings),
+            reports_table=read(reports), sentences_table=read(sentences), options=options,
+            index=index,
+        )
+    except BaseException:
+        index.close()
+        raise
 
 
 def _needs_reports(node: Node) -> bool:

@@ -207,12 +207,13 @@ def _has_command(name: str) -> bool:
 
 
 def _commit(src: Path) -> str:
-    """The git commit (with ``+dirty`` for uncommitted changes) of the checkout holding ``src``."""
+    """The git commit of the checkout holding ``src`` (``+dirty`` when tracked files changed)."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(src), *args], capture_output=True,
                               text=True).stdout.strip()
 
-    return git("rev-parse", "--short", "HEAD") + ("+dirty" if git("status", "--porcelain") else "")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
 
 
 def _tree_rss(pid: int) -> int:

@@ -158,6 +158,10 @@ class FindingsComponent:
                 found = [cache.get(text, self._annotate_one) for text in texts]
                 yield findings_table(chunk, found, long_count)
                 advance(chunk.num_rows)
+        # Each worker holds a spaCy pipeline and its vocabulary (0.5-0.7 GB at 1M reports): stop
+        # them now, so that the components built next (concept postings) have that memory; they
+        # start again if anything else needs them.
+        gen.workers.close()
 
     def _annotate_one(self, text: str) -> tuple[FoundRow, ...]:
         """Findings of one text, here (for a text that left the cache before it was used)."""

@@ -13,7 +13,7 @@ from spacy.tokens import Doc, Span
 from clinsearch.annotate.context_rules import applicable, context_of, polarity_of, states_normal
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.medspacy_pipeline import build_pipeline, spans_overlap
+from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
     Anchor,
     Clauses,
@@ -37,7 +37,8 @@ class Annotator:
 
     def __init__(self, lexicon: Lexicon | None = None, *, radiology_rules: bool = True) -> None:
         self.lexicon = lexicon if lexicon is not None else Lexicon.load()
-        self.nlp = build_pipeline(radiology_rules=radiology_rules)
+        self.nlp = build_pipeline()
+        self.context = LazyConText(self.nlp, radiology_rules=radiology_rules)
         self._concepts = concept_index(self.lexicon)
         self._modifiers = ModifierMatcher(self.lexicon)
         self._inner_categories = {  # a word that is itself a concept term is never skipped
@@ -105,7 +106,7 @@ class Annotator:
 
         for doc in self.nlp.pipe(prepared(), batch_size=batch_size):
             text, offsets = squeezed.popleft()
-            yield self._findings(doc, prepared_keys.popleft(), text, offsets)
+            yield self._findings(self.context(doc), prepared_keys.popleft(), text, offsets)
 
     def _spans(self, doc: Doc, keys: TextKeys, targets: tuple[str, ...]) -> list[Span]:
         """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from medspacy.context import ConTextRule
 
-from clinsearch.annotate.yaml_nodes import NodeReader, read_document
+from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
@@ -68,7 +68,7 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
         raise reader.fail(root, "rules", "missing")
     replaced = reader.strings(top["replace_defaults"], "replace_defaults") if (
         "replace_defaults" in top) else []
-    data = yaml.safe_load(text)
+    data = yaml.load(text, Loader=SAFE_LOADER)  # a safe loader: plain data only
     nodes = reader.sequence(top["rules"], "rules")
     rules = tuple(_checked_rule(reader, node, rule)
                   for node, rule in zip(nodes, data["rules"], strict=True))
@@ -116,6 +116,13 @@ def radiology_rules() -> RuleFile:
 
 def context_rules(radiology: bool = True) -> list[ConTextRule]:
     """medspaCy's default rules plus the radiology rules (minus the defaults those replace)."""
+    return [ConTextRule(**spec) for spec in context_rule_specs(radiology)]
+
+
+def context_rule_specs(radiology: bool = True) -> list[dict[str, Any]]:
+    """The keyword arguments of each rule of ``context_rules``, in the same order (reading
+    them makes no ConTextRule: their literals and patterns are enough to tell which rules a
+    text may contain, see ``context_cues``)."""
     rules = json.loads(default_rules_path().read_text(encoding="utf-8"))["context_rules"]
     if radiology:
         spec = radiology_rules()
@@ -124,14 +131,14 @@ def context_rules(radiology: bool = True) -> list[ConTextRule]:
     return [rule for spec in rules for rule in _as_literal_rules(spec)]
 
 
-def _as_literal_rules(spec: dict) -> list[ConTextRule]:
+def _as_literal_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """One rule per literal phrase a token-pattern rule matches (or the rule itself if too many)."""
     pattern = spec.get("pattern")
     phrases = expand_pattern(pattern) if pattern else None
     if phrases is None:
-        return [ConTextRule(**spec)]
+        return [spec]
     base = {k: v for k, v in spec.items() if k not in ("pattern", "literal")}
-    return [ConTextRule(literal=phrase, **base) for phrase in phrases]
+    return [{"literal": phrase, **base} for phrase in phrases]
 
 
 def expand_pattern(pattern: list[dict]) -> list[str] | None:

@@ -1,29 +1,32 @@
 """Build the medspaCy pipeline: clinical tokenizer, sentencizer and ConText.
 
 Nothing is downloaded: the pipeline starts from a blank English model and medspaCy's packaged
-ConText rules. Concepts are found before it by surface_index.concept_index (see there for why
-not medspaCy's TargetMatcher).
+ConText rules, built on first need (``LazyConText``). Concepts are found before it by
+surface_index.concept_index (see there for why not medspaCy's TargetMatcher).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import medspacy.context.context_modifier as context_modifier
-import spacy
-from medspacy.context import ConText
-from medspacy.custom_tokenizer import create_medspacy_tokenizer
+from medspacy.context import ConText, ConTextRule
+from spacy.lang.en import English
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from clinsearch.annotate.context_rules import context_rules
+from clinsearch.annotate.context_cues import RuleCues
+from clinsearch.annotate.context_rules import context_rule_specs
+from clinsearch.annotate.surface import blank_nlp
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
 # ConText's token Matcher may hold no patterns once they are expanded into phrases.
 warnings.filterwarnings("ignore", message=r"\[W036\]")
+CONTEXT_NAME = "clinsearch_context"
 
 
 def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -58,17 +61,47 @@ class ContainmentAwareConText(ConText):
             return super().__call__(doc, targets)
 
 
-@Language.factory("clinsearch_context")
-def _make_context(nlp: Language, name: str) -> ContainmentAwareConText:
-    """The ConText component of ``build_pipeline`` (rules are added after it is made)."""
-    return ContainmentAwareConText(nlp, name, rules=None)
-
-
-def build_pipeline(radiology_rules: bool = True) -> Language:
-    """A spaCy pipeline that splits sentences and applies ConText to the spans in ``doc.ents``."""
-    nlp = spacy.blank("en")
-    nlp.tokenizer = create_medspacy_tokenizer(nlp)
+def build_pipeline() -> Language:
+    """A spaCy pipeline that splits sentences, on the clinical tokenizer and vocabulary of
+    ``surface.blank_nlp`` (shared, not rebuilt); ConText runs after it (``LazyConText``)."""
+    base = blank_nlp()
+    nlp = English(vocab=base.vocab, create_tokenizer=lambda _: base.tokenizer)
     nlp.add_pipe("sentencizer")
-    context = nlp.add_pipe("clinsearch_context", validate=False)
-    context.add(context_rules(radiology=radiology_rules))
     return nlp
+
+
+class LazyConText:
+    """ConText over the spans in ``doc.ents``, its matchers built once a text needs them.
+
+    Building matchers for the ~10,500 rules takes about 0.3 s, most of a cold query's parse,
+    and most queries ("right lower lobe pneumonia") hold no cue. Until a Doc comes that one of
+    the rules may match (``RuleCues``, a necessary condition), Docs go through a ConText
+    without rules: exactly what the full ConText does to a Doc none of its rules matches. The
+    full ConText (every rule, in order) then handles that Doc and every later one.
+    """
+
+    def __init__(self, nlp: Language, radiology_rules: bool = True) -> None:
+        """ConText for Docs of ``nlp``: medspaCy's rules, plus the radiology rules if asked."""
+        self._nlp = nlp
+        self._specs = context_rule_specs(radiology=radiology_rules)
+        self._cues = RuleCues.of(self._specs)
+        self._ruleless = ContainmentAwareConText(nlp, CONTEXT_NAME, rules=None)
+        self._full: ContainmentAwareConText | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        """Whether the rules' matchers have been built (a Doc needed them)."""
+        return self._full is not None
+
+    def __call__(self, doc: Doc) -> Doc:
+        """``doc`` with ConText applied to ``doc.ents``."""
+        if self._full is None:
+            if not self._cues.may_match([t.lower_ for t in doc]):
+                return self._ruleless(doc)
+            with self._lock:
+                if self._full is None:
+                    full = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
+                    full.add([ConTextRule(**spec) for spec in self._specs])
+                    self._full = full
+        return self._full(doc)

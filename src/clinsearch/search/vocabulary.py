@@ -11,6 +11,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -35,15 +36,23 @@ class DefaultEncoder:
     """An encoder folder for term vectors whose model is loaded on first encode only.
 
     The default MiniLM, or a term encoder from ``clinsearch train terms``. Its fingerprint is
-    computed from the folder's files, so cached term vectors can be found without loading it.
+    computed from the folder's files, so cached term vectors can be found without loading it;
+    it hashes the weights (90 MB for MiniLM), so only when first asked for: a cohort whose
+    terms are all in the lexicon never needs it.
     """
 
     def __init__(self, path: str | Path | None = None, what: str = "encoder model") -> None:
         """Check the folder at ``path`` now (errors name it and ``what`` it is for)."""
-        from clinsearch.models.folder import check_model_folder, default_encoder_path, fingerprint
+        from clinsearch.models.folder import check_model_folder, default_encoder_path
 
         self.path = check_model_folder(path or default_encoder_path(), what)
-        self.fingerprint = fingerprint(self.path)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The model folder's fingerprint (``models.folder.fingerprint``)."""
+        from clinsearch.models.folder import fingerprint
+
+        return fingerprint(self.path)
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``queries`` (loads the model once per process)."""

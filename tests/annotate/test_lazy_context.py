@@ -1,0 +1,72 @@
+"""ConText is built on the first text a rule may match; until then results are the same.
+
+``RuleCues`` is a necessary condition for a ConText rule to match, so a text it rules out must
+come out of the rule-less ConText exactly as out of the full one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.context_cues import RuleCues
+from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.corpus.sample import sample_reports_path
+
+QUERIES = ("right lower lobe pneumonia", "pleural effusion", "enlarged heart", "cardiomegaly",
+           "spine osteopenia", "left basilar opacity", "tortuous aorta", "COPD")
+
+
+def _sample_sentences() -> list[str]:
+    """The bundled sample's report text, cut at line ends and full stops."""
+    with sample_reports_path().open(encoding="utf-8") as lines:
+        texts = [json.loads(line)["text"] for line in lines if line.strip()]
+    parts = (p.strip() for t in texts for p in re.split(r"\n|(?<=\.)\s+", t))
+    return list(dict.fromkeys(p for p in parts if p))
+
+
+def test_phrase_cues_follow_tokens_not_characters() -> None:
+    cues = RuleCues.of([{"literal": "no", "category": "NEGATED_EXISTENCE"},
+                        {"literal": "rule  out", "category": "POSSIBLE_EXISTENCE"},
+                        {"literal": "x-ray", "category": "INDICATION"}])
+    assert cues.may_match(["no", "effusion"])
+    assert not cues.may_match(["pneumonia", "normal"])  # "no" only inside words
+    assert cues.may_match(["to", "rule", "out", "mass"])  # whitespace never counts
+    assert cues.may_match(["x", "-", "ray"])
+    assert not cues.may_match(["ruled", "out"])
+
+
+def test_pattern_cues_need_every_required_word() -> None:
+    pattern = [{"LOWER": {"IN": ["is", "are"]}, "OP": "?"}, {"LOWER": "within"},
+               {"LOWER": {"IN": ["limits", "range"]}}, {"IS_SENT_START": True}]
+    cues = RuleCues.of([{"literal": "wnl", "category": "WITHIN_NORMAL", "pattern": pattern}])
+    assert cues.may_match(["heart", "within", "normal", "limits"])
+    assert not cues.may_match(["heart", "within", "normal", "size"])
+    assert not cues.may_match(["heart", "is", "normal"])
+
+
+def test_rules_without_a_bound_match_every_text() -> None:
+    regex = RuleCues.of([{"literal": "r/o", "category": "POSSIBLE_EXISTENCE", "pattern": "r/o"}])
+    accent = RuleCues.of([{"literal": "négatif", "category": "NEGATED_EXISTENCE"}])
+    assert regex.may_match(["anything"]) and accent.may_match(["anything"])
+
+
+@pytest.mark.parametrize("radiology_rules", [True, False])
+def test_texts_without_cues_get_the_full_contexts_findings(radiology_rules: bool) -> None:
+    """A fresh annotator gives cue-free texts the findings it gives once ConText is built."""
+    annotator = Annotator(Lexicon.load(), radiology_rules=radiology_rules)
+    cues = annotator.context._cues
+    texts = [*QUERIES, *_sample_sentences()]
+    quiet = [t for t in texts if not cues.may_match(
+        [tok.lower_ for tok in annotator.nlp.make_doc(t)])]
+    assert len(quiet) > 50  # the test covers many texts, queries among them
+    assert set(QUERIES) <= set(quiet)
+    before = list(annotator.annotate_many(quiet))
+    assert not annotator.context.built
+    assert annotator.annotate("No pneumothorax.")[0].polarity == "absent"
+    assert annotator.context.built
+    assert list(annotator.annotate_many(quiet)) == before
+    assert any(f.modifiers for findings in before for f in findings)  # not trivially empty

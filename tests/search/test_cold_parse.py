@@ -1,0 +1,44 @@
+"""A cold query parse loads only what the query needs (issue 16, item 7; timed in
+benchmarks/bench_cold_start.py, never here).
+
+In a fresh Python process, parsing concept queries and cohort terms must not import torch,
+SciPy or scikit-learn (``annotate.quiet_imports``), nor build ConText's rule matchers for
+queries without a cue (``LazyConText``), nor any PyRuSH sentence splitter; a query with a cue
+builds them and is read as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PARSE = """
+import json, sys
+from clinsearch.search.concept.tools import concept_tools
+tools = concept_tools()
+queries = ["right lower lobe pneumonia", "pneumonia", "pleural effusion"]
+parsed = [tools.parser.parse(q, map_unknown=False) for q in queries]
+context = tools.parser.annotator.context
+out = {"patterns": [p.patterns for p in parsed], "built": context.built,
+       "pipes": tools.parser.annotator.nlp.pipe_names,
+       "loaded": sorted(m for m in ("torch", "scipy", "sklearn") if m in sys.modules)}
+out["negated"] = tools.parser.parse("no pneumothorax").patterns
+out["built_after_cue"] = context.built
+print(json.dumps(out))
+"""
+
+
+def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-c", PARSE], capture_output=True, text=True,
+                          env=env, check=True, timeout=120)
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["loaded"] == []  # no torch, SciPy or scikit-learn
+    assert out["pipes"] == ["sentencizer"]  # no PyRuSH, no ConText matchers yet
+    assert out["built"] is False
+    assert out["patterns"][0] == ["disease|present|pneumonia|right|lower lobe"]
+    assert out["negated"] == ["finding|absent|pneumothorax"]
+    assert out["built_after_cue"] is True

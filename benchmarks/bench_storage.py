@@ -1,14 +1,18 @@
 """Benchmark the storage engine at scale on a seeded synthetic corpus (issue 16).
 
-Run: ``python benchmarks/bench_storage.py --reports 100000 [--workers N] [--work DIR]``
+Run: ``python benchmarks/bench_storage.py --reports 1000000 [--workers N] [--work DIR]``
 
 The corpus recombines sentences of IU X-ray (when ../shared data is present, else the bundled
-sample), about half of them with a distinct ending (``clinsearch.corpus.synthetic``). Measured:
-``clinsearch index`` time and peak memory (the whole process tree, sampled from /proc), index
-size, ``add`` of 1,000 reports and ``delete`` of 1,000, warm query p50/p95 per method (in one
-process), cohort count time, and cold CLI search/cohort (a fresh process each). Prints one JSON
-object (and writes it beside the index); the machine's load (``uptime``) is recorded before and
-after, since the machine may be shared.
+sample), about half of them with a distinct ending (``clinsearch.corpus.synthetic``); it streams
+to a JSON Lines file, so any size fits in memory. Each step is a ``clinsearch`` command whose
+wall time, peak memory of the whole process tree (sampled from /proc) and machine load
+(``uptime`` before and after) are recorded: ``index``, ``add`` of 1,000 reports, ``delete`` of
+1,000, ``check``, ``optimize`` (when the command exists) with the index size after the merge
+against the fresh build's; then warm query p50/p95 per method and cohort count time (in one
+process) and cold CLI search/cohort (a fresh process each). Every child's progress lines go to
+``STEP.log`` in the work folder, each stamped with the elapsed seconds and the tree's memory then,
+so the stages of a build can be timed; the JSON result is rewritten after every step, so a run
+cut short still says how far it got.
 """
 
 from __future__ import annotations
@@ -17,14 +21,19 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TextIO
 
 from clinsearch import Index
 from clinsearch.corpus.model import Report
@@ -62,50 +71,127 @@ def main() -> None:
         _CHILD_ENV["PYTHONPATH"] = str(args.child_src.resolve())
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-storage-"))
     work.mkdir(parents=True, exist_ok=True)
-    source, fmt = default_source()
-    pool = sentence_pool(read_reports(source, fmt, skip_bad=True))
-    corpus, extra = work / "corpus.jsonl", work / "extra.jsonl"
-    write_json_lines(corpus, (_record(r) for r in synthetic_reports(pool, args.reports, args.seed)))
-    write_json_lines(extra, (_record(r) for r in synthetic_reports(pool, 1000, args.seed,
-                                                               start=args.reports)))
-    index = work / "index"
-    shutil.rmtree(index, ignore_errors=True)
-    result: dict = {
+    src = args.child_src or Path(__file__).resolve().parents[1] / "src"
+    bench = _Bench(work, {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.node()} ({available_cores()} cores, {platform.machine()})",
-        "load_before": _uptime(),
+        "commit": _commit(src),
+        "clinsearch_src": str(src),
         "reports": args.reports,
         "workers": args.workers,
-        "source": fmt,
         "command": " ".join(sys.argv),
-    }
+        "load_before": _uptime(),
+    })
+    source, fmt = default_source()
+    bench.result["source"] = fmt
+    corpus, extra = work / "corpus.jsonl", work / "extra.jsonl"
+    with bench.step("corpus"):
+        pool = sentence_pool(read_reports(source, fmt, skip_bad=True))
+        for path, count, start in ((corpus, args.reports, 0), (extra, 1000, args.reports)):
+            write_json_lines(path, (_record(r) for r in synthetic_reports(pool, count, args.seed,
+                                                                       start=start)), force=True)
+    index = work / "index"
+    shutil.rmtree(index, ignore_errors=True)
     workers = ["--workers", str(args.workers)] if args.workers else []
-    result["clinsearch_src"] = str(args.child_src or "this checkout")
-    result["build_s"], result["build_peak_mb"] = _run(
-        ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])
-    result["index_mb"] = round(_size(index) / 2**20, 1)
-    if args.build_only:
-        result["load_after"] = _uptime()
-        print(json.dumps(result, indent=2))
-        return
-    result["add_1000_s"], result["add_peak_mb"] = _run(
-        ["add", str(index), str(extra), "--format", "jsonl", "--workers", str(args.workers)])
-    ids = work / "delete.txt"
-    ids.write_text("\n".join(f"syn-{i}" for i in range(0, args.reports, args.reports // 1000)))
-    result["delete_1000_s"], _ = _run(["delete", str(index), "--ids-file", str(ids)])
-    result["index_mb_after_changes"] = round(_size(index) / 2**20, 1)
-    check_s, _ = _run(["check", str(index)])
-    result["check_s"] = check_s
-    result["warm_ms"] = _warm(index)
-    result["cold_s"] = {
-        "search bm25": _cold(["search", str(index), "pleural effusion", "--format", "trec"]),
-        "search concept": _cold(["search", str(index), "pleural effusion", "--method",
-                                 "concept", "--format", "trec"]),
-        "cohort": _cold(["cohort", str(index), "pneumothorax", "--json"]),
-    }
-    result["load_after"] = _uptime()
-    (work / "bench_storage.json").write_text(json.dumps(result, indent=2))
-    print(json.dumps(result, indent=2))
+    bench.run("index", ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])
+    fresh_mb = bench.size("index_mb", index)
+    if not args.build_only:
+        bench.run("add_1000", ["add", str(index), str(extra), "--format", "jsonl", *workers])
+        ids = work / "delete.txt"
+        ids.write_text("\n".join(f"syn-{i}" for i in range(0, args.reports,
+                                                           max(1, args.reports // 1000))))
+        bench.run("delete_1000", ["delete", str(index), "--ids-file", str(ids)])
+        bench.size("index_mb_after_changes", index)
+        bench.run("check", ["check", str(index)])
+        if _has_command("optimize"):
+            bench.run("optimize", ["optimize", str(index)])
+            merged_mb = bench.size("index_mb_after_optimize", index)
+            bench.record("optimized_vs_fresh", round(merged_mb / fresh_mb, 3))
+        else:
+            bench.record("optimize", "not available (no `clinsearch optimize` in this checkout)")
+        with bench.step("warm_queries"):
+            bench.record("warm_ms", _warm(index))
+        with bench.step("cold_cli"):
+            bench.record("cold_s", {
+                "search bm25": _cold(["search", str(index), "pleural effusion", "--format",
+                                      "trec"]),
+                "search concept": _cold(["search", str(index), "pleural effusion", "--method",
+                                         "concept", "--format", "trec"]),
+                "cohort": _cold(["cohort", str(index), "pneumothorax", "--json"]),
+            })
+    bench.record("load_after", _uptime())
+    print(json.dumps(bench.result, indent=2))
+
+
+class _Bench:
+    """The result so far, rewritten to ``bench_storage.json`` in the work folder after every
+    step (a run cut short keeps what it measured)."""
+
+    def __init__(self, work: Path, result: dict[str, Any]) -> None:
+        self.work = work
+        self.result = result
+        self.record("steps", {})
+
+    def record(self, key: str, value: object) -> None:
+        """Set one figure of the result and save it."""
+        self.result[key] = value
+        (self.work / "bench_storage.json").write_text(json.dumps(self.result, indent=2))
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[dict[str, Any]]:
+        """Time a step done in this process; its entry (``s``, load before and after)."""
+        entry: dict[str, Any] = {"load_before": _uptime()}
+        self.result["steps"][name] = entry | {"status": "running"}
+        self.record("steps", self.result["steps"])
+        start = time.perf_counter()
+        yield entry
+        entry["s"] = round(time.perf_counter() - start, 2)
+        entry["load_after"] = _uptime()
+        self.result["steps"][name] = entry
+        self.record("steps", self.result["steps"])
+        print(f"{name}: {json.dumps(entry)}", flush=True)
+
+    def run(self, name: str, args: list[str]) -> None:
+        """Run a clinsearch command as a step: wall seconds, CPU seconds (user + system, all its
+        processes: less sensitive to the machine's load than wall time) and peak MB of its
+        process tree; its stderr goes to ``NAME.log``, each line stamped with seconds and MB."""
+        with self.step(name) as entry, (self.work / f"{name}.log").open("w") as log:
+            cpu_before = _children_cpu()
+            child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            peak = [0]
+            start = time.perf_counter()
+            reader = threading.Thread(target=_stamp, args=(child, log, start, peak), daemon=True)
+            reader.start()
+            while child.poll() is None:
+                peak[0] = max(peak[0], _tree_rss(child.pid))
+                time.sleep(0.2)
+            reader.join()
+            if child.returncode != 0:
+                raise SystemExit(f"clinsearch {args[0]} failed: see {log.name}")
+            entry["peak_mb"] = round(peak[0] / 2**20, 1)
+            entry["cpu_s"] = round(_children_cpu() - cpu_before, 1)
+
+    def size(self, key: str, folder: Path) -> float:
+        """Record and return the size of a folder in MB."""
+        mb = round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20, 1)
+        self.record(key, mb)
+        return mb
+
+
+def _children_cpu() -> float:
+    """CPU seconds used by this process's finished child processes (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _stamp(child: subprocess.Popen, log: TextIO, start: float, peak: list[int]) -> None:
+    """Copy a child's stderr to ``log``, each line prefixed with elapsed seconds and the peak
+    MB so far (progress bars end with a line each, so the stages of a build are timed)."""
+    assert child.stderr is not None
+    for line in child.stderr:
+        log.write(f"[{time.perf_counter() - start:9.1f} s {peak[0] / 2**20:7.0f} MB] {line}")
+        log.flush()
 
 
 def _record(r: Report) -> dict:
@@ -114,19 +200,20 @@ def _record(r: Report) -> dict:
             "date": r.date, "text": r.text}
 
 
-def _run(args: list[str]) -> tuple[float, float]:
-    """Run a clinsearch command; (wall seconds, peak MB of its whole process tree)."""
-    start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak = 0
-    while child.poll() is None:
-        peak = max(peak, _tree_rss(child.pid))
-        time.sleep(0.2)
-    elapsed = time.perf_counter() - start
-    if child.returncode != 0:
-        raise SystemExit(f"clinsearch {args[0]} failed: {child.stderr.read()[-2000:]}")
-    return round(elapsed, 2), round(peak / 2**20, 1)
+def _has_command(name: str) -> bool:
+    """Whether the clinsearch under test has the command ``name``."""
+    return subprocess.run([sys.executable, "-m", "clinsearch", name, "--help"], env=_CHILD_ENV,
+                          capture_output=True).returncode == 0
+
+
+def _commit(src: Path) -> str:
+    """The git commit of the checkout holding ``src`` (``+dirty`` when tracked files changed)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(src), *args], capture_output=True,
+                              text=True).stdout.strip()
+
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
 
 
 def _tree_rss(pid: int) -> int:
@@ -191,15 +278,10 @@ def _cold(args: list[str]) -> float:
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "clinsearch", *args], check=True,
+        subprocess.run([sys.executable, "-m", "clinsearch", *args], check=True, env=_CHILD_ENV,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     return round(statistics.median(times), 2)
-
-
-def _size(folder: Path) -> int:
-    """Bytes of all files under a folder."""
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 def _uptime() -> str:

@@ -233,3 +233,14 @@ def test_hard_wrapped_note_with_line_start_headings(segmenter: Segmenter) -> Non
         "New opacity in the right\n lower lobe, concerning for pneumonia.",
         "1.  Right lower lobe pneumonia.",
     ]
+
+
+def test_segmented_report_survives_pickling(segmenter: Segmenter) -> None:
+    """Workers send segmented reports back as field tuples; they arrive equal, fields intact."""
+    import pickle
+
+    report = Report("r7", "FINDINGS: Heart is normal. No effusion.\nIMPRESSION: Normal.",
+                    patient_id="p", type="chest", date="2020-01-02", metadata={"site": "A"},
+                    source="f.jsonl:3")
+    segmented = segmenter.segment(report)
+    assert pickle.loads(pickle.dumps(segmented)) == segmented

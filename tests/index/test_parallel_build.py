@@ -11,10 +11,10 @@ import pytest
 import clinsearch.index.index as index_module
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.annotator import annotator_for
+from clinsearch.annotate.finding import Finding
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
-from clinsearch.index.findings import _row
 
 TABLES = ("reports.parquet", "sentences.parquet", "findings.parquet",
           "concepts/postings.parquet", "concepts/keys.parquet")
@@ -42,7 +42,7 @@ def test_parallel_build_equals_serial_build(
     assert len(sentences) > 200 and len({s["text"] for s in sentences}) < len(sentences)
     annotator = annotator_for(None)
     one_by_one = [
-        _row(sentence, finding)
+        _expected_row(sentence, finding)
         for sentence in sentences
         for finding in annotator.annotate(sentence["text"])
     ]
@@ -52,3 +52,19 @@ def test_parallel_build_equals_serial_build(
             (h.id, h.score) for h in parallel.search(query, top=20)
         ]
     assert serial.manifest.counts == parallel.manifest.counts
+
+
+def _expected_row(sentence: dict, f: Finding) -> dict:
+    """The findings row of one finding of a sentence, written out field by field (the oracle
+    for the build's column-wise assembly): offsets shifted into the report text."""
+    base = sentence["start"]
+    return {
+        "report_key": sentence["report_key"], "sentence_id": sentence["id"],
+        "sentence_index": sentence["index"], "report_id": sentence["report_id"],
+        "visit_id": sentence["visit_id"], "patient_id": sentence["patient_id"],
+        "section": sentence["section"], "concept": f.concept, "name": f.name, "type": f.type,
+        "polarity": f.polarity, "context": list(f.context),
+        "modifiers": [{"category": m.category, "value": m.value, "text": m.text,
+                       "start": base + m.start, "end": base + m.end} for m in f.modifiers],
+        "pattern": f.pattern, "start": base + f.start, "end": base + f.end, "text": f.text,
+    }

@@ -16,6 +16,7 @@ from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
     Anchor,
+    Clauses,
     ModifierMatcher,
     ModifierMention,
     attach,
@@ -151,10 +152,11 @@ class Annotator:
             )
             for e in ents
         ]
-        dropped = location_words(doc, mentions, anchors)
+        clauses = Clauses.of(doc)
+        dropped = location_words(clauses, mentions, anchors)
         ents = [e for i, e in enumerate(ents) if i not in dropped]
         anchors = [a for i, a in enumerate(anchors) if i not in dropped]
-        attached = attach(doc, mentions, anchors)
+        attached = attach(doc, clauses, mentions, anchors)
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
             concept_type = self._type(ent.label_)

@@ -110,45 +110,64 @@ def inner_word_gaps(
 ) -> tuple[frozenset[int], ...]:
     """Token positions a concept term may be matched across: ordinals, sizes and one-word
     modifiers of the first ``INNER_CATEGORIES`` group, then those plus the second group's."""
+    none: frozenset[str] = frozenset()
+    skippable = [  # (position, always skippable, modifier categories) of the candidate words
+        (p, ORDINAL_OR_SIZE.fullmatch(w) is not None, categories.get(w, none))
+        for p, w in zip(keys.positions, keys.lower, strict=True)
+    ]
+    skippable = [(p, always, cats) for p, always, cats in skippable if always or cats]
     out: list[frozenset[int]] = []
     allowed: frozenset[str] = frozenset()
     for group in INNER_CATEGORIES:
         allowed |= group
-        gap = frozenset(
-            p
-            for p, w in zip(keys.positions, keys.lower, strict=True)
-            if ORDINAL_OR_SIZE.fullmatch(w) or categories.get(w, frozenset()) & allowed
-        )
+        gap = frozenset(p for p, always, cats in skippable if always or cats & allowed)
         if gap and gap not in out:
             out.append(gap)
     return tuple(out)
 
 
-def _partition(doc: Doc, breaks: frozenset[str]) -> list[int]:
-    """A part number for each token: it increases at each break token and at sentence starts."""
-    parts: list[int] = []
-    part = 0
-    for tok in doc:
-        if tok.is_sent_start or tok.lower_ in breaks:
-            part += 1
-        parts.append(part)
-    return parts
+@dataclass(frozen=True, slots=True)
+class Clauses:
+    """Part numbers of a Doc's tokens: ``clause`` increases at each clause break and sentence
+    start, ``segment`` also at each segment break (``SEGMENT_BREAKS``)."""
+
+    clause: list[int]
+    segment: list[int]
+
+    @classmethod
+    def of(cls, doc: Doc) -> Clauses:
+        """The clauses and segments of ``doc``, in one pass over its tokens."""
+        clause: list[int] = []
+        segment: list[int] = []
+        c = g = 0
+        for tok in doc:
+            lower = tok.lower_
+            if tok.is_sent_start or lower in CLAUSE_BREAKS:
+                c += 1
+                g += 1
+            elif lower in SEGMENT_BREAKS:
+                g += 1
+            clause.append(c)
+            segment.append(g)
+        return cls(clause, segment)
 
 
-def location_words(doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]) -> set[int]:
+def location_words(
+    clauses: Clauses, mentions: list[ModifierMention], anchors: list[Anchor]
+) -> set[int]:
     """Anchors that are only a location word of another finding in their clause.
 
     An anatomy mention lying wholly inside a location mention ("lobe", "lingula", "lung apices")
     is where a non-anatomy finding of the same clause is ("scarring at the lung apices"), not a
     finding of its own; with no such finding in the clause it stays ("lung bases are clear").
     """
-    clauses = _partition(doc, CLAUSE_BREAKS)
-    with_finding = {clauses[a.start] for a in anchors if not a.anatomy}
+    clause = clauses.clause
+    with_finding = {clause[a.start] for a in anchors if not a.anatomy}
     return {
         i
         for i, a in enumerate(anchors)
         if a.anatomy
-        and clauses[a.start] in with_finding
+        and clause[a.start] in with_finding
         and any(
             m.category == "location" and m.start <= a.start and a.end <= m.end for m in mentions
         )
@@ -156,7 +175,7 @@ def location_words(doc: Doc, mentions: list[ModifierMention], anchors: list[Anch
 
 
 def attach(
-    doc: Doc, mentions: list[ModifierMention], anchors: list[Anchor]
+    doc: Doc, clauses: Clauses, mentions: list[ModifierMention], anchors: list[Anchor]
 ) -> list[list[ModifierMention]]:
     """For each anchor, the mentions attached to it (each mention goes to at most one anchor).
 
@@ -166,8 +185,7 @@ def attach(
     except those that state their own value of its category: in "left lower lobe pneumonia and
     atelectasis in the right lung base" the right base is the atelectasis's only.
     """
-    clauses = _partition(doc, CLAUSE_BREAKS)
-    segments = _partition(doc, CLAUSE_BREAKS | SEGMENT_BREAKS)
+    clause, segments = clauses.clause, clauses.segment
     attached: list[list[ModifierMention]] = [[] for _ in anchors]
     shared: list[tuple[ModifierMention, list[int]]] = []
     for m in mentions:
@@ -179,7 +197,7 @@ def attach(
             continue
         best: tuple[tuple[int, int, int, int], int] | None = None
         for i, a in enumerate(anchors):
-            if clauses[a.start] != clauses[m.start]:
+            if clause[a.start] != clause[m.start]:
                 continue
             after = m.start >= a.end
             gap = m.start - a.end if after else a.start - m.end

@@ -33,20 +33,25 @@ class SurfaceIndex:
         self._exact: dict[Key, set[str]] = {}
         self._max_len = 0
         self._firsts: set[str] = set()  # first tokens of all keys (both cases), to skip fast
+        self._stems: set[Key] = set()  # proper prefixes of all keys: a match may go on
 
     def add_term(self, form: str, label: str) -> None:
         """Match ``form`` and its variants case-insensitively as ``label``."""
         for key in term_variants(form):
             self._lower.setdefault(key, set()).add(label)
-            self._firsts.add(key[0])
-            self._max_len = max(self._max_len, len(key))
+            self._note(key)
 
     def add_abbreviation(self, form: str, label: str) -> None:
         """Match ``form`` (and a plural 's') with its exact case as ``label``."""
         for key in abbreviation_variants(form):
             self._exact.setdefault(key, set()).add(label)
-            self._firsts.add(key[0])
-            self._max_len = max(self._max_len, len(key))
+            self._note(key)
+
+    def _note(self, key: Key) -> None:
+        """Remember a new key's first token, prefixes and length, for ``_matches``."""
+        self._firsts.add(key[0])
+        self._stems.update(key[:i] for i in range(1, len(key)))
+        self._max_len = max(self._max_len, len(key))
 
     def __len__(self) -> int:
         return len(self._lower) + len(self._exact)
@@ -88,8 +93,9 @@ class SurfaceIndex:
         return [(labels[k], i, j) for k, i, j in sorted(found, key=lambda f: f[1])]
 
     def _matches(self, keys: TextKeys) -> list[tuple[str, int, int]]:
-        """Every match ``(label, start token, end token)`` in ``keys``, overlaps included."""
-        lower, exact, firsts = keys.lower, keys.exact, self._firsts
+        """Every match ``(label, start token, end token)`` in ``keys``, overlaps included; a
+        match is extended only while its words begin some key."""
+        lower, exact, firsts, stems = keys.lower, keys.exact, self._firsts, self._stems
         pos = keys.positions
         n = len(lower)
         out: list[tuple[str, int, int]] = []
@@ -97,11 +103,12 @@ class SurfaceIndex:
             if lower[i] not in firsts and exact[i] not in firsts:
                 continue
             for length in range(1, min(self._max_len, n - i) + 1):
-                hit = self._lower.get(tuple(lower[i : i + length])) or self._exact.get(
-                    tuple(exact[i : i + length])
-                )
+                low, cased = tuple(lower[i : i + length]), tuple(exact[i : i + length])
+                hit = self._lower.get(low) or self._exact.get(cased)
                 if hit:
                     out.append((min(hit), pos[i], pos[i + length - 1] + 1))
+                if low not in stems and cased not in stems:
+                    break
         return out
 
 

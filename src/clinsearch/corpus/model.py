@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,26 @@ class SegmentedReport:
     report: Report
     sections: tuple[Section, ...]
     sentences: tuple[Sentence, ...]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle as plain tuples of fields (a streaming build sends segmented reports between
+        processes: this halves the time of the default per-object pickling)."""
+        r = self.report
+        return _segmented_report, (
+            (r.id, r.text, r.patient_id, r.visit_id, r.type, r.date, r.metadata, r.source),
+            tuple((x.name, x.start, x.end) for x in self.sections),
+            tuple((x.id, x.report_id, x.index, x.section, x.start, x.end, x.text)
+                  for x in self.sentences),
+        )
+
+
+def _segmented_report(
+    report: tuple[Any, ...], sections: tuple[tuple[Any, ...], ...],
+    sentences: tuple[tuple[Any, ...], ...],
+) -> SegmentedReport:
+    """A SegmentedReport from the field tuples of ``SegmentedReport.__reduce__``."""
+    return SegmentedReport(Report(*report), tuple(Section(*x) for x in sections),
+                           tuple(Sentence(*x) for x in sentences))
 
 
 def sentence_id(report_id: str, index: int) -> str:

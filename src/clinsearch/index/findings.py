@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +36,15 @@ NAME = "findings"
 FINDINGS_FILE = "findings.parquet"
 LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
 _JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
-_CACHE_TEXTS = 200_000  # distinct sentence texts remembered (well above the texts in flight)
+# Distinct sentence texts remembered: the repeated ones of an archive (templates) stay in, the
+# one-off texts pass through (200,000 held ~260 MB of one-off texts for <1% more hits).
+_CACHE_TEXTS = 50_000
+_SENTENCE_FIELDS = {  # findings column: the sentences column it repeats
+    "report_key": "report_key", "sentence_id": "id", "sentence_index": "index",
+    "report_id": "report_id", "visit_id": "visit_id", "patient_id": "patient_id",
+    "section": "section",
+}  # fmt: skip
+_FOUND_FIELDS = ("concept", "name", "type", "polarity", "context", "pattern", "text")
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
@@ -165,58 +173,105 @@ class FindingsComponent:
         size = self.batch_size * _JOB_BATCHES
         chunks = _chunks(gen.sentence_batches(keys, SENTENCE_COLUMNS), size)
         cache = _TextCache(_CACHE_TEXTS)
-        jobs = ((chunk, cache.claim(s["text"] for s in chunk)) for chunk in chunks)
+        jobs = ((chunk, texts, cache.claim(texts))
+                for chunk in chunks for texts in [chunk.column("text").to_pylist()])
         lexicon = str(self.lexicon) if self.lexicon else None
         annotate = partial(annotate_texts, lexicon, self.batch_size)
-        done = gen.workers.map(annotate, jobs, send=lambda job: job[1])
+        done = gen.workers.map(annotate, jobs, send=lambda job: job[2])
         with progress_bar("finding extraction", total, enabled=gen.progress) as advance:
-            for (chunk, texts), (results, long_count) in done:
-                cache.store(texts, results)
-                rows = [_row(sentence, finding) for sentence in chunk
-                        for finding in cache.get(sentence["text"], self._annotate_one)]
-                table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
-                yield table.replace_schema_metadata({LONG_SENTENCES: str(long_count)})
-                advance(len(chunk))
+            for (chunk, texts, claimed), (results, long_count) in done:
+                cache.store(claimed, results)
+                found = [cache.get(text, self._annotate_one) for text in texts]
+                yield findings_table(chunk, found, long_count)
+                advance(chunk.num_rows)
+        # Each worker holds a spaCy pipeline and its vocabulary (0.5-0.7 GB at 1M reports): stop
+        # them now, so that the components built next (concept postings) have that memory; they
+        # start again if anything else needs them.
+        gen.workers.close()
 
-    def _annotate_one(self, text: str) -> list[Finding]:
+    def _annotate_one(self, text: str) -> tuple[FoundRow, ...]:
         """Findings of one text, here (for a text that left the cache before it was used)."""
         return annotate_texts(str(self.lexicon) if self.lexicon else None, 1, [text])[0][0]
 
 
+class FoundRow(NamedTuple):
+    """A finding as its table row needs it: offsets relative to its sentence, pattern rendered
+    (computed once per distinct text, in the worker that annotated it)."""
+
+    concept: str
+    name: str
+    type: str
+    polarity: str
+    context: list[str]
+    modifiers: list[tuple[str, str, str, int, int]]  # category, value, text, start, end
+    pattern: str
+    start: int
+    end: int
+    text: str
+
+
+def found_rows(findings: Iterable[Finding]) -> tuple[FoundRow, ...]:
+    """The rows of a sentence's findings (see ``FoundRow``)."""
+    return tuple(
+        FoundRow(f.concept, f.name, f.type, f.polarity, list(f.context),
+                 [(m.category, m.value, m.text, m.start, m.end) for m in f.modifiers],
+                 f.pattern, f.start, f.end, f.text)
+        for f in findings
+    )
+
+
 def annotate_texts(
     lexicon: str | None, batch_size: int, texts: list[str]
-) -> tuple[list[list[Finding]], int]:
-    """The findings of each text, and how many texts were too long to annotate in one piece
+) -> tuple[list[tuple[FoundRow, ...]], int]:
+    """The finding rows of each text, and how many texts were too long to annotate in one piece
     (runs in a worker process: the annotator is built once there)."""
     from clinsearch.annotate.annotator import annotator_for  # spaCy loads only when needed
 
     annotator = annotator_for(lexicon)
     before = annotator.long_sentences
-    results = list(annotator.annotate_many(texts, batch_size=batch_size))
+    results = [found_rows(f) for f in annotator.annotate_many(texts, batch_size=batch_size)]
     return results, annotator.long_sentences - before
 
 
 def annotate_sentences(
-    sentences: list[dict[str, Any]], annotator: Annotator, batch_size: int, progress: bool = False
+    sentences: pa.Table, annotator: Annotator, batch_size: int, progress: bool = False
 ) -> pa.Table:
-    """The findings rows of sentence rows (``SENTENCE_COLUMNS`` of the sentences table); the
-    table's metadata says how many sentences were too long to annotate in one piece."""
+    """The findings table of sentences (``SENTENCE_COLUMNS`` of the sentences table); its
+    metadata says how many sentences were too long to annotate in one piece."""
     long_before = annotator.long_sentences
     results = track(
-        annotator.annotate_many((s["text"] for s in sentences), batch_size=batch_size),
+        annotator.annotate_many(sentences.column("text").to_pylist(), batch_size=batch_size),
         "finding extraction",
-        total=len(sentences),
+        total=sentences.num_rows,
         enabled=progress,
     )
-    rows = [
-        _row(sentence, finding)
-        for sentence, findings in zip(sentences, results, strict=True)
-        for finding in findings
+    found = [found_rows(findings) for findings in results]
+    return findings_table(sentences, found, annotator.long_sentences - long_before)
+
+
+def findings_table(
+    sentences: pa.Table, found: list[tuple[FoundRow, ...]], long_sentences: int
+) -> pa.Table:
+    """The findings table rows of sentences (``SENTENCE_COLUMNS``) and each one's found rows,
+    built column by column: the sentence columns are taken, offsets shifted into the report."""
+    at = [i for i, rows in enumerate(found) for _ in rows]
+    flat = [row for rows in found for row in rows]
+    where = pa.array(at, type=pa.int64())
+    base = sentences.column("start").take(where).to_pylist()
+    columns: dict[str, Any] = {
+        name: sentences.column(column).take(where) for name, column in _SENTENCE_FIELDS.items()
+    }
+    columns |= {name: [getattr(row, name) for row in flat] for name in _FOUND_FIELDS}
+    columns["modifiers"] = [
+        [{"category": c, "value": v, "text": t, "start": b + s, "end": b + e}
+         for c, v, t, s, e in row.modifiers]
+        for b, row in zip(base, flat, strict=True)
     ]
-    table = pa.Table.from_pylist(rows, schema=FINDINGS_SCHEMA)
-    return table.replace_schema_metadata(
-        {LONG_SENTENCES: str(annotator.long_sentences - long_before)}
-    )
+    columns["start"] = [b + row.start for b, row in zip(base, flat, strict=True)]
+    columns["end"] = [b + row.end for b, row in zip(base, flat, strict=True)]
+    table = pa.Table.from_pydict({name: columns[name] for name in FINDINGS_SCHEMA.names},
+                                 schema=FINDINGS_SCHEMA)
+    return table.replace_schema_metadata({LONG_SENTENCES: str(long_sentences)})
 
 
 class _TextCache:
@@ -228,7 +283,7 @@ class _TextCache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._findings: OrderedDict[str, list[Finding]] = OrderedDict()
+        self._findings: OrderedDict[str, tuple[FoundRow, ...]] = OrderedDict()
         self._claimed: set[str] = set()
 
     def claim(self, texts: Iterable[str]) -> list[str]:
@@ -242,7 +297,7 @@ class _TextCache:
                 wanted.append(text)
         return wanted
 
-    def store(self, texts: list[str], results: list[list[Finding]]) -> None:
+    def store(self, texts: list[str], results: list[tuple[FoundRow, ...]]) -> None:
         """Remember annotated texts, dropping the least recently used beyond capacity."""
         for text, findings in zip(texts, results, strict=True):
             self._claimed.discard(text)
@@ -250,23 +305,29 @@ class _TextCache:
         while len(self._findings) > self.capacity:
             self._findings.popitem(last=False)
 
-    def get(self, text: str, annotate: Callable[[str], list[Finding]]) -> list[Finding]:
+    def get(
+        self, text: str, annotate: Callable[[str], tuple[FoundRow, ...]]
+    ) -> tuple[FoundRow, ...]:
         """The findings of ``text`` (annotated here if it was dropped meanwhile)."""
         found = self._findings.get(text)
         return found if found is not None else annotate(text)
 
 
-def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[list[dict[str, Any]]]:
-    """Sentence rows (dicts) in lists of ``size``."""
-    chunk: list[dict[str, Any]] = []
+def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
+    """Sentence rows in tables of ``size`` rows (the last one may be shorter)."""
+    pending: list[pa.RecordBatch] = []
+    rows = 0
     for batch in batches:
-        for row in batch.to_pylist():
-            chunk.append(row)
-            if len(chunk) == size:
-                yield chunk
-                chunk = []
-    if chunk:
-        yield chunk
+        while batch.num_rows:
+            taken = batch.slice(0, size - rows)
+            pending.append(taken)
+            rows += taken.num_rows
+            batch = batch.slice(taken.num_rows)
+            if rows == size:
+                yield pa.Table.from_batches(pending)
+                pending, rows = [], 0
+    if rows:
+        yield pa.Table.from_batches(pending)
 
 
 def _rows_kept(files: list[Path], dropped: np.ndarray) -> Iterator[pa.Table]:
@@ -325,39 +386,6 @@ class FindingsTable:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""
         yield from self.table().to_pylist()
-
-
-def _row(sentence: Mapping[str, Any], f: Finding) -> dict[str, Any]:
-    """One table row: a finding located in its sentence and report (offsets into the report)."""
-    base = sentence["start"]
-    return {
-        "report_key": sentence["report_key"],
-        "sentence_id": sentence["id"],
-        "sentence_index": sentence["index"],
-        "report_id": sentence["report_id"],
-        "visit_id": sentence["visit_id"],
-        "patient_id": sentence["patient_id"],
-        "section": sentence["section"],
-        "concept": f.concept,
-        "name": f.name,
-        "type": f.type,
-        "polarity": f.polarity,
-        "context": list(f.context),
-        "modifiers": [
-            {
-                "category": m.category,
-                "value": m.value,
-                "text": m.text,
-                "start": base + m.start,
-                "end": base + m.end,
-            }
-            for m in f.modifiers
-        ],
-        "pattern": f.pattern,
-        "start": base + f.start,
-        "end": base + f.end,
-        "text": f.text,
-    }
 
 
 def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Table]) -> int:

@@ -71,9 +71,9 @@ def compute_part(keyed: Sequence[tuple[int, Report]], options: PartOptions) -> d
     if options.findings:
         from clinsearch.annotate.annotator import annotator_for
 
-        rows = sentences.select(SENTENCE_COLUMNS).to_pylist()
         tables["findings"] = annotate_sentences(
-            rows, annotator_for(options.lexicon), options.findings_batch
+            sentences.select(SENTENCE_COLUMNS), annotator_for(options.lexicon),
+            options.findings_batch,
         )
     if options.dense:
         from clinsearch.index.dense import embed_sentences, vectors_table

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from clinsearch import Index
@@ -22,9 +21,9 @@ def test_open_and_bm25_search_read_only_the_texts_shown(
     read: list[tuple[str, list[int]]] = []
     real = store_module._read_rows
 
-    def counted(path: Path, column: str, file_rows: np.ndarray) -> pa.Array:
+    def counted(parquet: pq.ParquetFile, column: str, file_rows: np.ndarray) -> pa.Array:
         read.append((column, file_rows.tolist()))
-        return real(path, column, file_rows)
+        return real(parquet, column, file_rows)
 
     monkeypatch.setattr(store_module, "_read_rows", counted)
     index = Index.open(built.path)

@@ -42,6 +42,7 @@ class LiveRows:
             self.file_rows.append(None if live.all() else np.flatnonzero(live))
         self.keys: np.ndarray = np.concatenate(keys) if keys else np.empty(0, np.int64)
         self.starts = np.cumsum([0, *(len(k) for k in keys)])
+        self._opened: dict[int, pq.ParquetFile] = {}  # footers parsed once per reader
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -55,13 +56,19 @@ class LiveRows:
             at = np.flatnonzero(segment_of == segment)
             local = rows[at] - self.starts[segment]
             mapped = self.file_rows[segment]
-            parts.append(_read_rows(self.files[segment], column,
+            parts.append(_read_rows(self._file(int(segment)), column,
                                     local if mapped is None else mapped[local]))
             order.append(at)
         if not parts:
             return pa.array([], pa.string())
         values = pa.concat_arrays(parts)
         return values.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+    def _file(self, segment: int) -> pq.ParquetFile:
+        """The open Parquet file of ``segment``."""
+        if segment not in self._opened:
+            self._opened[segment] = pq.ParquetFile(self.files[segment])
+        return self._opened[segment]
 
     def column(self, column: str) -> Iterator[pa.Array]:
         """The whole of ``column``, in row order, batch by batch."""
@@ -83,9 +90,8 @@ class LiveRows:
         return np.array([row_of[v] for v in values], np.int64)
 
 
-def _read_rows(path: Path, column: str, file_rows: np.ndarray) -> pa.Array:
+def _read_rows(parquet: pq.ParquetFile, column: str, file_rows: np.ndarray) -> pa.Array:
     """``column`` at ``file_rows`` of one Parquet file, reading only their row groups."""
-    parquet = pq.ParquetFile(path)
     sizes = [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)]
     bounds = np.cumsum([0, *sizes])
     group_of = np.searchsorted(bounds, file_rows, side="right") - 1

@@ -51,13 +51,16 @@ def main() -> None:
     parser.add_argument("--index", type=Path, action="append", default=[],
                         help="an existing index to time instead of the sample and IU X-ray ones"
                         " (repeatable)")
+    parser.add_argument("--command", action="append", choices=list(COMMANDS), default=[],
+                        help="time only this command (repeatable; default: all)")
     args = parser.parse_args()
+    commands = {label: COMMANDS[label] for label in args.command} or COMMANDS
     indexes = {str(path): path for path in args.index} or _default_indexes(args.work)
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"before": _export(args.before, Path(tmp)), "after": ROOT / "src"}
         print(f"load before: {_uptime()}")
         rows = [(name, label, _medians(sides, args.runs, index, command))
-                for name, index in indexes.items() for label, command in COMMANDS.items()]
+                for name, index in indexes.items() for label, command in commands.items()]
         print(f"load after: {_uptime()}")
     print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
     print("| index | command | wall before | wall after | before / after | CPU before |"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from clinsearch import Index
@@ -19,13 +18,13 @@ def test_open_and_bm25_search_read_only_the_texts_shown(
     built: Index, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read: list[tuple[str, list[int]]] = []
-    real = store_module._read_rows
+    real = store_module.LiveRows.take
 
-    def counted(parquet: pq.ParquetFile, column: str, file_rows: np.ndarray) -> pa.Array:
-        read.append((column, file_rows.tolist()))
-        return real(parquet, column, file_rows)
+    def counted(rows: store_module.LiveRows, column: str, wanted: np.ndarray) -> pa.Array:
+        read.append((column, np.asarray(wanted).tolist()))
+        return real(rows, column, wanted)
 
-    monkeypatch.setattr(store_module, "_read_rows", counted)
+    monkeypatch.setattr(store_module.LiveRows, "take", counted)
     index = Index.open(built.path)
     store = index.store
     assert read == []  # opening reads no id or text

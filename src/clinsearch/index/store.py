@@ -11,7 +11,7 @@ to a sentence row by arithmetic; ``units`` maps sentences and reports to visits 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import overload
 
@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 
 from clinsearch.index.component import KEY_COLUMNS, Generation
 from clinsearch.index.unit_map import UnitMap
+
+_CACHED_GROUPS = 256  # row groups of ids and texts kept per table (~2,800 sentences each)
 
 
 class LiveRows:
@@ -42,7 +44,9 @@ class LiveRows:
             self.file_rows.append(None if live.all() else np.flatnonzero(live))
         self.keys: np.ndarray = np.concatenate(keys) if keys else np.empty(0, np.int64)
         self.starts = np.cumsum([0, *(len(k) for k in keys)])
-        self._opened: dict[int, pq.ParquetFile] = {}  # footers parsed once per reader
+        self._opened: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}  # footers read once
+        # the row groups read last: a query's hits are read once, repeated queries not at all
+        self._group = lru_cache(maxsize=_CACHED_GROUPS)(self._read_group)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -52,23 +56,36 @@ class LiveRows:
         rows = np.asarray(rows, np.int64)
         parts, order = [], []
         segment_of = np.searchsorted(self.starts, rows, side="right") - 1
-        for segment in np.unique(segment_of):
+        for segment in np.unique(segment_of).tolist():
             at = np.flatnonzero(segment_of == segment)
             local = rows[at] - self.starts[segment]
             mapped = self.file_rows[segment]
-            parts.append(_read_rows(self._file(int(segment)), column,
-                                    local if mapped is None else mapped[local]))
-            order.append(at)
+            file_rows = local if mapped is None else mapped[local]
+            bounds = self._bounds(segment)
+            group_of = np.searchsorted(bounds, file_rows, side="right") - 1
+            for group in np.unique(group_of).tolist():
+                inside = np.flatnonzero(group_of == group)
+                values = self._group(segment, group, column)
+                parts.append(values.take(pa.array(file_rows[inside] - bounds[group])))
+                order.append(at[inside])
         if not parts:
             return pa.array([], pa.string())
         values = pa.concat_arrays(parts)
         return values.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
 
-    def _file(self, segment: int) -> pq.ParquetFile:
-        """The open Parquet file of ``segment``."""
+    def _bounds(self, segment: int) -> np.ndarray:
+        """The first file row of each row group of ``segment``, and the file's row count."""
         if segment not in self._opened:
-            self._opened[segment] = pq.ParquetFile(self.files[segment])
-        return self._opened[segment]
+            parquet = pq.ParquetFile(self.files[segment])
+            sizes = [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)]
+            self._opened[segment] = (parquet, np.cumsum([0, *sizes]))
+        return self._opened[segment][1]
+
+    def _read_group(self, segment: int, group: int, column: str) -> pa.Array:
+        """``column`` of one row group of ``segment`` (all its rows, deleted ones included)."""
+        self._bounds(segment)
+        parquet = self._opened[segment][0]
+        return parquet.read_row_group(group, columns=[column]).column(0).combine_chunks()
 
     def column(self, column: str) -> Iterator[pa.Array]:
         """The whole of ``column``, in row order, batch by batch."""
@@ -88,18 +105,6 @@ class LiveRows:
             start += len(chunk)
         row_of = dict(zip(distinct, found.tolist(), strict=True))
         return np.array([row_of[v] for v in values], np.int64)
-
-
-def _read_rows(parquet: pq.ParquetFile, column: str, file_rows: np.ndarray) -> pa.Array:
-    """``column`` at ``file_rows`` of one Parquet file, reading only their row groups."""
-    sizes = [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)]
-    bounds = np.cumsum([0, *sizes])
-    group_of = np.searchsorted(bounds, file_rows, side="right") - 1
-    groups = np.unique(group_of)
-    read_starts = np.cumsum([0, *(sizes[g] for g in groups)])
-    positions = read_starts[np.searchsorted(groups, group_of)] + file_rows - bounds[group_of]
-    values = parquet.read_row_groups(groups.tolist(), columns=[column]).column(0)
-    return values.take(pa.array(positions, pa.int64())).combine_chunks()
 
 
 class Column(Sequence[str]):

@@ -10,6 +10,7 @@ to a sentence row by arithmetic; ``units`` maps sentences and reports to visits 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -47,6 +48,7 @@ class LiveRows:
         self._opened: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}  # footers read once
         # the row groups read last: a query's hits are read once, repeated queries not at all
         self._group = lru_cache(maxsize=_CACHED_GROUPS)(self._read_group)
+        self._lock = threading.Lock()  # one reader of the open files at a time (server threads)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -61,7 +63,8 @@ class LiveRows:
             local = rows[at] - self.starts[segment]
             mapped = self.file_rows[segment]
             file_rows = local if mapped is None else mapped[local]
-            bounds = self._bounds(segment)
+            with self._lock:
+                bounds = self._bounds(segment)
             group_of = np.searchsorted(bounds, file_rows, side="right") - 1
             for group in np.unique(group_of).tolist():
                 inside = np.flatnonzero(group_of == group)
@@ -83,9 +86,10 @@ class LiveRows:
 
     def _read_group(self, segment: int, group: int, column: str) -> pa.Array:
         """``column`` of one row group of ``segment`` (all its rows, deleted ones included)."""
-        self._bounds(segment)
-        parquet = self._opened[segment][0]
-        return parquet.read_row_group(group, columns=[column]).column(0).combine_chunks()
+        with self._lock:
+            self._bounds(segment)
+            parquet = self._opened[segment][0]
+            return parquet.read_row_group(group, columns=[column]).column(0).combine_chunks()
 
     def column(self, column: str) -> Iterator[pa.Array]:
         """The whole of ``column``, in row order, batch by batch."""

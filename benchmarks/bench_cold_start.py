@@ -1,9 +1,10 @@
 """Cold CLI start (issue 16, item 7): search and cohort on an existing index, fresh processes.
 
-Run: ``python benchmarks/bench_cold_start.py [--before REF] [--runs 5] [--work DIR]``
+Run: ``python benchmarks/bench_cold_start.py [--before REF] [--runs 5] [--work DIR] [--index DIR]``
 
 Times ``clinsearch search`` (bm25 and concept) and ``clinsearch cohort`` on the bundled sample
-and on IU X-ray (when ../shared data is present), each a fresh ``python -m clinsearch`` process,
+and on IU X-ray (when ../shared data is present), or on the indexes given with ``--index`` (e.g.
+one ``bench_storage.py`` built at 100k reports), each a fresh ``python -m clinsearch`` process,
 ``--runs`` times, alternating the code of this checkout with that of git ``REF`` (default
 ``main``, exported to a temporary folder) so both see the same machine load. The indexes are
 built once under ``--work`` by this checkout's code (both sides must read its format). Prints a
@@ -47,18 +48,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per command and side")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench_cold_start"),
                         help="folder for the indexes (built when missing)")
+    parser.add_argument("--index", type=Path, action="append", default=[],
+                        help="an existing index to time instead of the sample and IU X-ray ones"
+                        " (repeatable)")
+    parser.add_argument("--command", action="append", choices=list(COMMANDS), default=[],
+                        help="time only this command (repeatable; default: all)")
     args = parser.parse_args()
-    indexes = {"sample": _index(args.work / "sample", sample_reports_path(), SAMPLE_FORMAT)}
-    iu = shared_data(IU_XRAY)
-    if iu is None:
-        print("IU X-ray not found (../shared/data/iu_xray): the sample index only")
-    else:
-        indexes["IU X-ray"] = _index(args.work / "iu_xray", iu, "iu-xray")
+    commands = {label: COMMANDS[label] for label in args.command} or COMMANDS
+    indexes = {str(path): path for path in args.index} or _default_indexes(args.work)
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"before": _export(args.before, Path(tmp)), "after": ROOT / "src"}
         print(f"load before: {_uptime()}")
         rows = [(name, label, _medians(sides, args.runs, index, command))
-                for name, index in indexes.items() for label, command in COMMANDS.items()]
+                for name, index in indexes.items() for label, command in commands.items()]
         print(f"load after: {_uptime()}")
     print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
     print("| index | command | wall before | wall after | before / after | CPU before |"
@@ -68,6 +70,17 @@ def main() -> None:
         (before, cpu_before), (after, cpu_after) = times["before"], times["after"]
         print(f"| {name} | {label} | {before:.2f} s | {after:.2f} s | {before / after:.1f}x |"
               f" {cpu_before:.2f} s | {cpu_after:.2f} s |")
+
+
+def _default_indexes(work: Path) -> dict[str, Path]:
+    """Indexes of the bundled sample and of IU X-ray (when present), built under ``work``."""
+    indexes = {"sample": _index(work / "sample", sample_reports_path(), SAMPLE_FORMAT)}
+    iu = shared_data(IU_XRAY)
+    if iu is None:
+        print("IU X-ray not found (../shared/data/iu_xray): the sample index only")
+    else:
+        indexes["IU X-ray"] = _index(work / "iu_xray", iu, "iu-xray")
+    return indexes
 
 
 def _index(folder: Path, corpus: Path, fmt: str) -> Path:

@@ -149,7 +149,7 @@ def test_delete_only_marks_and_merge_erases_the_deleted_vectors(
     index.add([make_reports("r9", ["Tension pneumothorax.", "No effusion."])], progress=False)
     component = DenseComponent({"model": str(tiny_model)})
     prev = index.generation
-    keys = [int(index.store.report_keys[index.store.row_by_report_id[i]]) for i in ("r1", "r9")]
+    keys = index.store.report_keys[index.store.report_ids.rows_of(["r1", "r9"])].tolist()
     change = Change(("r1", "r9"), tuple(keys))
     marked = _marked(tmp_path / "marked", keys)
     entry = component.delete(prev, marked, change)
@@ -198,7 +198,7 @@ def test_hnsw_per_segment_matches_exact_search_through_changes(
     assert len(merged.segments) == 2 and merged.scorer(query)(18).exhausted
     assert _top(merged, query, 18) == _top(exact.component("dense"), query, 18)
     component = DenseComponent({"model": str(tiny_model), "exact_limit": 0})
-    key = int(ann.store.report_keys[ann.store.row_by_report_id["r2"]])
+    key = int(ann.store.report_keys[ann.store.report_ids.rows_of(["r2"])[0]])
     marked = _marked(tmp_path / "marked", [key])
     component.delete(ann.generation, marked, Change(("r2",), (key,)))
     found = _top(component.open(marked), query, 20)
@@ -220,7 +220,7 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     unique = make_reports("rz", ["Zanzibarite nodule in the left apex.", "No effusion."])
     index = Index.build([*corpus, unique], tmp_path / "idx", config, progress=False)
     fresh = Index.build(corpus[1:], tmp_path / "fresh", config, progress=False)
-    key = int(index.store.report_keys[index.store.row_by_report_id["rz"]])
+    key = int(index.store.report_keys[index.store.report_ids.rows_of(["rz"])[0]])
     segment = index.component("dense").segments[0]
     row = np.flatnonzero((segment.report_keys == key) & (segment.sentence_indexes == 0))[0]
     vector = np.asarray(segment.vectors[row]).tobytes()  # its unique sentence's

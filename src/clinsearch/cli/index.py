@@ -436,8 +436,7 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
     """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
     "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
     names its line."""
-    known = index.store.row_by_report_id
-    ids = []
+    ids, lines = [], []
     for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         report_id = line.strip()
         if not report_id:
@@ -451,11 +450,14 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 ) from None
             if not isinstance(report_id, str):
                 raise InputError("expected a JSON string", file=path, line=number, field="id")
-        if report_id not in known:
+        ids.append(report_id)
+        lines.append(number)
+    rows = index.store.report_ids.rows_of(ids).tolist()
+    for report_id, number, row in zip(ids, lines, rows, strict=True):
+        if row < 0:
             raise InputError(
                 f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
-        ids.append(report_id)
     return ids
 
 

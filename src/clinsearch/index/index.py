@@ -235,8 +235,8 @@ class Index:
         from clinsearch.index.report_view import read_report_view
 
         with self._replaced_as_error():
-            row = self.store.row_by_report_id.get(report_id)
-            key = None if row is None else int(self.store.report_keys[row])
+            row = int(self.store.report_ids.rows_of([report_id])[0])
+            key = None if row < 0 else int(self.store.report_keys[row])
             return read_report_view(self.generation, report_id, key)
 
     def level_size(self, level: Level) -> int:

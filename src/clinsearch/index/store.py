@@ -1,6 +1,8 @@
-"""In-memory lookups over one generation's live core tables, for turning hits into records.
+"""Lookups over one generation's live core tables, for turning hits into records.
 
-Reports marked deleted are left out (their keys map to no row).
+Reports marked deleted are left out (their keys map to no row). Opening reads only the key
+columns (what aggregation needs); ids and texts are read for the rows a query shows (the row
+groups holding them), visits and patients on the first use of those levels.
 
 Sentences are stored grouped by report, in index order, so a (report, sentence index) pair maps
 to a sentence row by arithmetic; ``units`` maps sentences and reports to visits and patients.
@@ -8,26 +10,115 @@ to a sentence row by arithmetic; ``units`` maps sentences and reports to visits 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import overload
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from clinsearch.index.component import Generation
+from clinsearch.index.component import KEY_COLUMNS, Generation
 from clinsearch.index.unit_map import UnitMap
+
+_CACHED_GROUPS = 256  # row groups of ids and texts kept per table (~2,800 sentences each)
+
+
+class LiveRows:
+    """Where each live row of one core table lies: its segment file and its row in that file.
+
+    Rows are numbered as ``Generation.table`` returns them (segments in key order, deleted
+    reports left out).
+    """
+
+    def __init__(self, gen: Generation, name: str, dropped: np.ndarray) -> None:
+        self.generation, self.name = gen, name
+        self.files: tuple[Path, ...] = tuple(gen.files(name))
+        keys, self.file_rows = [], []
+        for path in self.files:
+            file_keys = pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0).to_numpy()
+            live = ~np.isin(file_keys, dropped)
+            keys.append(file_keys[live])
+            self.file_rows.append(None if live.all() else np.flatnonzero(live))
+        self.keys: np.ndarray = np.concatenate(keys) if keys else np.empty(0, np.int64)
+        self.starts = np.cumsum([0, *(len(k) for k in keys)])
+        self._opened: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}  # footers read once
+        # the row groups read last: a query's hits are read once, repeated queries not at all
+        self._group = lru_cache(maxsize=_CACHED_GROUPS)(self._read_group)
+        self._lock = threading.Lock()  # one reader of the open files at a time (server threads)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def take(self, column: str, rows: np.ndarray) -> pa.Array:
+        """The values of ``column`` at ``rows``, reading only the row groups that hold them."""
+        rows = np.asarray(rows, np.int64)
+        parts, order = [], []
+        segment_of = np.searchsorted(self.starts, rows, side="right") - 1
+        for segment in np.unique(segment_of).tolist():
+            at = np.flatnonzero(segment_of == segment)
+            local = rows[at] - self.starts[segment]
+            mapped = self.file_rows[segment]
+            file_rows = local if mapped is None else mapped[local]
+            with self._lock:
+                bounds = self._bounds(segment)
+            group_of = np.searchsorted(bounds, file_rows, side="right") - 1
+            for group in np.unique(group_of).tolist():
+                inside = np.flatnonzero(group_of == group)
+                values = self._group(segment, group, column)
+                parts.append(values.take(pa.array(file_rows[inside] - bounds[group])))
+                order.append(at[inside])
+        if not parts:
+            return pa.array([], pa.string())
+        values = pa.concat_arrays(parts)
+        return values.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+
+    def _bounds(self, segment: int) -> np.ndarray:
+        """The first file row of each row group of ``segment``, and the file's row count."""
+        if segment not in self._opened:
+            parquet = pq.ParquetFile(self.files[segment])
+            sizes = [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)]
+            self._opened[segment] = (parquet, np.cumsum([0, *sizes]))
+        return self._opened[segment][1]
+
+    def _read_group(self, segment: int, group: int, column: str) -> pa.Array:
+        """``column`` of one row group of ``segment`` (all its rows, deleted ones included)."""
+        with self._lock:
+            self._bounds(segment)
+            parquet = self._opened[segment][0]
+            return parquet.read_row_group(group, columns=[column]).column(0).combine_chunks()
+
+    def column(self, column: str) -> Iterator[pa.Array]:
+        """The whole of ``column``, in row order, batch by batch."""
+        for batch in self.generation.batches(self.name, columns=[column]):
+            yield batch.column(0)
+
+    def find(self, column: str, values: Sequence[str]) -> np.ndarray:
+        """The row of each of ``values`` in ``column`` (-1 when no live row holds it)."""
+        distinct = list(dict.fromkeys(values))
+        wanted = pa.array(distinct, pa.string())
+        found = np.full(len(distinct), -1, np.int64)
+        start = 0
+        for chunk in self.column(column):
+            at = pc.fill_null(pc.index_in(chunk, value_set=wanted), -1).to_numpy()
+            hits = np.flatnonzero(at >= 0)
+            found[at[hits]] = start + hits
+            start += len(chunk)
+        row_of = dict(zip(distinct, found.tolist(), strict=True))
+        return np.array([row_of[v] for v in values], np.int64)
 
 
 class Column(Sequence[str]):
-    """A read-only string column kept as Arrow data: no Python object per row until read."""
+    """A read-only string column of a core table: values are read for the rows asked for."""
 
-    def __init__(self, array: pa.ChunkedArray) -> None:
-        self._array = array.cast(pa.large_string()).combine_chunks()  # beyond 2 GB of text too
+    def __init__(self, rows: LiveRows, name: str) -> None:
+        self._rows, self._name = rows, name
 
     def __len__(self) -> int:
-        return len(self._array)
+        return len(self._rows)
 
     @overload
     def __getitem__(self, row: int) -> str: ...
@@ -35,12 +126,15 @@ class Column(Sequence[str]):
     def __getitem__(self, row: slice) -> list[str]: ...
     def __getitem__(self, row: int | slice) -> str | list[str]:
         if isinstance(row, slice):
-            return self._array[row].to_pylist()
-        return self._array[int(row)].as_py()
+            return self.take(np.arange(len(self))[row])
+        index = int(row)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"row {index} out of range")
+        return self.take(np.array([index % len(self)]))[0]
 
     def __iter__(self) -> Iterator[str]:
-        for chunk in range(0, len(self._array), 65_536):
-            yield from self._array[chunk : chunk + 65_536].to_pylist()
+        for chunk in self._rows.column(self._name):
+            yield from chunk.to_pylist()
 
     def __eq__(self, other: object) -> bool:
         """Equal to any sequence of the same strings (as the lists it replaces were)."""
@@ -52,54 +146,51 @@ class Column(Sequence[str]):
 
     def take(self, rows: np.ndarray) -> list[str]:
         """The values at ``rows``."""
-        return self._array.take(pa.array(rows, pa.int64())).to_pylist()
+        return self._rows.take(self._name, rows).to_pylist()
+
+    def rows_of(self, values: Sequence[str]) -> np.ndarray:
+        """The row holding each of ``values`` (-1 when none does); no per-row Python object."""
+        return self._rows.find(self._name, values)
 
 
 class Store:
     """Ids, groups and sentence texts of a generation, indexed by row.
 
-    Strings stay Arrow columns (read in a fraction of a second even for millions of sentences)
-    and become Python strings only for the rows a query shows.
+    Only the key columns are read at open; strings become Python strings only for the rows a
+    query shows.
     """
 
     def __init__(self, gen: Generation) -> None:
-        reports = gen.table("reports", ["key", "id", "patient_id", "visit_id"])
-        sentences = gen.table("sentences", ["report_key", "id", "index", "text"])
-        keys = reports.column("key").to_numpy()
+        dropped = gen.deleted_keys()
+        reports, sentences = LiveRows(gen, "reports", dropped), LiveRows(gen, "sentences", dropped)
+        self._reports = reports
+        keys = reports.keys
         self.report_keys: np.ndarray = keys
-        self.report_ids = Column(reports.column("id"))
-        self.visit_ids = Column(reports.column("visit_id"))
-        self.patient_ids = Column(reports.column("patient_id"))
-        self.sentence_ids = Column(sentences.column("id"))
-        self.sentence_texts = Column(sentences.column("text"))
+        self.report_ids = Column(reports, "id")
+        self.visit_ids = Column(reports, "visit_id")
+        self.patient_ids = Column(reports, "patient_id")
+        self.sentence_ids = Column(sentences, "id")
+        self.sentence_texts = Column(sentences, "text")
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
-        sentence_keys = sentences.column("report_key").to_numpy()
-        self.sentence_report_row = self.report_row_by_key[sentence_keys]
+        self.sentence_report_row = self.report_row_by_key[sentences.keys]
         self.first_sentence_row = np.searchsorted(
             self.sentence_report_row, np.arange(len(keys)), side="left"
         )
-        self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentence_keys))
-        patients = reports.column("patient_id")
-        visits = pc.binary_join_element_wise(patients, reports.column("visit_id"), "\x1f")
-        self.units = UnitMap(
-            np.asarray(self.sentence_report_row, np.int64), _ordinals(visits), _ordinals(patients)
-        )
+        self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentences))
 
     @cached_property
-    def row_by_report_id(self) -> dict[str, int]:
-        """The row of each report id (built on first use)."""
-        return {rid: row for row, rid in enumerate(self.report_ids)}
-
-    @cached_property
-    def row_by_sentence_id(self) -> dict[str, int]:
-        """The row of each sentence id (built on first use)."""
-        return {sid: row for row, sid in enumerate(self.sentence_ids)}
+    def units(self) -> UnitMap:
+        """Sentence -> report -> visit -> patient (patient and visit ids read on first use)."""
+        table = self._reports.generation.table("reports", ["patient_id", "visit_id"])
+        patients = table.column("patient_id")
+        visits = pc.binary_join_element_wise(patients, table.column("visit_id"), "\x1f")
+        return UnitMap(self.sentence_report_row, _ordinals(visits), _ordinals(patients))
 
     @property
     def num_reports(self) -> int:
         """How many reports the generation holds."""
-        return len(self.report_ids)
+        return len(self.report_keys)
 
     def report_rows(self, report_keys: np.ndarray) -> np.ndarray:
         """Report rows of report keys."""
@@ -115,6 +206,10 @@ class Store:
 
     def groups(self, level: str, unit: str, rows: np.ndarray) -> np.ndarray:
         """The group (at ``level``) of each row of ``unit`` ("sentence" or "report") rows."""
+        if level == unit:
+            return rows
+        if (level, unit) == ("report", "sentence"):  # no visit or patient ids needed
+            return self.sentence_report_row[rows]
         return self.units.of(level, unit, rows)  # type: ignore[arg-type]
 
 

@@ -51,7 +51,8 @@ class BM25Retriever:
         )
         sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
         matches = [
-            self.lexical.matches(self.store.sentence_texts[row], terms) for row in sentence_rows
+            self.lexical.matches(text, terms)
+            for text in self.store.sentence_texts.take(sentence_rows)
         ]
         explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
         return make_hits(

@@ -23,16 +23,15 @@ def make_hits(
 ) -> list[Hit]:
     """Hits ranked 1..n, each with its best sentence, highlight spans and explanation."""
     hits = []
-    rows = zip(scores.tolist(), sentence_rows.tolist(), highlights, explanations, strict=True)
-    for rank, (score, row, spans, explanation) in enumerate(rows, start=1):
-        report = int(store.sentence_report_row[row])
-        ids = {
-            "sentence": store.sentence_ids[row],
-            "report": store.report_ids[report],
-            "visit": store.visit_ids[report],
-            "patient": store.patient_ids[report],
-        }
-        text = store.sentence_texts[row]
+    reports = store.sentence_report_row[sentence_rows]
+    columns = {"sentence": store.sentence_ids.take(sentence_rows),
+               "report": store.report_ids.take(reports),
+               "visit": store.visit_ids.take(reports),
+               "patient": store.patient_ids.take(reports)}
+    texts = store.sentence_texts.take(sentence_rows)
+    rows = zip(scores.tolist(), texts, highlights, explanations, strict=True)
+    for rank, (score, text, spans, explanation) in enumerate(rows, start=1):
+        ids = {level: values[rank - 1] for level, values in columns.items()}
         hits.append(
             Hit(
                 rank=rank,

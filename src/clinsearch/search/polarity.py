@@ -77,12 +77,12 @@ class PolarityFilter:
             allowed &= self.matcher.unit_mask(self.spec(concept, stated), level, self.store.units)
         return allowed
 
-    def unit_of(self, hit: Hit) -> int:
-        """The number of the hit's unit at its level (the shared unit mapping)."""
-        if hit.level == "sentence":
-            return self.store.row_by_sentence_id[hit.sentence_id]
-        row = self.store.row_by_report_id[hit.report_id]
-        return int(self.store.units.of(hit.level, "report", np.array([row]))[0])
+    def units_of(self, hits: Sequence[Hit], level: Level) -> np.ndarray:
+        """The number of each hit's unit at ``level`` (the shared unit mapping)."""
+        if level == "sentence":
+            return self.store.sentence_ids.rows_of([h.sentence_id for h in hits])
+        rows = self.store.report_ids.rows_of([h.report_id for h in hits])
+        return self.store.units.of(level, "report", rows)
 
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
@@ -90,7 +90,8 @@ class PolarityFilter:
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)
-            kept = [h for h in hits if allowed[self.unit_of(h)]]
+            kept = [h for h, unit in zip(hits, self.units_of(hits, level), strict=True)
+                    if allowed[unit]]
             if len(kept) >= top or len(hits) < depth:
                 break
             depth *= 4

@@ -119,7 +119,7 @@ class ConceptRanker:
         self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
         self._mentions: dict[str, np.ndarray] = {}
         # Report code of each sentence code (every finding of a sentence has the same report).
-        self._report_of = np.zeros(len(index.sentence_ids), dtype=np.int64)
+        self._report_of = np.zeros(len(index.sentence_keys), dtype=np.int64)
         self._report_of[index.sentence_code] = index.report_code
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
@@ -132,7 +132,7 @@ class ConceptRanker:
         finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (a
         0..1 score per sentence code, e.g. normalised BM25 of the query) as the last tie-break.
         """
-        n = len(self.index.sentence_ids)
+        n = len(self.index.sentence_keys)
         best = np.full(n, -np.inf)
         winner = np.full(n, -1)
         rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
@@ -183,7 +183,7 @@ class ConceptRanker:
 
     def _site_mask(self, concept: str) -> np.ndarray:
         """Sentences (by code) that mention ``concept`` or a narrower one."""
-        mask = np.zeros(len(self.index.sentence_ids), dtype=bool)
+        mask = np.zeros(len(self.index.sentence_keys), dtype=bool)
         mask[self.index.sentence_code[self.index.lookup(concept).rows]] = True
         return mask
 
@@ -228,7 +228,7 @@ class ConceptRanker:
             idx = self.index
             codes = [c for c, mods in enumerate(idx.pattern_modifiers) if value in mods]
             rows = np.flatnonzero(np.isin(idx.pattern_code, codes))
-            reports = np.zeros(len(idx.report_ids), dtype=bool)
+            reports = np.zeros(len(idx.report_keys), dtype=bool)
             reports[idx.report_code[rows]] = True
             self._mentions[value] = reports[self._report_of]
         return self._mentions[value]

@@ -103,17 +103,17 @@ class ConceptRetriever:
         return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
                 for hit in self.fallback.search(query, level, top)]
 
-    def _wording(self, query: str) -> np.ndarray:
-        """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
-        sentences with the same finding pattern the one worded most like the query comes first."""
-        out = np.zeros(len(self._store_row))
+    def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
+        tie-break, so that of sentences with the same finding pattern the one worded most like
+        the query comes first."""
         ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
-        if len(ranked.scores):
-            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
-            codes = self._code_by_row[rows]
-            found = codes >= 0
-            out[codes[found]] = ranked.scores[found] / float(ranked.scores.max())
-        return out
+        if not len(ranked.scores):
+            return np.zeros(0, np.int64), np.zeros(0)
+        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        codes = self._code_by_row[rows]
+        found = codes >= 0
+        return codes[found], (ranked.scores[found] / float(ranked.scores.max())).astype(float)
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn (their finding patterns parsed in one batch)."""

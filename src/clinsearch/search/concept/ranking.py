@@ -225,11 +225,7 @@ class ConceptRanker:
             total = total + (np.isin(sentences, mentioned) | as_modifier)
         values = total / np.maximum(parts, 1)
         values = values + TIE_WEIGHT * numbers[inverse, 2]
-        order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = sentences[order][1:] != sentences[order][:-1]
-        pick = order[first]
-        return sentences[pick], rows[pick], values[pick]
+        return _best_of_each(sentences, rows, values)
 
     def _report_mentions(self, value: str) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
@@ -289,6 +285,19 @@ class ConceptRanker:
             assert self.vectors is not None
             self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
         return self._pattern_vectors[code]
+
+
+def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct group, ascending: the row of its highest value (the first row on ties) and
+    that value. One stable sort by group and reductions, not a sort on three keys."""
+    order = np.argsort(groups, kind="stable")
+    groups, rows, values = groups[order], rows[order], values[order]
+    start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    top = np.maximum.reduceat(values, start)
+    owner = np.repeat(np.arange(len(start)), np.diff(np.r_[start, len(groups)]))
+    tops = np.where(values == top[owner], rows, np.iinfo(np.int64).max)
+    return groups[start], np.minimum.reduceat(tops, start), top
 
 
 def _key(q: Finding) -> tuple[str, str, tuple[str, ...]]:

@@ -19,11 +19,11 @@ HIERARCHY = Hierarchy({
 
 
 def write_findings(folder: Path, rows: list[tuple[str, str, str, str]]) -> None:
-    """findings.parquet with (sentence_id, concept, polarity, modifiers "a|b") rows; report
-    "r<n>" gets key n."""
+    """findings.parquet with (sentence_id "r<n>#<i>", concept, polarity, modifiers "a|b") rows;
+    report "r<n>" gets key n."""
     folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(schema=FINDINGS_SCHEMA, mapping=[
-        {"report_key": int(sid[1:].split("#")[0]) if sid[1].isdigit() else None,
+        {"report_key": int(sid[1:].split("#")[0]), "sentence_index": int(sid.split("#")[1]),
          "sentence_id": sid, "report_id": sid.split("#")[0], "visit_id": "v", "patient_id": "p",
          "concept": concept, "type": "disease", "polarity": pol,
          "pattern": "|".join(["disease", pol, concept.replace("_", " "), *filter(None, [mods])]),
@@ -56,7 +56,8 @@ def test_findings_are_posted_under_their_concept_and_every_ancestor(tmp_path: Pa
     assert index.lookup("opacity", exact=True).rows.tolist() == [3]
     assert index.lookup("pneumonia").rows.tolist() == [1, 0, 4]
     assert index.lookup("absent_concept").rows.tolist() == []
-    assert index.sentence_ids[index.sentence_code[4]] == "r3#1"
+    code = index.sentence_code[4]
+    assert (index.sentence_keys[code], index.sentence_indexes[code]) == (3, 1)
     code = index.pattern_code[0]
     assert index.patterns[code] == "disease|present|lobar pneumonia|right"
     assert index.pattern_concept[code] == "lobar_pneumonia"
@@ -73,12 +74,14 @@ def test_postings_follow_the_findings_table_when_it_changes(tmp_path: Path) -> N
     write_postings(folder, HIERARCHY)
     index = ConceptIndex.open(gen)
     rows = index.lookup("pneumonia").rows
-    assert [index.sentence_ids[index.sentence_code[r]] for r in rows] == ["r2#1"]
+    codes = index.sentence_code[rows]
+    assert list(zip(index.sentence_keys[codes], index.sentence_indexes[codes], strict=True)) == [
+        (2, 1)]
 
 
 def test_lookup_returns_only_the_concepts_postings(tmp_path: Path) -> None:
     rows = [(f"r{i}#0", "pleural_effusion", "present", "") for i in range(20000)]
-    rows.append(("rx#0", "pneumonia", "present", ""))
+    rows.append(("r20000#0", "pneumonia", "present", ""))
     gen, folder = one_segment(tmp_path)
     write_findings(folder, rows)
     write_postings(folder, HIERARCHY)

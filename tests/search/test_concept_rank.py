@@ -49,7 +49,8 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
     rows = []
     for sid, findings in zip(SENTENCES, annotator.annotate_many(SENTENCES.values()), strict=True):
         for f in findings:
-            rows.append({"sentence_id": sid, "report_id": sid[0], "visit_id": sid[0],
+            rows.append({"report_key": ord(sid[0]), "sentence_index": int(sid[2:]),
+                         "sentence_id": sid, "report_id": sid[0], "visit_id": sid[0],
                          "patient_id": sid[0], "concept": f.concept, "type": f.type,
                          "polarity": f.polarity, "pattern": f.pattern, "start": f.start,
                          "end": f.end, "text": f.text,
@@ -63,7 +64,13 @@ def ranker(tmp_path_factory: pytest.TempPathFactory, annotator: Annotator, hiera
 
 def ranked(ranker: ConceptRanker, parser: QueryParser, query: str, **options: object) -> list[str]:
     ranking = ranker.rank(parser.parse(query), PolarityOptions(**options))  # type: ignore[arg-type]
-    return [ranker.index.sentence_ids[s] for s in ranking.sentences]
+    return [sentence_id(ranker, s) for s in ranking.sentences]
+
+
+def sentence_id(ranker: ConceptRanker, code: int) -> str:
+    """The test id ("p#1") of a sentence code of the concept index."""
+    index = ranker.index
+    return f"{chr(index.sentence_keys[code])}#{index.sentence_indexes[code]}"
 
 
 def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: QueryParser) -> None:
@@ -86,7 +93,7 @@ def test_unstated_side_ranks_between_same_and_other_side(
     for name, r in (("known", ranker), ("blind", blind)):
         ranking = r.rank(parser.parse("right pneumonia"))
         pairs = zip(ranking.sentences, ranking.scores, strict=True)
-        score = {r.index.sentence_ids[s]: v for s, v in pairs}
+        score = {sentence_id(r, s): v for s, v in pairs}
         gap[name] = score["c#0"] - score["b#0"]
     assert abs(gap["blind"]) < 2 * TIE_WEIGHT < gap["known"]  # blind: only the tie-break
 
@@ -98,8 +105,8 @@ def test_modifier_stated_elsewhere_in_the_report_earns_partial_credit(
     order = ranked(ranker, parser, "right pneumonia")
     assert order.index("a#0") < order.index("p#1") < order.index("c#0") < order.index("b#0")
     ranking = ranker.rank(query)
-    p1 = ranker.index.sentence_ids.index("p#1")
-    c0 = ranker.index.sentence_ids.index("c#0")
+    code = {sentence_id(ranker, s): s for s in range(len(ranker.index.sentence_keys))}
+    p1, c0 = code["p#1"], code["c#0"]
     assert ranking.parts(p1)[0].match.explain()["modifiers"] == {"right": ELSEWHERE_CREDIT}
     assert ranking.parts(c0)[0].match.explain()["modifiers"] == {"right": UNSTATED_CREDIT}
     assert "p#1" not in ranked(ranker, parser, "left pneumonia")[:3]
@@ -125,7 +132,7 @@ def test_synonym_query_finds_the_concept(ranker: ConceptRanker, parser: QueryPar
 
 def test_ties_are_broken_by_pattern_similarity(ranker: ConceptRanker, parser: QueryParser) -> None:
     ranking = ranker.rank(parser.parse("pneumonia"))
-    code = {ranker.index.sentence_ids[s]: s for s in ranking.sentences}
+    code = {sentence_id(ranker, s): s for s in ranking.sentences}
     score = dict(zip(ranking.sentences.tolist(), ranking.scores.tolist(), strict=True))
     # both fully match "pneumonia"; the plain pattern is closer to the plain query
     assert ranking.parts(code["c#0"])[0].match.score == 1.0
@@ -136,7 +143,7 @@ def test_ties_are_broken_by_pattern_similarity(ranker: ConceptRanker, parser: Qu
 
 def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: QueryParser) -> None:
     ranking = ranker.rank(parser.parse("cardiomegaly with pleural effusion"))
-    ids = [ranker.index.sentence_ids[s] for s in ranking.sentences]
+    ids = [sentence_id(ranker, s) for s in ranking.sentences]
     assert ids[:2] == ["i#0", "h#0"]
     parts = ranking.parts(int(ranking.sentences[0]))
     assert [p.query.concept for p in parts] == ["cardiomegaly", "pleural_effusion"]
@@ -149,7 +156,7 @@ def test_query_anatomy_is_a_part_matched_in_the_same_sentence(
     query = parser.parse("rib fracture")
     assert [s.concept for s in query.sites[0]] == ["rib"]
     ranking = ranker.rank(query)
-    assert [ranker.index.sentence_ids[s] for s in ranking.sentences] == ["n#0", "m#0"]
+    assert [sentence_id(ranker, s) for s in ranking.sentences] == ["n#0", "m#0"]
     parts = ranking.parts(int(ranking.sentences[0]))
     assert parts[0].match.explain()["anatomy"] == {"rib": 1.0}
     assert ranking.scores[1] == pytest.approx(2 / 3, abs=0.01)

@@ -31,8 +31,9 @@ from clinsearch.index.findings import FINDINGS_FILE
 NAME = "concepts"
 POSTINGS_FILE = "postings.parquet"  # finding row in the segment, depth; by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
-FINDING_COLUMNS = ("sentence_id", "report_id", "visit_id", "patient_id", "concept", "name", "type",
-                   "polarity", "pattern", "start", "end", "text", "modifiers", "context")
+# The findings columns search reads (no ids or text: sentences and reports go by key and index).
+FINDING_COLUMNS = ("report_key", "sentence_index", "concept", "name", "polarity", "pattern",
+                   "start", "end", "modifiers", "context")
 
 
 class ConceptComponent:
@@ -153,11 +154,14 @@ def context_bits(column: pa.ChunkedArray) -> np.ndarray:
     return out
 
 
-def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
-    """Dictionary-code a string column: int64 codes per row and the distinct values."""
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-code a column (codes in order of first appearance): int64 codes per row and
+    the first row of each code."""
     coded = pc.dictionary_encode(column).combine_chunks()
     codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return codes, coded.dictionary.to_pylist()
+    first = np.zeros(len(coded.dictionary), dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    return codes, first
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,16 +187,23 @@ class _SegmentPostings:
 
 
 class ConceptIndex:
-    """Loaded postings plus the findings table they point into, with patterns dictionary-coded."""
+    """Loaded postings plus the findings table they point into, with patterns, sentences and
+    reports dictionary-coded (sentences by report key and sentence index, no id strings)."""
 
     def __init__(self, findings: pa.Table, segments: list[_SegmentPostings]) -> None:
+        from clinsearch.index.integrity import sentence_codes  # integrity imports the components
+
         self.findings = findings
         self._segments = segments
-        self.pattern_code, self.patterns = _codes(findings.column("pattern"))
-        self.sentence_code, self.sentence_ids = _codes(findings.column("sentence_id"))
-        self.report_code, self.report_ids = _codes(findings.column("report_id"))
-        first = np.zeros(len(self.patterns), dtype=np.int64)
-        first[self.pattern_code[::-1]] = np.arange(len(self.pattern_code))[::-1]
+        keys = findings.column("report_key").to_numpy()
+        indexes = findings.column("sentence_index").to_numpy()
+        self.sentence_code, first = _codes(pa.chunked_array([sentence_codes(keys, indexes)]))
+        # Report key and sentence index of each sentence code (a store row is one lookup away).
+        self.sentence_keys, self.sentence_indexes = keys[first], indexes[first]
+        self.report_code, first = _codes(findings.column("report_key"))
+        self.report_keys = keys[first]
+        self.pattern_code, first = _codes(findings.column("pattern"))
+        self.patterns: list[str] = findings.column("pattern").take(pa.array(first)).to_pylist()
         # Per distinct pattern (from its first finding): concept id, name, polarity, modifiers.
         firsts = findings.select(["concept", "name", "polarity", "modifiers"]).take(pa.array(first))
         self.pattern_concept: list[str] = firsts.column("concept").to_pylist()
@@ -226,7 +237,7 @@ class ConceptIndex:
         tables, segments, offset = [], [], 0
         for segment in gen.segments:
             folder = gen.segment_path(segment)
-            stored = pq.ParquetFile(folder / FINDINGS_FILE).read([*FINDING_COLUMNS, "report_key"])
+            stored = pq.ParquetFile(folder / FINDINGS_FILE).read(list(FINDING_COLUMNS))
             postings = pq.ParquetFile(folder / NAME / POSTINGS_FILE).read()
             keys = pq.ParquetFile(folder / NAME / KEYS_FILE).read().to_pydict()
             rows = postings.column("row").to_numpy().astype(np.int64)
@@ -247,7 +258,7 @@ class ConceptIndex:
                 {k: (int(st), int(n)) for k, st, n in zip(keys["key"], starts, counts,
                                                           strict=True) if n},
             ))
-            tables.append(stored.select(list(FINDING_COLUMNS)))
+            tables.append(stored)
             offset += stored.num_rows
         return cls(pa.concat_tables(tables), segments)
 

@@ -119,59 +119,70 @@ class ConceptRanker:
         self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
         self._mentions: dict[str, np.ndarray] = {}
         # Report code of each sentence code (every finding of a sentence has the same report).
-        self._report_of = np.zeros(len(index.sentence_ids), dtype=np.int64)
+        self._report_of = np.zeros(len(index.sentence_keys), dtype=np.int64)
         self._report_of[index.sentence_code] = index.report_code
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
     def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY,
-             wording: np.ndarray | None = None) -> Ranking:
+             wording: tuple[np.ndarray, np.ndarray] | None = None) -> Ranking:
         """Sentences with at least one candidate finding, best first (ties in corpus order).
 
         A sentence scores, for its best group, the mean over the group's patterns of its best
-        finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (a
-        0..1 score per sentence code, e.g. normalised BM25 of the query) as the last tie-break.
+        finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (sentence
+        codes and a 0..1 score each, e.g. normalised BM25 of the query) as the last tie-break.
+        Arrays span the candidate sentences only, never the corpus.
         """
-        n = len(self.index.sentence_ids)
+        sites = query.sites or tuple(() for _ in query.groups)
+        found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+        for group, anatomy in zip(query.groups, sites, strict=True):
+            masks = [(self._site_sentences(a.concept), _site_words(a)) for a in anatomy]
+            found.append([self._best_per_sentence(q, options, masks) for q in group])
+        # Candidate sentence codes, sorted; everything below is indexed by position in them.
+        sentences = np.unique(np.concatenate(
+            [np.zeros(0, np.int64), *(s for part in found for s, _, _ in part)]))
+        n = len(sentences)
         best = np.full(n, -np.inf)
         winner = np.full(n, -1)
         rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
-        sites = query.sites or tuple(() for _ in query.groups)
-        for g, (group, anatomy) in enumerate(zip(query.groups, sites, strict=True)):
-            masks = [(self._site_mask(a.concept), _site_words(a)) for a in anatomy]
+        for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
             total = np.zeros(n)
             seen = np.zeros(n, dtype=bool)
             rows.append([])
-            for q in group:
-                sentences, found, values = self._best_per_sentence(q, options, masks)
+            for q, (codes, picked, values) in zip(group, part, strict=True):
+                at = np.searchsorted(sentences, codes)
                 if q.concept in query.approximate:
                     values = values * APPROXIMATE_CREDIT
-                total[sentences] += values
-                seen[sentences] = True
+                total[at] += values
+                seen[at] = True
                 best_row = np.full(n, -1)
-                best_row[sentences] = found
+                best_row[at] = picked
                 rows[-1].append(best_row)
             total /= len(group)
             better = seen & (total > best)
             best[better] = total[better]
             winner[better] = g
-        candidates = np.flatnonzero(winner >= 0)
         if wording is not None:
-            best[candidates] += WORDING_WEIGHT * wording[candidates]
-        order = np.lexsort((candidates, -best[candidates]))
-        ranked = candidates[order]
+            codes, values = wording
+            at = np.searchsorted(sentences, codes)
+            hit = at < n
+            hit[hit] = sentences[at[hit]] == codes[hit]
+            best[at[hit]] += WORDING_WEIGHT * values[hit]
+        candidates = np.flatnonzero(winner >= 0)
+        ranked = candidates[np.lexsort((candidates, -best[candidates]))]
 
         def parts(sentence: int) -> tuple[PartMatch, ...]:
-            g = int(winner[sentence])
+            at = int(np.searchsorted(sentences, sentence))
+            g = int(winner[at])
             anatomy = sites[g]
             out = []
             for q, best_row in zip(query.groups[g], rows[g], strict=True):
-                row = int(best_row[sentence])
+                row = int(best_row[at])
                 if row >= 0:
                     out.append(self._explained(q, row, anatomy))
             return tuple(out)
 
-        return Ranking(ranked, best[ranked], parts)
+        return Ranking(sentences[ranked], best[ranked], parts)
 
     def candidates(self, concept: str) -> np.ndarray:
         """Finding rows of the concept, its descendants and its ancestors up to BROADER_DEPTH."""
@@ -181,11 +192,9 @@ class ConceptRanker:
                 rows.append(self.index.lookup(ancestor, exact=True).rows)
         return np.concatenate(rows)
 
-    def _site_mask(self, concept: str) -> np.ndarray:
-        """Sentences (by code) that mention ``concept`` or a narrower one."""
-        mask = np.zeros(len(self.index.sentence_ids), dtype=bool)
-        mask[self.index.sentence_code[self.index.lookup(concept).rows]] = True
-        return mask
+    def _site_sentences(self, concept: str) -> np.ndarray:
+        """Sentence codes, sorted, that mention ``concept`` or a narrower one."""
+        return np.unique(self.index.sentence_code[self.index.lookup(concept).rows])
 
     def _best_per_sentence(self, q: Finding, options: PolarityOptions,
                            sites: list[tuple[np.ndarray, set[str]]]
@@ -210,17 +219,13 @@ class ConceptRanker:
             if unstated.any():
                 said = self._report_mentions(value)[sentences]
                 total = total + (ELSEWHERE_CREDIT - UNSTATED_CREDIT) * (unstated & said)
-        for mask, words in sites:
+        for mentioned, words in sites:
             as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
                                     for c in unique])[inverse]
-            total = total + (mask[sentences] | as_modifier)
+            total = total + (np.isin(sentences, mentioned) | as_modifier)
         values = total / np.maximum(parts, 1)
         values = values + TIE_WEIGHT * numbers[inverse, 2]
-        order = np.lexsort((rows, -values, sentences))  # per sentence: best value, then first row
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = sentences[order][1:] != sentences[order][:-1]
-        pick = order[first]
-        return sentences[pick], rows[pick], values[pick]
+        return _best_of_each(sentences, rows, values)
 
     def _report_mentions(self, value: str) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
@@ -228,7 +233,7 @@ class ConceptRanker:
             idx = self.index
             codes = [c for c, mods in enumerate(idx.pattern_modifiers) if value in mods]
             rows = np.flatnonzero(np.isin(idx.pattern_code, codes))
-            reports = np.zeros(len(idx.report_ids), dtype=bool)
+            reports = np.zeros(len(idx.report_keys), dtype=bool)
             reports[idx.report_code[rows]] = True
             self._mentions[value] = reports[self._report_of]
         return self._mentions[value]
@@ -267,7 +272,7 @@ class ConceptRanker:
         proto = self._score(q, code)
         sentence = int(self.index.sentence_code[row])
         mods = set(self.index.pattern_modifiers[code])
-        sites = tuple((a.name, float(self._site_mask(a.concept)[sentence]
+        sites = tuple((a.name, float(sentence in self._site_sentences(a.concept)
                                      or bool(_site_words(a) & mods))) for a in anatomy)
         modifiers = tuple(
             (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT and self._report_mentions(v)[sentence]
@@ -280,6 +285,19 @@ class ConceptRanker:
             assert self.vectors is not None
             self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
         return self._pattern_vectors[code]
+
+
+def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct group, ascending: the row of its highest value (the first row on ties) and
+    that value. One stable sort by group and reductions, not a sort on three keys."""
+    order = np.argsort(groups, kind="stable")
+    groups, rows, values = groups[order], rows[order], values[order]
+    start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    top = np.maximum.reduceat(values, start)
+    owner = np.repeat(np.arange(len(start)), np.diff(np.r_[start, len(groups)]))
+    tops = np.where(values == top[owner], rows, np.iinfo(np.int64).max)
+    return groups[start], np.minimum.reduceat(tops, start), top
 
 
 def _key(q: Finding) -> tuple[str, str, tuple[str, ...]]:

@@ -66,10 +66,9 @@ class ConceptRetriever:
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.fallback = BM25Retriever(index)
-        row_of = {sid: row for row, sid in enumerate(self.store.sentence_ids)}
-        # Store row of each sentence code of the concept index.
-        self._store_row = np.array([row_of[sid] for sid in concepts.sentence_ids], dtype=np.int64)
-        self._code_of_row = {int(row): code for code, row in enumerate(self._store_row.tolist())}
+        # Store row of each sentence code of the concept index, and back.
+        self._store_row = self.store.sentence_rows(concepts.sentence_keys,
+                                                   concepts.sentence_indexes)
         self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
         self._code_by_row[self._store_row] = np.arange(len(self._store_row))
         self.lexical = index.component("lexical")
@@ -89,7 +88,7 @@ class ConceptRetriever:
             partial(self.store.groups, level, "sentence"),
             top,
         )
-        parts = [ranking.parts(self._code_of_row[int(row)]) for row in best.rows.tolist()]
+        parts = [ranking.parts(int(self._code_by_row[row])) for row in best.rows.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
             self.store, level, best.scores, best.rows,
@@ -104,17 +103,17 @@ class ConceptRetriever:
         return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
                 for hit in self.fallback.search(query, level, top)]
 
-    def _wording(self, query: str) -> np.ndarray:
-        """BM25 of the query per sentence code, scaled to 0..1: the last tie-break, so that of
-        sentences with the same finding pattern the one worded most like the query comes first."""
-        out = np.zeros(len(self._store_row))
+    def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
+        tie-break, so that of sentences with the same finding pattern the one worded most like
+        the query comes first."""
         ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
-        if len(ranked.scores):
-            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
-            codes = self._code_by_row[rows]
-            found = codes >= 0
-            out[codes[found]] = ranked.scores[found] / float(ranked.scores.max())
-        return out
+        if not len(ranked.scores):
+            return np.zeros(0, np.int64), np.zeros(0)
+        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        codes = self._code_by_row[rows]
+        found = codes >= 0
+        return codes[found], (ranked.scores[found] / float(ranked.scores.max())).astype(float)
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn (their finding patterns parsed in one batch)."""

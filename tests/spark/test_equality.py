@@ -58,6 +58,9 @@ def test_same_rows_and_manifest(built: tuple[Path, Path]) -> None:
     for name in TABLES:
         assert spark[name].num_rows > 0
         assert spark[name].equals(local[name]), name
+    with Index.open(built[1]) as index:  # one segment per Spark partition
+        sizes = [s.reports for s in index.generation.segments]
+        assert len(sizes) == 3 and sum(sizes) == 185 and min(sizes) > 0, sizes
     manifests = [Index.open(p).manifest.to_dict() for p in built]
     for key in ("counts", "config", "components", "next_report_key"):
         assert json.dumps(manifests[0][key]) == json.dumps(manifests[1][key]), key

@@ -22,6 +22,7 @@ import hashlib
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from clinsearch import Index
@@ -29,8 +30,6 @@ from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
-from clinsearch.index.component import Generation
-from clinsearch.index.generations import current_generation
 from clinsearch.search.registry import parse_method
 from clinsearch.trec import Run
 from iu_common import iu_csv, iu_mesh, open_or_build
@@ -49,8 +48,8 @@ def reannotated(old: Path, path: Path) -> Index:
     """A copy of the index ``old`` whose findings and concepts this code extracts again."""
     if not (path / "CURRENT").exists():
         shutil.copytree(old, path)
-        gen = Generation(current_generation(path), progress=True)
-        config = Index.open(path).config
+        opened = Index.open(path)
+        gen, config = replace(opened.generation, progress=True), opened.config
         for component in config.make():
             if component.name in ("findings", "concepts"):
                 component.build(gen)

@@ -246,19 +246,21 @@ def concept_latency(index: Index, queries: list[str]) -> list[float]:
 
 def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, float]:
     """Time cohort queries over the index's tables replicated to at least ``sentences``."""
-    gen = index.generation.path
+    gen = index.generation
     con = duckdb.connect()
-    n = con.execute("SELECT count(*) FROM read_parquet(?)", [str(gen / "sentences.parquet")])
+    con.register("indexed_reports", gen.table("reports", ["id", "patient_id", "visit_id",
+                                                          "type", "date"]))
+    con.register("indexed_sentences", gen.table("sentences", ["id", "report_id", "index",
+                                                              "section", "text"]))
+    n = con.execute("SELECT count(*) FROM indexed_sentences")
     copies = max(1, -(-sentences // n.fetchone()[0]))
     t = time.perf_counter()
     con.execute(
         "CREATE TABLE reports AS SELECT id || '~' || k AS id, patient_id || '~' || k AS"
-        " patient_id, visit_id, type, date FROM read_parquet(?), range(?) c(k)",
-        [str(gen / "reports.parquet"), copies])
+        " patient_id, visit_id, type, date FROM indexed_reports, range(?) c(k)", [copies])
     con.execute(
         "CREATE TABLE sentences AS SELECT id || '~' || k AS id, report_id || '~' || k AS"
-        " report_id, \"index\", section, text FROM read_parquet(?), range(?) c(k)",
-        [str(gen / "sentences.parquet"), copies])
+        " report_id, \"index\", section, text FROM indexed_sentences, range(?) c(k)", [copies])
     index.component("findings").register(con, "indexed_findings")
     con.execute(
         "CREATE TABLE findings AS SELECT sentence_id || '~' || k AS sentence_id, concept,"

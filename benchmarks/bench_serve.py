@@ -34,8 +34,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from clinsearch import Index
 from clinsearch.index.generations import current_generation
 
 TERMS = (
@@ -165,12 +164,17 @@ def client(port: int, token: str, jobs: Jobs, tally: Tally, done: Counter) -> No
     conn.close()
 
 
+def _column(index: Path, name: str) -> list[str]:
+    """One column of the index's live reports table."""
+    with Index.open(index) as opened:
+        return opened.generation.table("reports", [name]).column(name).to_pylist()
+
+
 def change_index(index: Path, workdir: Path, done: Counter, total: int, tally: Tally,
                  log: list[str], commits: list[tuple[str, float, str]],
                  finished: threading.Event) -> None:
     """Add 100 reports after a tenth of the requests, then delete 50 of them."""
-    texts = pq.read_table(index / current_generation(index).name / "reports.parquet",
-                          columns=["text"]).column("text").to_pylist()[:100]
+    texts = _column(index, "text")[:100]
     new = workdir / "added.jsonl"
     with new.open("w", encoding="utf-8") as out:
         for n, text in enumerate(texts):
@@ -228,8 +232,7 @@ def main() -> None:
         index = work / "index"
         shutil.copytree(args.index, index, ignore=shutil.ignore_patterns(".lock"))
         token = UserStore(work / "users.json").add("bench", "researcher")
-        report_ids = pq.read_table(index / current_generation(index).name / "reports.parquet",
-                                   columns=["id"]).column("id").to_pylist()
+        report_ids = _column(index, "id")
         plan = requests_plan(2 * args.requests, report_ids)
         port = free_port()
         log_path = work / "server.log"

@@ -154,15 +154,12 @@ def measure(engine: str, corpus: Path, out: Path, partitions: int,
 
 def compare(local: Path, spark: Path) -> dict[str, bool]:
     """Equality of tables, BM25 top 10 and cohort counts between the two indexes."""
-    import pyarrow.parquet as pq
-
     from clinsearch import Index
     from clinsearch.search.cohort import Cohort
 
     a, b = Index.open(local), Index.open(spark)
-    same = {name: pq.read_table(a.generation.path / f"{name}.parquet").equals(
-        pq.read_table(b.generation.path / f"{name}.parquet"))
-        for name in ("reports", "sentences", "findings")}
+    same = {name: a.generation.table(name).equals(b.generation.table(name))
+            for name in ("reports", "sentences", "findings")}
     same["bm25_top10"] = all(
         [(h.id, h.score) for h in a.search(q, top=10)] == [(h.id, h.score)
                                                            for h in b.search(q, top=10)]

@@ -80,8 +80,11 @@ class FindingMatcher:
     sentence numbering (sentence ``i`` is ``sentence_ids[i]``).
     """
 
-    def __init__(self, findings: pa.Table, sentence_ids: list[str] | np.ndarray) -> None:
-        numbering = pa.table({"sentence_id": pa.array(list(sentence_ids), pa.string()),
+    def __init__(self, findings: pa.Table,
+                 sentence_ids: list[str] | np.ndarray | pa.ChunkedArray) -> None:
+        if not isinstance(sentence_ids, pa.ChunkedArray):
+            sentence_ids = pa.chunked_array([pa.array(list(sentence_ids), pa.string())])
+        numbering = pa.table({"sentence_id": sentence_ids.cast(pa.string()),
                               "sentence": pa.array(np.arange(len(sentence_ids)), pa.int64())})
         self.con = connect({"findings": findings, "numbering": numbering})
         self._local = threading.local()

@@ -377,7 +377,7 @@ class FindingsTable:
         finally:
             con.close()
 
-    def matcher(self, sentence_ids: list[str]) -> FindingMatcher:
+    def matcher(self, sentence_ids: list[str] | pa.ChunkedArray) -> FindingMatcher:
         """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
         return FindingMatcher(
             self.table(["sentence_id", "concept", "polarity", "modifiers", "context"]), sentence_ids

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from clinsearch.duck import connect
 from clinsearch.index.finding_match import FindingMatcher, FindingSpec
@@ -52,17 +53,16 @@ class CohortCorpus:
         self.sentence_report = np.array(
             [row_of[r] for r in sentences.column("report_id").to_pylist()], dtype=np.int64)
         self.unit_map = UnitMap.from_ids(self.sentence_report, patient_ids, visit_ids)
+        report_type, self.types, self.report_type = _folded(reports.column("type"))
         self.reports = Reports(
             self.unit_map.report_visit, self.unit_map.report_patient,
             np.array(report_ids, dtype=object), np.array(visit_ids, dtype=object),
-            np.array(patient_ids, dtype=object),
-            np.array([(t or "").lower() for t in reports.column("type").to_pylist()], dtype=object),
+            np.array(patient_ids, dtype=object), report_type,
             np.array([d or "" for d in reports.column("date").to_pylist()], dtype=object),
         )
         self.sentence_index = sentences.column("index").to_numpy().astype(np.int64)
         self.sentence_ids = np.array(sentences.column("id").to_pylist(), dtype=object)
-        self.sentence_sections = np.array(
-            [(x or "").lower() for x in sentences.column("section").to_pylist()], dtype=object)
+        self.sentence_sections, self.sections, section_code = _folded(sentences.column("section"))
         self.sentence_texts = np.array(sentences.column("text").to_pylist(), dtype=object)
         self._text = connect({"texts": pa.table({
             "sentence": pa.array(np.arange(len(self.sentence_ids)), pa.int64()),
@@ -74,11 +74,7 @@ class CohortCorpus:
         empty = np.setdiff1d(np.arange(n_reports), self.sentence_report)
         self.row_report = np.concatenate([self.sentence_report, empty])
         # Filter columns as integer codes: comparing codes is ~10x faster than strings.
-        folded = np.array([fold(v) for v in self.sentence_sections], dtype=object)
-        self.sections, section_code = np.unique(folded.astype(str), return_inverse=True)
         self.row_section = np.concatenate([section_code, np.full(len(empty), -1)])
-        folded = np.array([fold(v) for v in self.reports.type], dtype=object)
-        self.types, self.report_type = np.unique(folded.astype(str), return_inverse=True)
         self.report_date = np.array([int(d.replace("-", "")) if d else 0
                                      for d in self.reports.date], dtype=np.int64)
         self.size: dict[Unit, int] = {u: self.unit_map.size(u) for u in UNITS}
@@ -111,7 +107,7 @@ class CohortCorpus:
         gen = index.generation
         reports = gen.table("reports", ["id", "patient_id", "visit_id", "type", "date"])
         sentences = gen.table("sentences", ["report_id", "id", "index", "section", "text"])
-        matcher = index.component("findings").matcher(sentences.column("id").to_pylist())
+        matcher = index.component("findings").matcher(sentences.column("id"))
         return cls(reports, sentences, matcher)
 
     @classmethod
@@ -204,6 +200,18 @@ class CohortCorpus:
         got = self._cursor().execute("SELECT sentence FROM s WHERE contains(ltext, ?)",
                                      [phrase.lower()]).fetchnumpy()
         return np.asarray(got["sentence"], dtype=np.int64)
+
+
+def _folded(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A filter column: each row's value lower-cased (missing: ""), the sorted distinct folded
+    values (``syntax.fold``) and each row's code into them; the string work is done once per
+    distinct value, not per row."""
+    encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
+    lowered = np.array([(v or "").lower() for v in encoded.dictionary.to_pylist()], dtype=object)
+    folded = np.array([fold(v) for v in lowered], dtype=str)
+    values, code = np.unique(folded, return_inverse=True)
+    rows = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return lowered[rows], values, code[rows].astype(np.int64)
 
 
 def _code(values: np.ndarray, value: str) -> int:

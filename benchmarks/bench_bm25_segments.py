@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
-from bench_storage import QUERIES
+from bench_storage import QUERIES, _uptime
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
@@ -170,10 +169,6 @@ def _top10(index: Index, queries: list[str]) -> list[Top]:
             found.append([(index.store.report_ids[row], i, s) for row, i, s in
                           zip(rows, indexes, ranked.scores.tolist(), strict=True)])
     return found
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_storage import _uptime
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.datasets import IU_XRAY, shared_data
 
@@ -126,11 +127,6 @@ def _children_cpu() -> float:
     """CPU seconds (user + system) of this process's finished children so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _uptime() -> str:
-    """The machine's load averages (``uptime``)."""
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":

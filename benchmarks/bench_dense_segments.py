@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from bench_storage import _uptime
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher, vectors_table
 from clinsearch.models.encoder import load_encoder
@@ -93,10 +93,6 @@ def _latency(searcher: DenseSearcher, queries: np.ndarray) -> dict:
 
 def _unit(rows: np.ndarray) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 if __name__ == "__main__":

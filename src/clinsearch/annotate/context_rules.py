@@ -114,15 +114,10 @@ def radiology_rules() -> RuleFile:
     return parse_rule_file(ref.read_text(encoding="utf-8"), f"<shipped>/{RADIOLOGY_FILE}")
 
 
-def context_rules(radiology: bool = True) -> list[ConTextRule]:
-    """medspaCy's default rules plus the radiology rules (minus the defaults those replace)."""
-    return [ConTextRule(**spec) for spec in context_rule_specs(radiology)]
-
-
 def context_rule_specs(radiology: bool = True) -> list[dict[str, Any]]:
-    """The keyword arguments of each rule of ``context_rules``, in the same order (reading
-    them makes no ConTextRule: their literals and patterns are enough to tell which rules a
-    text may contain, see ``context_cues``)."""
+    """medspaCy's default rules plus the radiology rules (minus the defaults those replace), as
+    ``ConTextRule`` keyword arguments: their literals and patterns are enough to tell which
+    rules a text may contain (``context_cues``), so ConTextRules are made only when needed."""
     rules = json.loads(default_rules_path().read_text(encoding="utf-8"))["context_rules"]
     if radiology:
         spec = radiology_rules()

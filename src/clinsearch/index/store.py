@@ -49,6 +49,7 @@ class LiveRows:
         # the row groups read last: a query's hits are read once, repeated queries not at all
         self._group = lru_cache(maxsize=_CACHED_GROUPS)(self._read_group)
         self._lock = threading.Lock()  # one reader of the open files at a time (server threads)
+        self._searched: dict[str, list[pa.Array]] = {}  # columns ``find`` looks in, read once
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -101,8 +102,10 @@ class LiveRows:
         distinct = list(dict.fromkeys(values))
         wanted = pa.array(distinct, pa.string())
         found = np.full(len(distinct), -1, np.int64)
+        if column not in self._searched:
+            self._searched.setdefault(column, list(self.column(column)))
         start = 0
-        for chunk in self.column(column):
+        for chunk in self._searched[column]:
             at = pc.fill_null(pc.index_in(chunk, value_set=wanted), -1).to_numpy()
             hits = np.flatnonzero(at >= 0)
             found[at[hits]] = start + hits

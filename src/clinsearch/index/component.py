@@ -224,12 +224,20 @@ def _with_key(columns: list[str] | None, key: str) -> list[str] | None:
     return None if columns is None or key in columns else [*columns, key]
 
 
+def without_keys(rows: Any, key: str, dropped: np.ndarray) -> Any:
+    """``rows`` (an Arrow table or batch) without those whose ``key`` column is one of the
+    ``dropped`` report keys: the one filter that leaves deleted reports out."""
+    if not len(dropped):
+        return rows
+    gone = pa.array(dropped, type=pa.int64())
+    return rows.filter(pc.invert(pc.is_in(rows.column(key), value_set=gone)))
+
+
 def _kept(
     rows: pa.Table | pa.RecordBatch, key: str, dropped: np.ndarray, columns: list[str] | None
 ) -> Any:
     """``rows`` without those of the ``dropped`` report keys, reduced to ``columns``."""
-    if len(dropped):
-        rows = rows.filter(pc.invert(pc.is_in(rows.column(key), value_set=pa.array(dropped))))
+    rows = without_keys(rows, key, dropped)
     return rows if columns is None else rows.select(columns)
 
 

@@ -23,6 +23,7 @@ from clinsearch.index.component import (
     SENTENCES_FILE,
     Generation,
     Segment,
+    without_keys,
 )
 
 REPORTS_SCHEMA = pa.schema(
@@ -111,15 +112,13 @@ def merge_segments(
 ) -> Segment:
     """Write the rows of ``sources`` (segments of ``prev``, in key order) without those of the
     ``dropped`` report keys into one new segment spanning their key range."""
-    gone = pa.array(dropped, type=pa.int64())
     for segment in sources:
         folder = prev.segment_path(segment)
-        tables = []
-        for name in ("reports", "sentences"):
-            table = pq.ParquetFile(folder / f"{name}.parquet").read()
-            key = table.column(KEY_COLUMNS[name])
-            tables.append(table.filter(pc.invert(pc.is_in(key, value_set=gone))))
-        writer.append(*tables)
+        writer.append(*(
+            without_keys(pq.ParquetFile(folder / f"{name}.parquet").read(), KEY_COLUMNS[name],
+                         dropped)
+            for name in ("reports", "sentences")
+        ))
     return replace(writer.close(), first_key=sources[0].first_key, last_key=sources[-1].last_key)
 
 

@@ -159,9 +159,11 @@ class Generation:
         """Stream sentence rows, optionally only those of the reports in ``report_keys``."""
         return self.batches("sentences", report_keys, columns)
 
-    def rows(self, name: str) -> ParquetRows:
-        """Table ``name`` for ``clinsearch.duck.connect``: its segment files, deletions excluded."""
-        return ParquetRows(tuple(self.files(name)), KEY_COLUMNS[name], self.deleted_keys())
+    def rows(self, name: str, dropped: np.ndarray | None = None) -> ParquetRows:
+        """Table ``name`` for ``clinsearch.duck.connect``: its segment files, deletions excluded
+        (``dropped``: ``deleted_keys()`` already read, else read here)."""
+        dropped = self.deleted_keys() if dropped is None else dropped
+        return ParquetRows(tuple(self.files(name)), KEY_COLUMNS[name], dropped)
 
 
 @dataclass(frozen=True, slots=True)

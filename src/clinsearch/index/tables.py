@@ -168,12 +168,14 @@ def sentences_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
 
 def count(gen: Generation) -> Counts:
     """Count the live reports, sentences, visits (patient, visit pairs) and patients."""
-    with connect({"reports": gen.rows("reports"), "sentences": gen.rows("sentences")}) as db:
+    dropped = gen.deleted_keys()  # read once for both tables
+    live = {name: gen.rows(name, dropped) for name in ("reports", "sentences")}
+    with connect(live) as db:
         reports, visits, patients = db.execute(
             "SELECT count(*), count(DISTINCT (patient_id, visit_id)), count(DISTINCT patient_id)"
             " FROM reports"
         ).fetchone()
-        if len(gen.deleted_keys()):
+        if len(dropped):
             (sentences,) = db.execute("SELECT count(*) FROM sentences").fetchone()
         else:
             sentences = sum(s.sentences for s in gen.segments)

@@ -159,9 +159,11 @@ class Generation:
         """Stream sentence rows, optionally only those of the reports in ``report_keys``."""
         return self.batches("sentences", report_keys, columns)
 
-    def rows(self, name: str) -> ParquetRows:
-        """Table ``name`` for ``clinsearch.duck.connect``: its segment files, deletions excluded."""
-        return ParquetRows(tuple(self.files(name)), KEY_COLUMNS[name], self.deleted_keys())
+    def rows(self, name: str, dropped: np.ndarray | None = None) -> ParquetRows:
+        """Table ``name`` for ``clinsearch.duck.connect``: its segment files, deletions excluded
+        (``dropped``: ``deleted_keys()`` already read, else read here)."""
+        dropped = self.deleted_keys() if dropped is None else dropped
+        return ParquetRows(tuple(self.files(name)), KEY_COLUMNS[name], dropped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,12 +226,20 @@ def _with_key(columns: list[str] | None, key: str) -> list[str] | None:
     return None if columns is None or key in columns else [*columns, key]
 
 
+def without_keys(rows: Any, key: str, dropped: np.ndarray) -> Any:
+    """``rows`` (an Arrow table or batch) without those whose ``key`` column is one of the
+    ``dropped`` report keys: the one filter that leaves deleted reports out."""
+    if not len(dropped):
+        return rows
+    gone = pa.array(dropped, type=pa.int64())
+    return rows.filter(pc.invert(pc.is_in(rows.column(key), value_set=gone)))
+
+
 def _kept(
     rows: pa.Table | pa.RecordBatch, key: str, dropped: np.ndarray, columns: list[str] | None
 ) -> Any:
     """``rows`` without those of the ``dropped`` report keys, reduced to ``columns``."""
-    if len(dropped):
-        rows = rows.filter(pc.invert(pc.is_in(rows.column(key), value_set=pa.array(dropped))))
+    rows = without_keys(rows, key, dropped)
     return rows if columns is None else rows.select(columns)
 
 

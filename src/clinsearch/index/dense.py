@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -324,7 +325,7 @@ class DenseSearcher:
 
     def scorer(self, query: np.ndarray) -> Callable[[int], SentenceScores]:
         """A function ``limit -> SentenceScores`` for one unit query vector."""
-        if all(segment.ann is None for segment in self.segments):
+        if all(segment.ann_path is None for segment in self.segments):
             return _ExactScores(self, self.sentence_scores(query))
         return lambda limit: self._merged_search(query, limit)
 
@@ -369,7 +370,13 @@ class _Segment:
         self.live: np.ndarray = self.row_live[self.starts]  # per sentence
         self.live_keys = self.report_keys[self.starts][self.live]
         self.live_indexes = self.sentence_indexes[self.starts][self.live]
-        self.ann = _load_ann(folder / meta.ann_file) if meta.ann == "hnsw" else None
+        self.ann_path = folder / meta.ann_file if meta.ann == "hnsw" else None
+
+    @cached_property
+    def ann(self) -> Any:
+        """The segment's HNSW index (None: exact only), read on the first approximate search,
+        not at open: a merge or check that only needs the rows never loads it."""
+        return None if self.ann_path is None else _load_ann(self.ann_path)
 
     def sentence_scores(self, query: np.ndarray) -> np.ndarray:
         """The exact score of each live sentence of the segment (its best window)."""

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import Change, Generation, Segment
+from clinsearch.index.component import Change, Generation, Segment, without_keys
 from clinsearch.index.finding_match import FindingMatcher
 from clinsearch.progress import progress_bar, track
 
@@ -332,11 +331,9 @@ def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
 
 def _rows_kept(files: list[Path], dropped: np.ndarray) -> Iterator[pa.Table]:
     """Findings files' rows, batch by batch, without those of the ``dropped`` report keys."""
-    gone = pa.array(dropped, type=pa.int64())
     for path in files:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=65_536):
-            kept = batch.filter(pc.invert(pc.is_in(batch.column("report_key"), value_set=gone)))
-            yield pa.Table.from_batches([kept])
+            yield pa.Table.from_batches([without_keys(batch, "report_key", dropped)])
 
 
 class FindingsTable:

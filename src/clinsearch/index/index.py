@@ -261,9 +261,10 @@ class Index:
         marks are cleared and every component drops the data of the marked reports and of
         ``erase``'s; without it the marks stay and components only regroup."""
         prev = self.generation
-        dropped = np.union1d(prev.deleted_keys(), np.asarray(erase.report_keys if erase else (),
-                                                             np.int64))
-        change = Change((), ()) if erase is None else _erased(prev, erase)
+        marks = _marks(prev)  # deleted.parquet read once: its keys and, to erase, its ids
+        change = Change((), ()) if erase is None else _erased(marks, erase)
+        dropped = np.union1d(np.asarray(marks.report_keys, np.int64),
+                             np.asarray(change.report_keys, np.int64))
         firsts = {group[0].id: group for group in groups}
         merged = {s.id for group in groups for s in group}
         with new_generation(self.path, expect_live=prev.path) as pending:
@@ -548,9 +549,8 @@ def _marks(gen: Generation) -> Change:
     return Change(tuple(table.column("id").to_pylist()), tuple(table.column("key").to_pylist()))
 
 
-def _erased(prev: Generation, erase: Change) -> Change:
-    """The reports whose data a merge removes: ``prev``'s marked ones and ``erase``'s."""
-    marks = _marks(prev)
+def _erased(marks: Change, erase: Change) -> Change:
+    """The reports whose data a merge removes: the marked ones (``marks``) and ``erase``'s."""
     return Change((*marks.report_ids, *erase.report_ids), (*marks.report_keys, *erase.report_keys))
 
 

@@ -23,6 +23,7 @@ from clinsearch.index.component import (
     SENTENCES_FILE,
     Generation,
     Segment,
+    without_keys,
 )
 
 REPORTS_SCHEMA = pa.schema(
@@ -111,15 +112,13 @@ def merge_segments(
 ) -> Segment:
     """Write the rows of ``sources`` (segments of ``prev``, in key order) without those of the
     ``dropped`` report keys into one new segment spanning their key range."""
-    gone = pa.array(dropped, type=pa.int64())
     for segment in sources:
         folder = prev.segment_path(segment)
-        tables = []
-        for name in ("reports", "sentences"):
-            table = pq.ParquetFile(folder / f"{name}.parquet").read()
-            key = table.column(KEY_COLUMNS[name])
-            tables.append(table.filter(pc.invert(pc.is_in(key, value_set=gone))))
-        writer.append(*tables)
+        writer.append(*(
+            without_keys(pq.ParquetFile(folder / f"{name}.parquet").read(), KEY_COLUMNS[name],
+                         dropped)
+            for name in ("reports", "sentences")
+        ))
     return replace(writer.close(), first_key=sources[0].first_key, last_key=sources[-1].last_key)
 
 
@@ -169,12 +168,14 @@ def sentences_table(keyed: list[tuple[int, SegmentedReport]]) -> pa.Table:
 
 def count(gen: Generation) -> Counts:
     """Count the live reports, sentences, visits (patient, visit pairs) and patients."""
-    with connect({"reports": gen.rows("reports"), "sentences": gen.rows("sentences")}) as db:
+    dropped = gen.deleted_keys()  # read once for both tables
+    live = {name: gen.rows(name, dropped) for name in ("reports", "sentences")}
+    with connect(live) as db:
         reports, visits, patients = db.execute(
             "SELECT count(*), count(DISTINCT (patient_id, visit_id)), count(DISTINCT patient_id)"
             " FROM reports"
         ).fetchone()
-        if len(gen.deleted_keys()):
+        if len(dropped):
             (sentences,) = db.execute("SELECT count(*) FROM sentences").fetchone()
         else:
             sentences = sum(s.sentences for s in gen.segments)

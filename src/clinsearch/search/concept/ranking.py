@@ -168,7 +168,12 @@ class ConceptRanker:
         best = np.full(n, -np.inf)
         winner = np.full(n, -1)
         rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
-        for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
+        if len(codes_found) == 1:  # one pattern: its values are the scores (the same numbers)
+            _, picked, values = found[0][0]
+            credit = APPROXIMATE_CREDIT if query.groups[0][0].concept in query.approximate else 1
+            best, winner, rows = values * credit, np.zeros(n, np.int64), [[picked]]
+            found = []
+        for g, (group, part) in enumerate(zip(query.groups, found, strict=False)):
             total = np.zeros(n)
             seen = np.zeros(n, dtype=bool)
             rows.append([])
@@ -252,7 +257,7 @@ class ConceptRanker:
         for mentioned, words in sites:
             as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
                                     for c in unique])[inverse]
-            terms.append(np.isin(sentences, mentioned) | as_modifier)
+            terms.append(_within(sentences, mentioned) | as_modifier)
         if terms:
             total = numbers[inverse, 0]
             for term in terms:
@@ -266,7 +271,7 @@ class ConceptRanker:
 
     def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
-        return np.isin(sentence_parts(sentences)[0], self.index.mentions(value))
+        return _within(sentence_parts(sentences)[0], self.index.mentions(value))
 
     def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
                     ) -> tuple[float, ...]:
@@ -319,6 +324,15 @@ class ConceptRanker:
         return self._pattern_vectors[code]
 
 
+def _within(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin(values, sorted_set)`` for a sorted ``sorted_set``: a binary search per value,
+    no sort of ``values``."""
+    if not len(sorted_set):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
 def _dense(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(codes, return_inverse=True)`` for codes below ``size``, without a sort."""
     present = np.zeros(size, bool)
@@ -333,6 +347,8 @@ def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per distinct group, ascending: the row of its highest value (the first row on ties) and
     that value. One stable sort by group (none when already sorted) and reductions."""
+    if len(groups) < 2 or bool((groups[1:] > groups[:-1]).all()):  # one row per group
+        return groups, rows, values
     if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
         order = np.argsort(groups, kind="stable")
         groups, rows, values = groups[order], rows[order], values[order]

@@ -104,7 +104,7 @@ class ConceptComponent:
             findings = pq.ParquetFile(gen.segment_path(segment) / FINDINGS_FILE).metadata.num_rows
             problems += _segment_problems(folder, findings)
             postings += len(_array(folder, "rows"))
-            names.update(pq.read_table(folder / KEYS_FILE, columns=["key"]).column(0).to_pylist())
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
         if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
             problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
                             f" manifest says {entry.get('postings')} under {entry.get('keys')}")
@@ -119,16 +119,16 @@ class ConceptComponent:
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
             postings += len(_array(folder, "rows"))
-            names.update(pq.read_table(folder / KEYS_FILE, columns=["key"]).column(0).to_pylist())
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
         return {"keys": len(names), "postings": postings}
 
 
 def _segment_problems(folder: Path, findings: int) -> list[str]:
     """What is wrong with one segment's concept files (``findings``: its findings rows)."""
     a = {name: _array(folder, name) for name in ARRAYS}
-    keys = pq.read_table(folder / KEYS_FILE).to_pydict()
+    keys = pq.ParquetFile(folder / KEYS_FILE).read().to_pydict()
     patterns = pq.ParquetFile(folder / PATTERNS_FILE).metadata.num_rows
-    values = pq.read_table(folder / VALUES_FILE).to_pydict()
+    values = pq.ParquetFile(folder / VALUES_FILE).read().to_pydict()
     problems = []
 
     def outside(name: str, bound: int) -> bool:
@@ -333,7 +333,7 @@ class _SegmentPostings:
     def __init__(self, folder: Path, offset: int, pattern_map: np.ndarray,
                  values: dict[str, tuple[int, int]], value_map: np.ndarray) -> None:
         self.folder, self.offset = folder, offset
-        keys = pq.read_table(folder / KEYS_FILE).to_pydict()
+        keys = pq.ParquetFile(folder / KEYS_FILE).read().to_pydict()
         self.keys = {k: (s, n) for k, s, n in zip(keys["key"], keys["start"], keys["count"],
                                                   strict=True)}
         self.pattern_map, self.values, self.value_map = pattern_map, values, value_map
@@ -378,7 +378,7 @@ class ConceptIndex:
         value_codes: dict[str, int] = {}
         offset = 0
         for folder in folders:
-            table = pq.read_table(folder / PATTERNS_FILE).to_pydict()
+            table = pq.ParquetFile(folder / PATTERNS_FILE).read().to_pydict()
             local = []
             for i, pattern in enumerate(table["pattern"]):
                 if pattern not in codes:
@@ -389,7 +389,7 @@ class ConceptIndex:
                     self.pattern_polarity.append(table["polarity"][i])
                     self.pattern_modifiers.append(tuple(table["modifiers"][i]))
                 local.append(codes[pattern])
-            values = pq.read_table(folder / VALUES_FILE).to_pydict()
+            values = pq.ParquetFile(folder / VALUES_FILE).read().to_pydict()
             spans = {v: (s, n) for v, s, n in zip(values["value"], values["start"],
                                                   values["count"], strict=True)}
             value_map = np.array([value_codes.setdefault(v, len(value_codes))

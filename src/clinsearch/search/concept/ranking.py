@@ -164,32 +164,13 @@ class ConceptRanker:
         codes_found = [s for part in found for s, _, _ in part]
         sentences = (codes_found[0] if len(codes_found) == 1 else  # unique already
                      np.unique(np.concatenate([np.zeros(0, np.int64), *codes_found])))
-        n = len(sentences)
-        best = np.full(n, -np.inf)
-        winner = np.full(n, -1)
-        rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
         if len(codes_found) == 1:  # one pattern: its values are the scores (the same numbers)
             _, picked, values = found[0][0]
             credit = APPROXIMATE_CREDIT if query.groups[0][0].concept in query.approximate else 1
-            best, winner, rows = values * credit, np.zeros(n, np.int64), [[picked]]
-            found = []
-        for g, (group, part) in enumerate(zip(query.groups, found, strict=False)):
-            total = np.zeros(n)
-            seen = np.zeros(n, dtype=bool)
-            rows.append([])
-            for q, (codes, picked, values) in zip(group, part, strict=True):
-                at = np.arange(n) if len(codes_found) == 1 else np.searchsorted(sentences, codes)
-                if q.concept in query.approximate:
-                    values = values * APPROXIMATE_CREDIT
-                total[at] += values
-                seen[at] = True
-                best_row = np.full(n, -1)
-                best_row[at] = picked
-                rows[-1].append(best_row)
-            total /= len(group)
-            better = seen & (total > best)
-            best[better] = total[better]
-            winner[better] = g
+            best, winner, rows = values * credit, np.zeros(len(values), np.int64), [[picked]]
+        else:
+            best, winner, rows = _combine(query, found, sentences)
+        n = len(sentences)
         if wording is not None:
             codes, values = wording
             at = np.searchsorted(sentences, codes)
@@ -322,6 +303,35 @@ class ConceptRanker:
             assert self.vectors is not None
             self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
         return self._pattern_vectors[code]
+
+
+def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+             sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[np.ndarray]]]:
+    """Per candidate sentence (sorted codes): the score of its best group, that group (-1:
+    none), and per group and pattern the best finding row (-1: none), from each pattern's
+    best findings by sentence (``found``)."""
+    n = len(sentences)
+    best = np.full(n, -np.inf)
+    winner = np.full(n, -1)
+    rows: list[list[np.ndarray]] = []
+    for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
+        total = np.zeros(n)
+        seen = np.zeros(n, dtype=bool)
+        rows.append([])
+        for q, (codes, picked, values) in zip(group, part, strict=True):
+            at = np.searchsorted(sentences, codes)
+            if q.concept in query.approximate:
+                values = values * APPROXIMATE_CREDIT
+            total[at] += values
+            seen[at] = True
+            best_row = np.full(n, -1)
+            best_row[at] = picked
+            rows[-1].append(best_row)
+        total /= len(group)
+        better = seen & (total > best)
+        best[better] = total[better]
+        winner[better] = g
+    return best, winner, rows
 
 
 def _within(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

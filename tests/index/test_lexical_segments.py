@@ -15,8 +15,8 @@ from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
 from clinsearch.index.index import segment_reports
-from clinsearch.index.integrity import check_index
-from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
+from clinsearch.index.integrity import CoreRows, check_index
+from clinsearch.index.lexical import GRANULARITIES, ORDER_FILE, LexicalComponent, LexicalSearcher
 
 from .conftest import segmented
 
@@ -156,3 +156,54 @@ def terms_in_files(index: Index, prefix: str) -> list[tuple[str, int]]:
     lexical: LexicalSearcher = index.component("lexical")
     return [t for g in GRANULARITIES for t in lexical._searchers[g].terms_with_prefix("text",
                                                                                       prefix)]
+
+
+def test_writes_keep_the_index_key_ordered_and_tied_hits_come_in_key_order(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    steps = Index.build(sample[:40], tmp_path / "steps", _config(), progress=False)
+    for start in (40, 70, 100):
+        steps.add(sample[start:start + 30 if start < 100 else None], progress=False)
+    lexical: LexicalSearcher = steps.component("lexical")
+    assert lexical._key_ordered == {"sentences": True, "reports": True}
+    for granularity in GRANULARITIES:
+        folder = steps.generation.path / "lexical" / granularity
+        recorded = json.loads((folder / ORDER_FILE).read_text())["segments"]
+        listed = [recorded[s["segment_id"]] for s in json.loads((folder / "meta.json")
+                                                               .read_text())["segments"]]
+        assert listed == sorted(listed) and len(listed) == 4
+    fast = _top10(steps, queries)
+    lexical._key_ordered = {g: False for g in GRANULARITIES}  # fetch every tie, sort by keys
+    assert _top10(steps, queries) == fast
+
+
+def test_a_segment_out_of_key_order_falls_back_to_sorting_the_ties(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    fresh = Index.build(sample, tmp_path / "fresh", _config(), progress=False)
+    steps = Index.build(sample[:20], tmp_path / "steps", _config(), progress=False)
+    for start in range(20, 120, 10):  # tantivy merges 8 small segments, by size not by keys
+        steps.add(sample[start:start + 10], progress=False)
+    folder = steps.generation.path / "lexical" / "sentences"
+    assert None in json.loads((folder / ORDER_FILE).read_text())["segments"].values()
+    assert steps.component("lexical")._key_ordered["sentences"] is False
+    assert _top10(steps, queries) == _top10(fresh, queries)
+    assert check_index(steps.path)[1] == []
+
+
+def test_check_finds_a_key_order_record_that_is_not_the_segments(
+    tmp_path: Path, sample: list[SegmentedReport]
+) -> None:
+    index = Index.build(sample[:30], tmp_path / "idx", _config(), progress=False)
+    index.add(sample[30:60], progress=False)
+    path = index.generation.path / "lexical" / "reports" / ORDER_FILE
+    record = json.loads(path.read_text())
+    first = next(iter(record["segments"]))
+    record["segments"][first] = [0, 0, 10**6, 0]
+    path.unlink()  # never write in place: earlier generations may link the file
+    path.write_text(json.dumps(record))
+    assert any(ORDER_FILE in p for p in check_index(index.path)[1])  # its checksum first
+    gen = index.generation
+    entry = index.manifest.components["lexical"]
+    problems = LexicalComponent({}).check(gen, CoreRows.read(gen), entry)
+    assert [p for p in problems if f"{first} has key range [" in p]

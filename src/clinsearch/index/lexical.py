@@ -12,16 +12,26 @@ writes new segments beside them; ``delete`` hard-links them and adds tantivy del
 ``meta.json`` replaced by rename), so the previous generation keeps answering as before.
 BM25 statistics are index-wide, so adds give the scores of a fresh build; deleted documents
 still count in them until a merge rebuilds the indexes (see ``LexicalComponent.delete``).
+
+Hits are ordered by (score, report key, sentence index), the same however documents lie in
+segments. tantivy breaks score ties by (segment, document), so every write leaves each index
+*key-ordered* where it can: ``key_order.json`` records each tantivy segment's first and last
+keys (or that its documents are not in key order, as after some background merges), and
+``meta.json`` lists the segments in key order. A search of a key-ordered index then takes
+tantivy's top hits as they are; otherwise (or for an index written before this record) it
+fetches every hit tied at the cut and sorts them by keys.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +39,7 @@ import numpy as np
 import tantivy
 from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
+from clinsearch.atomic import atomic_path
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.links import link_tree
 from clinsearch.progress import track
@@ -54,6 +65,7 @@ _LOCK_FILES = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})
 MERGE_BELOW_SENTENCES = 200_000
 MAX_DELETED_FRACTION = 0.05
 _TIE_MARGIN = 16  # extra hits fetched so that documents tied at the cut can be ordered
+ORDER_FILE = "key_order.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +107,7 @@ class Ranked:
     scores: np.ndarray  # float32
     report_keys: np.ndarray  # int64
     sentence_indexes: np.ndarray | None  # int64, sentence granularity only
-    total: int  # how many documents matched in all
-
-    @property
-    def exhausted(self) -> bool:
-        """Whether every matching document is in these hits."""
-        return len(self.scores) >= self.total
+    exhausted: bool  # every matching document is in these hits
 
 
 class LexicalComponent:
@@ -125,9 +132,9 @@ class LexicalComponent:
         """Link the previous indexes' files and add the new reports' documents (new segments)."""
         link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         for granularity in GRANULARITIES:
-            index = _open(gen.path / NAME / granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
             batches = _batches(gen, granularity, change.report_keys)
-            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
+            self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
@@ -144,13 +151,15 @@ class LexicalComponent:
         link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         removed = list(change.report_keys)
         for granularity in GRANULARITIES:
-            index = _open(gen.path / NAME / granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
+            index = _open(folder, self.analyzer)
             writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
             writer.delete_documents_by_query(
                 tantivy.Query.term_set_query(index.schema, "report_key", removed)
             )
             writer.commit()
             writer.wait_merging_threads()
+            _order_segments(folder, granularity, self.analyzer)
         live, deleted = _counts(gen.path / NAME / "sentences")
         if deleted > self.max_deleted * (live + deleted):
             shutil.rmtree(gen.path / NAME)  # only this generation's links: prev keeps its files
@@ -178,7 +187,8 @@ class LexicalComponent:
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
         """Problems: live BM25 documents that are not exactly the reports and the sentences,
-        or counts (live and deleted) that differ from the manifest's."""
+        counts (live and deleted) that differ from the manifest's, or a key order record
+        that is not the segments' (which would let tied hits come in the wrong order)."""
         searcher = self.open(gen)
         problems = []
         for granularity in GRANULARITIES:
@@ -192,6 +202,7 @@ class LexicalComponent:
                 problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
                                 f" {granularity} table ({len(core.report_keys)} reports,"
                                 f" {len(core.sentence_keys)} sentences)")
+            problems += _order_problems(folder, searcher._searchers[granularity], granularity)
             counts = (("documents", "live", len(keys)), ("deleted", "deleted", _counts(folder)[1]))
             for field, label, found in counts:
                 recorded = entry.get(field, {}).get(granularity)
@@ -203,25 +214,28 @@ class LexicalComponent:
     def _rebuild(self, gen: Generation) -> dict[str, Any]:
         """Write both indexes anew from the generation's tables (its live reports)."""
         for granularity in GRANULARITIES:
-            index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
+            _create(folder, granularity)
             batches = _batches(gen, granularity, None)
-            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
+            self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def _commit(
         self,
-        index: tantivy.Index,
+        folder: Path,
         documents: Iterable[tantivy.Document],
         progress: bool,
         granularity: str,
     ) -> None:
-        """Add ``documents`` in new segments and commit; tantivy's merge policy may merge
-        small segments in the background, and the write waits for those merges."""
-        writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+        """Add ``documents`` (in key order) in new segments and commit; tantivy's merge policy
+        may merge small segments in the background, and the write waits for those merges.
+        The segments are then listed in key order."""
+        writer = _open(folder, self.analyzer).writer(heap_size=_WRITER_HEAP, num_threads=1)
         for doc in track(documents, f"indexing {granularity} (BM25)", enabled=progress):
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
+        _order_segments(folder, granularity, self.analyzer)
 
     def _info(self, gen: Generation) -> dict[str, Any]:
         """The manifest entry: live and deleted document counts, the analyzer settings."""
@@ -241,6 +255,8 @@ class LexicalSearcher:
         self._text_analyzer = analyzer.tantivy()
         self._indexes = {g: self._open_read_only(folder / g, analyzer) for g in GRANULARITIES}
         self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
+        self._key_ordered = {g: _key_ordered(folder / g, self._searchers[g], g)
+                             for g in GRANULARITIES}
 
     def _open_read_only(self, folder: Path, analyzer: Analyzer) -> tantivy.Index:
         """Open a tantivy index to search it, also where the folder is not writable.
@@ -288,7 +304,7 @@ class LexicalSearcher:
         """The ``limit`` best documents for the OR of ``terms``, optionally within some reports."""
         if not terms:
             empty = np.empty(0, np.int64)
-            return Ranked(np.empty(0, np.float32), empty, empty, 0)
+            return Ranked(np.empty(0, np.float32), empty, empty, True)
         index = self._indexes[granularity]
         query = tantivy.Query.boolean_query(
             [
@@ -307,28 +323,22 @@ class LexicalSearcher:
 
     def _ranked(self, granularity: str, query: tantivy.Query, limit: int) -> Ranked:
         """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
-        sentence index): the same order however the documents lie in segments.
-
-        tantivy breaks ties by segment and document order, which differ between an index grown
-        by adds and a fresh build; so hits are fetched until a lower score closes the ties at
-        the cut, then sorted by keys.
-        """
+        sentence index): the same order however the documents lie in segments."""
         searcher = self._searchers[granularity]
-        fetch = limit + _TIE_MARGIN
-        result = searcher.search(query, limit=fetch, count=True)
-        hits, total = result.hits, result.count
-        while limit < len(hits) < total and hits[-1][0] >= hits[limit - 1][0]:
-            fetch *= 8  # few, large steps: each one scores the matching documents again
-            hits = searcher.search(query, limit=fetch, count=False).hits
+        if self._key_ordered[granularity]:  # tantivy's tie-break is already the keys' order
+            hits = searcher.search(query, limit=limit + 1, count=False).hits
+        else:
+            hits = _hits_through_ties(searcher, query, limit)
         addresses = [address for _, address in hits]
         scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
         report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        exhausted = len(hits) <= limit
         if granularity == "sentences":
             indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
             order = np.lexsort((indexes, report_keys, -scores))[:limit]
-            return Ranked(scores[order], report_keys[order], indexes[order], total)
+            return Ranked(scores[order], report_keys[order], indexes[order], exhausted)
         order = np.lexsort((report_keys, -scores))[:limit]
-        return Ranked(scores[order], report_keys[order], None, total)
+        return Ranked(scores[order], report_keys[order], None, exhausted)
 
     def matches(self, text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
         """(start, end, term) of each word in ``text`` whose analysed form is one of ``terms``."""
@@ -347,12 +357,10 @@ def _schema(granularity: str) -> tantivy.Schema:
     return builder.build()
 
 
-def _create(folder: Path, granularity: str, analyzer: Analyzer) -> tantivy.Index:
+def _create(folder: Path, granularity: str) -> None:
     """A new, empty tantivy index in ``folder``."""
     folder.mkdir(parents=True)
-    index = tantivy.Index(_schema(granularity), path=str(folder))
-    index.register_tokenizer(TOKENIZER, analyzer.tantivy())
-    return index
+    tantivy.Index(_schema(granularity), path=str(folder))
 
 
 def _open(folder: Path, analyzer: Analyzer) -> tantivy.Index:
@@ -392,3 +400,114 @@ def _counts(folder: Path) -> tuple[int, int]:
     deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
                   for segment in segments)
     return stored - deleted, deleted
+
+
+def _hits_through_ties(searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> list:
+    """At least the ``limit`` best hits (tantivy's order), and every hit tied with the last of
+    them: on an index that is not key-ordered, any of the tied documents may come first."""
+    fetch = limit + _TIE_MARGIN
+    hits = searcher.search(query, limit=fetch, count=False).hits
+    while len(hits) == fetch and hits[-1][0] >= hits[limit - 1][0]:
+        fetch *= 8  # few, large steps: each one scores the matching documents again
+        hits = searcher.search(query, limit=fetch, count=False).hits
+    return hits
+
+
+KeyRange = list[int]  # first report key, first sentence index, last report key, last index
+_READ_CHUNK = 1 << 20  # documents whose keys are read at once when recording a segment
+
+
+def _order_segments(folder: Path, granularity: str, analyzer: Analyzer) -> None:
+    """After a commit: record each tantivy segment's key range in ``key_order.json`` (reading
+    the keys of segments not recorded yet) and list the segments in ``meta.json`` in key order
+    (both files replaced, never changed in place: earlier generations link the old ones)."""
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    known = _recorded_ranges(folder)
+    searcher = _open(folder, analyzer).searcher()
+    ranges = {
+        segment["segment_id"]: known[segment["segment_id"]] if segment["segment_id"] in known
+        else _key_range(searcher, granularity, ordinal, int(segment["max_doc"]))
+        for ordinal, segment in enumerate(meta["segments"])
+    }
+    meta["segments"].sort(key=lambda segment: _first_keys(ranges[segment["segment_id"]]))
+    for name, data in ((ORDER_FILE, {"segments": ranges}), ("meta.json", meta)):
+        with atomic_path(folder / name) as tmp:
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _key_range(
+    searcher: tantivy.Searcher, granularity: str, ordinal: int, documents: int
+) -> KeyRange | None:
+    """The first and last keys of segment ``ordinal`` (deleted documents included), or None
+    when its documents are not in strictly increasing (report key, sentence index) order."""
+    first: tuple[int, int] | None = None
+    last: tuple[int, int] | None = None
+    for start in range(0, documents, _READ_CHUNK):
+        addresses = [tantivy.DocAddress(ordinal, doc)
+                     for doc in range(start, min(start + _READ_CHUNK, documents))]
+        keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        indexes = (np.asarray(searcher.fast_field_values("index", addresses), np.int64)
+                   if granularity == "sentences" else np.zeros_like(keys))
+        step = np.diff(keys)
+        increasing = np.all((step > 0) | ((step == 0) & (np.diff(indexes) > 0)))
+        if not increasing or (last is not None and last >= (int(keys[0]), int(indexes[0]))):
+            return None
+        first = first or (int(keys[0]), int(indexes[0]))
+        last = (int(keys[-1]), int(indexes[-1]))
+    return None if first is None or last is None else [*first, *last]
+
+
+def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) -> list[str]:
+    """Where ``key_order.json`` (if any: indexes written before it have none) differs from the
+    segments' keys read anew, or ``meta.json`` lists recorded segments out of key order."""
+    recorded = _recorded_ranges(folder)
+    if not recorded:
+        return []
+    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    problems = [
+        f"{folder}: tantivy segment {segment['segment_id']} has key range {found}, {ORDER_FILE}"
+        f" says {recorded.get(segment['segment_id'])}"
+        for ordinal, segment in enumerate(segments)
+        if (found := _key_range(searcher, granularity, ordinal, int(segment["max_doc"])))
+        != recorded.get(segment["segment_id"], "missing")
+    ]
+    firsts = [_first_keys(recorded.get(segment["segment_id"])) for segment in segments]
+    if firsts != sorted(firsts):
+        problems.append(f"{folder}: meta.json does not list the segments in key order")
+    return problems
+
+
+def _first_keys(key_range: KeyRange | None) -> tuple[float, float]:
+    """Where a segment goes in key order (segments not in key order last)."""
+    return (math.inf, math.inf) if key_range is None else (key_range[0], key_range[1])
+
+
+def _recorded_ranges(folder: Path) -> dict[str, KeyRange | None]:
+    """The key ranges recorded in ``key_order.json`` (none for an index written before it)."""
+    path = folder / ORDER_FILE
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))["segments"]
+
+
+def _key_ordered(folder: Path, searcher: tantivy.Searcher, granularity: str) -> bool:
+    """Whether the searcher's documents, segment by segment, are in strictly increasing
+    (report key, sentence index) order, so that tantivy's tie-break is the keys' order.
+
+    Read from ``key_order.json`` and ``meta.json``; the first document of each segment is
+    checked against the record (the searcher numbers segments as ``meta.json`` lists them)."""
+    ranges = _recorded_ranges(folder)
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    listed = [ranges.get(segment["segment_id"]) for segment in meta["segments"]]
+    if any(r is None for r in listed) or searcher.num_segments != len(listed):
+        return False
+    if any(a[2:] >= b[:2] for a, b in pairwise(listed)):
+        return False
+    firsts = [tantivy.DocAddress(ordinal, 0) for ordinal in range(len(listed))]
+    found = [searcher.fast_field_values("report_key", firsts)]
+    if granularity == "sentences":
+        found.append(searcher.fast_field_values("index", firsts))
+    return all(
+        list(values) == [r[column] for r in listed]  # type: ignore[index]
+        for column, values in enumerate(found)
+    )

@@ -15,23 +15,23 @@ still count in them until a merge rebuilds the indexes (see ``LexicalComponent.d
 
 Hits are ordered by (score, report key, sentence index), the same however documents lie in
 segments. tantivy breaks score ties by (segment, document), so every write leaves each index
-*key-ordered* where it can: ``key_order.json`` records each tantivy segment's first and last
-keys (or that its documents are not in key order, as after some background merges), and
-``meta.json`` lists the segments in key order. A search of a key-ordered index then takes
-tantivy's top hits as they are; otherwise (or for an index written before this record) it
-fetches every hit tied at the cut and sorts them by keys.
+*key-ordered* where it can: ``key_order.json`` records each tantivy segment's smallest and
+largest keys and whether its documents are in key order (tantivy's background merges
+concatenate small segments by size, not by key), and ``meta.json`` lists the segments in key
+order. The leading segments whose documents precede all others in key order are the *ordered
+prefix*: when the documents tied at the cut of a search start there, tantivy's top hits are
+already in key order. Otherwise (or for an index written before this record) the search fetches
+every hit tied at the cut and sorts them by keys.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import tempfile
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -255,8 +255,8 @@ class LexicalSearcher:
         self._text_analyzer = analyzer.tantivy()
         self._indexes = {g: self._open_read_only(folder / g, analyzer) for g in GRANULARITIES}
         self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
-        self._key_ordered = {g: _key_ordered(folder / g, self._searchers[g], g)
-                             for g in GRANULARITIES}
+        self._ordered_prefix = {g: _ordered_prefix(folder / g, self._searchers[g], g)
+                                for g in GRANULARITIES}
 
     def _open_read_only(self, folder: Path, analyzer: Analyzer) -> tantivy.Index:
         """Open a tantivy index to search it, also where the folder is not writable.
@@ -325,9 +325,10 @@ class LexicalSearcher:
         """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
         sentence index): the same order however the documents lie in segments."""
         searcher = self._searchers[granularity]
-        if self._key_ordered[granularity]:  # tantivy's tie-break is already the keys' order
-            hits = searcher.search(query, limit=limit + 1, count=False).hits
-        else:
+        hits = searcher.search(query, limit=limit + 1, count=False).hits
+        if (len(hits) > limit and hits[limit][0] >= hits[limit - 1][0]
+                and hits[limit][1].segment_ord >= self._ordered_prefix[granularity]):
+            # tied at the cut, and tantivy may have preferred a tied document of a later key
             hits = _hits_through_ties(searcher, query, limit)
         addresses = [address for _, address in hits]
         scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
@@ -413,8 +414,26 @@ def _hits_through_ties(searcher: tantivy.Searcher, query: tantivy.Query, limit: 
     return hits
 
 
-KeyRange = list[int]  # first report key, first sentence index, last report key, last index
 _READ_CHUNK = 1 << 20  # documents whose keys are read at once when recording a segment
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    """The smallest and largest (report key, sentence index) of a tantivy segment, and whether
+    its documents are in strictly increasing key order (deleted documents included)."""
+
+    first: tuple[int, int]
+    last: tuple[int, int]
+    in_order: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record in ``key_order.json``."""
+        return {"first": list(self.first), "last": list(self.last), "in_order": self.in_order}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> KeyRange:
+        """A record read from ``key_order.json``."""
+        return cls(tuple(data["first"]), tuple(data["last"]), bool(data["in_order"]))
 
 
 def _order_segments(folder: Path, granularity: str, analyzer: Analyzer) -> None:
@@ -425,23 +444,23 @@ def _order_segments(folder: Path, granularity: str, analyzer: Analyzer) -> None:
     known = _recorded_ranges(folder)
     searcher = _open(folder, analyzer).searcher()
     ranges = {
-        segment["segment_id"]: known[segment["segment_id"]] if segment["segment_id"] in known
-        else _key_range(searcher, granularity, ordinal, int(segment["max_doc"]))
+        segment["segment_id"]: known.get(segment["segment_id"])
+        or _key_range(searcher, granularity, ordinal, int(segment["max_doc"]))
         for ordinal, segment in enumerate(meta["segments"])
     }
-    meta["segments"].sort(key=lambda segment: _first_keys(ranges[segment["segment_id"]]))
-    for name, data in ((ORDER_FILE, {"segments": ranges}), ("meta.json", meta)):
+    meta["segments"].sort(key=lambda segment: ranges[segment["segment_id"]].first)
+    record = {"segments": {sid: r.to_dict() for sid, r in ranges.items()}}
+    for name, data in ((ORDER_FILE, record), ("meta.json", meta)):
         with atomic_path(folder / name) as tmp:
             tmp.write_text(json.dumps(data), encoding="utf-8")
 
 
 def _key_range(
     searcher: tantivy.Searcher, granularity: str, ordinal: int, documents: int
-) -> KeyRange | None:
-    """The first and last keys of segment ``ordinal`` (deleted documents included), or None
-    when its documents are not in strictly increasing (report key, sentence index) order."""
-    first: tuple[int, int] | None = None
-    last: tuple[int, int] | None = None
+) -> KeyRange:
+    """The key range of segment ``ordinal``, read from its fast fields."""
+    pairs = []
+    in_order = True
     for start in range(0, documents, _READ_CHUNK):
         addresses = [tantivy.DocAddress(ordinal, doc)
                      for doc in range(start, min(start + _READ_CHUNK, documents))]
@@ -449,12 +468,16 @@ def _key_range(
         indexes = (np.asarray(searcher.fast_field_values("index", addresses), np.int64)
                    if granularity == "sentences" else np.zeros_like(keys))
         step = np.diff(keys)
-        increasing = np.all((step > 0) | ((step == 0) & (np.diff(indexes) > 0)))
-        if not increasing or (last is not None and last >= (int(keys[0]), int(indexes[0]))):
-            return None
-        first = first or (int(keys[0]), int(indexes[0]))
-        last = (int(keys[-1]), int(indexes[-1]))
-    return None if first is None or last is None else [*first, *last]
+        in_order &= bool(np.all((step > 0) | ((step == 0) & (np.diff(indexes) > 0))))
+        order = np.lexsort((indexes, keys))
+        low, high = order[0], order[-1]
+        chunk = [(int(keys[0]), int(indexes[0])), (int(keys[-1]), int(indexes[-1])),
+                 (int(keys[low]), int(indexes[low])), (int(keys[high]), int(indexes[high]))]
+        in_order &= not pairs or pairs[-1][1] < chunk[0]
+        pairs.append(chunk)
+    if not pairs:
+        return KeyRange((0, 0), (0, 0), False)
+    return KeyRange(min(c[2] for c in pairs), max(c[3] for c in pairs), in_order)
 
 
 def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) -> list[str]:
@@ -469,45 +492,46 @@ def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) 
         f" says {recorded.get(segment['segment_id'])}"
         for ordinal, segment in enumerate(segments)
         if (found := _key_range(searcher, granularity, ordinal, int(segment["max_doc"])))
-        != recorded.get(segment["segment_id"], "missing")
+        != recorded.get(segment["segment_id"])
     ]
-    firsts = [_first_keys(recorded.get(segment["segment_id"])) for segment in segments]
+    firsts = [r.first for segment in segments if (r := recorded.get(segment["segment_id"]))]
     if firsts != sorted(firsts):
         problems.append(f"{folder}: meta.json does not list the segments in key order")
     return problems
 
 
-def _first_keys(key_range: KeyRange | None) -> tuple[float, float]:
-    """Where a segment goes in key order (segments not in key order last)."""
-    return (math.inf, math.inf) if key_range is None else (key_range[0], key_range[1])
-
-
-def _recorded_ranges(folder: Path) -> dict[str, KeyRange | None]:
+def _recorded_ranges(folder: Path) -> dict[str, KeyRange]:
     """The key ranges recorded in ``key_order.json`` (none for an index written before it)."""
     path = folder / ORDER_FILE
     if not path.is_file():
         return {}
-    return json.loads(path.read_text(encoding="utf-8"))["segments"]
+    data = json.loads(path.read_text(encoding="utf-8"))["segments"]
+    return {sid: KeyRange.from_dict(record) for sid, record in data.items()}
 
 
-def _key_ordered(folder: Path, searcher: tantivy.Searcher, granularity: str) -> bool:
-    """Whether the searcher's documents, segment by segment, are in strictly increasing
-    (report key, sentence index) order, so that tantivy's tie-break is the keys' order.
+def _ordered_prefix(folder: Path, searcher: tantivy.Searcher, granularity: str) -> int:
+    """How many leading segments of the searcher (``meta.json``'s order) hold documents in
+    strictly increasing (report key, sentence index) order, each segment's before the next's,
+    and all before any document of the later segments: there, tantivy's tie-break (segment,
+    document) is the keys' order. 0 for an index without ``key_order.json``.
 
-    Read from ``key_order.json`` and ``meta.json``; the first document of each segment is
-    checked against the record (the searcher numbers segments as ``meta.json`` lists them)."""
-    ranges = _recorded_ranges(folder)
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    listed = [ranges.get(segment["segment_id"]) for segment in meta["segments"]]
-    if any(r is None for r in listed) or searcher.num_segments != len(listed):
-        return False
-    if any(a[2:] >= b[:2] for a, b in pairwise(listed)):
-        return False
-    firsts = [tantivy.DocAddress(ordinal, 0) for ordinal in range(len(listed))]
-    found = [searcher.fast_field_values("report_key", firsts)]
-    if granularity == "sentences":
-        found.append(searcher.fast_field_values("index", firsts))
-    return all(
-        list(values) == [r[column] for r in listed]  # type: ignore[index]
-        for column, values in enumerate(found)
-    )
+    The first document of each segment in order is checked against the record (the searcher
+    numbers segments as ``meta.json`` lists them)."""
+    recorded = _recorded_ranges(folder)
+    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    ranges = [recorded.get(segment["segment_id"]) for segment in segments]
+    if any(r is None for r in ranges) or searcher.num_segments != len(ranges):
+        return 0
+    known = [r for r in ranges if r is not None]
+    later_first = [min((r.first for r in known[i:]), default=None) for i in range(len(known) + 1)]
+    prefix = 0
+    for i, r in enumerate(known):
+        if not r.in_order or (i and known[i - 1].last >= r.first):
+            break
+        if later_first[i + 1] is None or r.last < later_first[i + 1]:
+            prefix = i + 1
+    firsts = [tantivy.DocAddress(ordinal, 0) for ordinal in range(prefix)]
+    found = list(zip(searcher.fast_field_values("report_key", firsts),
+                     searcher.fast_field_values("index", firsts) if granularity == "sentences"
+                     else [0] * prefix, strict=True))
+    return prefix if found == [r.first for r in known[:prefix]] else 0

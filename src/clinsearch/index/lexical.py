@@ -324,10 +324,10 @@ class LexicalSearcher:
     def _ranked(self, granularity: str, query: tantivy.Query, limit: int) -> Ranked:
         """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
         sentence index): the same order however the documents lie in segments."""
-        searcher = self._searchers[granularity]
-        hits = searcher.search(query, limit=limit + 1, count=False).hits
-        if (len(hits) > limit and hits[limit][0] >= hits[limit - 1][0]
-                and hits[limit][1].segment_ord >= self._ordered_prefix[granularity]):
+        searcher, prefix = self._searchers[granularity], self._ordered_prefix[granularity]
+        hits = searcher.search(query, limit=limit + 1, count=False).hits if prefix else None
+        if hits is None or (len(hits) > limit and hits[limit][0] >= hits[limit - 1][0]
+                            and hits[limit][1].segment_ord >= prefix):
             # tied at the cut, and tantivy may have preferred a tied document of a later key
             hits = _hits_through_ties(searcher, query, limit)
         addresses = [address for _, address in hits]

@@ -83,8 +83,8 @@ class LazyConText:
     def __init__(self, nlp: Language, radiology_rules: bool = True) -> None:
         """ConText for Docs of ``nlp``: medspaCy's rules, plus the radiology rules if asked."""
         self._nlp = nlp
-        self._specs = context_rule_specs(radiology=radiology_rules)
-        self._cues = RuleCues.of(self._specs)
+        self.specs = context_rule_specs(radiology=radiology_rules)  # the rules, as read
+        self._cues = RuleCues.of(self.specs)
         self._ruleless = ContainmentAwareConText(nlp, CONTEXT_NAME, rules=None)
         self._full: ContainmentAwareConText | None = None
         self._lock = threading.Lock()
@@ -102,6 +102,6 @@ class LazyConText:
             with self._lock:
                 if self._full is None:
                     full = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
-                    full.add([ConTextRule(**spec) for spec in self._specs])
+                    full.add([ConTextRule(**spec) for spec in self.specs])
                     self._full = full
         return self._full(doc)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.surface_cache import cache_key, cached_concept_index
+from clinsearch.annotate.surface_cache import cached_concept_index, surface_key
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 
 
@@ -40,7 +40,7 @@ def test_another_lexicon_has_another_key(mini_lexicon: Lexicon) -> None:
     concept = next(iter(mini_lexicon.concepts.values()))
     changed = replace(concept, abbreviations=(*concept.abbreviations, "ZQX"))
     other = replace(mini_lexicon, concepts={**mini_lexicon.concepts, concept.id: changed})
-    assert cache_key(other) != cache_key(mini_lexicon)
+    assert surface_key(other) != surface_key(mini_lexicon)
 
 
 def test_an_unwritable_cache_folder_is_skipped(mini_lexicon: Lexicon, tmp_path: Path) -> None:

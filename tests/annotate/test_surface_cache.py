@@ -6,9 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.modifiers import ModifierMatcher
+from clinsearch.annotate.surface import tokenizer
 from clinsearch.annotate.surface_cache import cached_concept_index, surface_key
-from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
+from clinsearch.annotate.surface_index import SurfaceIndex, concept_entries, concept_index
 
 
 def _same(a: SurfaceIndex, b: SurfaceIndex) -> bool:
@@ -40,7 +44,20 @@ def test_another_lexicon_has_another_key(mini_lexicon: Lexicon) -> None:
     concept = next(iter(mini_lexicon.concepts.values()))
     changed = replace(concept, abbreviations=(*concept.abbreviations, "ZQX"))
     other = replace(mini_lexicon, concepts={**mini_lexicon.concepts, concept.id: changed})
-    assert surface_key(other) != surface_key(mini_lexicon)
+    assert surface_key(*concept_entries(other)) != surface_key(*concept_entries(mini_lexicon))
+
+
+def test_modifier_matching_is_the_same_from_the_cache(mini_lexicon: Lexicon,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    monkeypatch.setenv("CLINSEARCH_CACHE", str(tmp_path))
+    text = "small right lower lobe opacity, mildly enlarged"
+    first = ModifierMatcher(mini_lexicon)  # computed and stored
+    assert list(tmp_path.glob("surface-*.json"))
+    loaded = ModifierMatcher(mini_lexicon)
+    assert _same(first._index, loaded._index)
+    doc = tokenizer()(text)
+    assert loaded(doc) == first(doc) != []
 
 
 def test_an_unwritable_cache_folder_is_skipped(mini_lexicon: Lexicon, tmp_path: Path) -> None:

@@ -153,12 +153,26 @@ class SurfaceIndex:
         return out
 
 
+Entry = tuple[str, str]  # a surface form and its label
+
+
+def concept_entries(lexicon: Lexicon) -> tuple[list[Entry], list[Entry]]:
+    """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
+    terms = [(form, c.id) for c in lexicon.concepts.values() for form in c.surface_forms]
+    abbreviations = [(abbr, c.id) for c in lexicon.concepts.values() for abbr in c.abbreviations]
+    return terms, abbreviations
+
+
+def index_of(terms: Iterable[Entry], abbreviations: Iterable[Entry] = ()) -> SurfaceIndex:
+    """A surface index of ``terms`` (case-insensitive) and ``abbreviations`` (exact case)."""
+    index = SurfaceIndex()
+    for form, label in terms:
+        index.add_term(form, label)
+    for abbr, label in abbreviations:
+        index.add_abbreviation(abbr, label)
+    return index
+
+
 def concept_index(lexicon: Lexicon) -> SurfaceIndex:
     """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
-    index = SurfaceIndex()
-    for concept in lexicon.concepts.values():
-        for form in concept.surface_forms:
-            index.add_term(form, concept.id)
-        for abbr in concept.abbreviations:
-            index.add_abbreviation(abbr, concept.id)
-    return index
+    return index_of(*concept_entries(lexicon))

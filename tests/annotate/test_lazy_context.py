@@ -14,7 +14,7 @@ import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.context_cues import RuleCues
-from clinsearch.annotate.context_rules import context_rule_specs, rule_cues
+from clinsearch.annotate.context_rules import cached_rule_specs, context_rule_specs, rule_cues
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.sample import sample_reports_path
 
@@ -57,11 +57,16 @@ def test_rules_without_a_bound_match_every_text() -> None:
 
 
 @pytest.mark.parametrize("radiology", [True, False])
-def test_cached_cues_are_the_rules_cues(radiology: bool, tmp_path: Path) -> None:
-    made = RuleCues.of(context_rule_specs(radiology))
-    assert rule_cues(radiology, tmp_path) == made  # computed and stored
+def test_cached_rules_and_cues_are_the_rules_own(radiology: bool, tmp_path: Path) -> None:
+    specs = context_rule_specs(radiology)
+    made = RuleCues.of(specs)
+    assert rule_cues(radiology, tmp_path) == made  # computed and stored, the rules too
     assert rule_cues(radiology, tmp_path) == made  # loaded
-    assert len(list(tmp_path.glob("cues-*.json"))) == 1
+    assert cached_rule_specs(radiology, tmp_path) == specs  # loaded
+    assert len(list(tmp_path.glob("cues-*.json"))) == len(list(tmp_path.glob("rules-*"))) == 1
+    (stored,) = tmp_path.glob("rules-*")
+    stored.write_text(stored.read_text().replace('"literal"', '"literal_"'))  # damaged
+    assert cached_rule_specs(radiology, tmp_path) == specs
 
 
 def test_cue_data_of_the_wrong_shape_is_refused() -> None:

@@ -49,7 +49,7 @@ def cached(path: Path, make: Callable[[], T], dump: Callable[[T], bytes],
     made = make()
     try:
         _store(path, dump(made))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError) as exc:
         log.debug("%s not cached: %s", path.name, type(exc).__name__)
     return made
 

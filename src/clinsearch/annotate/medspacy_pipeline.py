@@ -21,7 +21,7 @@ from spacy.lang.en import English
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from clinsearch.annotate.context_rules import context_rule_specs, rule_cues
+from clinsearch.annotate.context_rules import cached_rule_specs, rule_cues
 from clinsearch.annotate.surface import blank_nlp
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
@@ -93,8 +93,8 @@ class LazyConText:
 
     @cached_property
     def specs(self) -> list[dict[str, Any]]:
-        """The rules, as ``ConTextRule`` keyword arguments (read on first need)."""
-        return context_rule_specs(radiology=self._radiology)
+        """The rules, as ``ConTextRule`` keyword arguments (loaded on first need)."""
+        return cached_rule_specs(radiology=self._radiology)
 
     @property
     def built(self) -> bool:

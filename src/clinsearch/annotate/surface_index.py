@@ -58,7 +58,7 @@ class SurfaceIndex:
     def to_data(self) -> dict[str, Any]:
         """The index as JSON-ready data (``from_data`` makes it back): keys joined by KEY_SEP,
         labels sorted. ValueError if a token holds KEY_SEP."""
-        def joined(keys: Iterable[Key]) -> list[str]:
+        def joined(keys: Sequence[Key]) -> list[str]:
             out = [KEY_SEP.join(key) for key in keys]
             if sum(map(len, keys)) != sum(s.count(KEY_SEP) + 1 for s in out):
                 raise ValueError("a surface key token holds the key separator")

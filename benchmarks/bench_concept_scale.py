@@ -1,6 +1,8 @@
 """Compare concept search of two checkouts side by side on one existing index (issue 16).
 
-Run: ``python benchmarks/bench_concept_scale.py INDEX --src OLD/src --src NEW/src``
+Run: ``python benchmarks/bench_concept_scale.py INDEX --src OLD/src --src NEW/src``, or with one
+index per source when their concept files differ in format (``INDEX_OLD INDEX_NEW``: the same
+reports, e.g. a hard-linked copy whose ``concepts`` folders the new code rewrote).
 
 For each ``--src`` (in turn, twice, so that neither profits from a warmer file cache alone): a
 fresh process opens the index, times the first concept query (open, term tools, concept index),
@@ -45,16 +47,21 @@ print(json.dumps({"first_query_s": first, "passes": passes, "hits": hits}))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("index", type=Path)
+    parser.add_argument("index", type=Path, nargs="+", help="one index, or one per --src")
     parser.add_argument("--src", type=Path, action="append", required=True)
     args = parser.parse_args()
+    if len(args.index) not in (1, len(args.src)):
+        parser.error("give one index, or one per --src")
+    indexes = args.index if len(args.index) > 1 else args.index * len(args.src)
+    index_of = dict(zip(map(str, args.src), indexes, strict=True))
     out: dict = {"command": " ".join(sys.argv), "load_before": _uptime(), "runs": {}}
     hits = {}
     for _ in range(2):
         for src in args.src:
             env = dict(os.environ, PYTHONPATH=str(src.resolve()))
             bench_storage._CHILD_ENV["PYTHONPATH"] = env["PYTHONPATH"]  # for _cold
-            child = subprocess.run([sys.executable, "-c", _CHILD, str(args.index),
+            index = index_of[str(src)]
+            child = subprocess.run([sys.executable, "-c", _CHILD, str(index),
                                     json.dumps(QUERIES)], env=env, check=True,
                                    capture_output=True, text=True)
             got = json.loads(child.stdout.splitlines()[-1])
@@ -63,7 +70,7 @@ def main() -> None:
                 "first_query_s": round(got["first_query_s"], 2),
                 "warm_ms": _percentiles(got["passes"][0]),
                 "fully_warm_ms": _percentiles(got["passes"][1]),
-                "cold_cli_s": _cold(["search", str(args.index), "pleural effusion", "--method",
+                "cold_cli_s": _cold(["search", str(index), "pleural effusion", "--method",
                                      "concept", "--format", "trec"]),
             })
     out["identical_hits"] = all(h == hits[str(args.src[0])] for h in hits.values())

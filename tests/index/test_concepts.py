@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from clinsearch.annotate.hierarchy import Hierarchy
-from clinsearch.index.component import DELETED_FILE, Generation, Segment
-from clinsearch.index.concept_postings import ConceptIndex, write_postings
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import (
+    DELETED_FILE,
+    Generation,
+    Segment,
+    sentence_codes,
+    sentence_parts,
+)
+from clinsearch.index.concept_postings import ConceptComponent, ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
 
 HIERARCHY = Hierarchy({
@@ -56,9 +65,9 @@ def test_findings_are_posted_under_their_concept_and_every_ancestor(tmp_path: Pa
     assert index.lookup("opacity", exact=True).rows.tolist() == [3]
     assert index.lookup("pneumonia").rows.tolist() == [1, 0, 4]
     assert index.lookup("absent_concept").rows.tolist() == []
-    code = index.sentence_code[4]
-    assert (index.sentence_keys[code], index.sentence_indexes[code]) == (3, 1)
-    code = index.pattern_code[0]
+    sentences = index.lookup("lobar_pneumonia").sentences
+    assert sentences.tolist() == sentence_codes([1, 3], [0, 1]).tolist()
+    code = index.pattern_of(0)
     assert index.patterns[code] == "disease|present|lobar pneumonia|right"
     assert index.pattern_concept[code] == "lobar_pneumonia"
     assert index.pattern_polarity[code] == "present"
@@ -73,10 +82,8 @@ def test_postings_follow_the_findings_table_when_it_changes(tmp_path: Path) -> N
                             ("r2#1", "pneumonia", "present", "")])
     write_postings(folder, HIERARCHY)
     index = ConceptIndex.open(gen)
-    rows = index.lookup("pneumonia").rows
-    codes = index.sentence_code[rows]
-    assert list(zip(index.sentence_keys[codes], index.sentence_indexes[codes], strict=True)) == [
-        (2, 1)]
+    keys, indexes = sentence_parts(index.lookup("pneumonia").sentences)
+    assert list(zip(keys.tolist(), indexes.tolist(), strict=True)) == [(2, 1)]
 
 
 def test_lookup_returns_only_the_concepts_postings(tmp_path: Path) -> None:
@@ -106,9 +113,35 @@ def test_segments_combine_as_one_table_without_deleted_reports(tmp_path: Path) -
         write_postings(split.segment_path(segment), HIERARCHY)
     pq.write_table(pa.table({"key": pa.array([4], pa.int64())}), split.path / DELETED_FILE)
     expected, combined = ConceptIndex.open(whole), ConceptIndex.open(split)
-    assert combined.findings.equals(expected.findings)
     for key in ("opacity", "pneumonia", "lobar_pneumonia", "pleural_effusion"):
         for exact in (False, True):
             got, want = combined.lookup(key, exact=exact), expected.lookup(key, exact=exact)
-            assert got.rows.tolist() == want.rows.tolist(), key
-            assert got.depths.tolist() == want.depths.tolist(), key
+            for field in ("depths", "sentences", "contexts"):  # rows number each segment's own
+                assert getattr(got, field).tolist() == getattr(want, field).tolist(), key
+            assert ([combined.patterns[c] for c in got.patterns]
+                    == [expected.patterns[c] for c in want.patterns]), key
+            assert np.all(np.diff(got.rows[got.depths == 0]) > 0), key  # rows rise per depth
+
+
+def test_segment_without_the_postings_fields_is_refused_with_the_remedy(tmp_path: Path) -> None:
+    gen, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "pneumonia", "present", "right")])
+    info = write_postings(folder, HIERARCHY)
+    component = ConceptComponent()
+    assert component.check(gen, None, info) == []
+    (folder / "concepts" / "sentences.npy").unlink()  # as an index of an older clinsearch
+    with pytest.raises(ClinsearchError, match="rebuild the index"):
+        ConceptIndex.open(gen)
+    assert component.check(gen, None, info) == [
+        f"{folder / 'concepts' / 'sentences.npy'}: missing; rebuild the index",
+        f"{gen.path / 'concepts'}: 0 postings under 0 keys, the manifest says 2 under 2"]
+
+
+def test_check_finds_postings_that_disagree_with_the_findings(tmp_path: Path) -> None:
+    gen, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "pneumonia", "present", ""),
+                            ("r2#0", "opacity", "absent", "")])
+    info = write_postings(folder, HIERARCHY)
+    np.save(folder / "concepts" / "rows.npy", np.array([0, 1, 7], np.int32))
+    problems = ConceptComponent().check(gen, None, info)
+    assert problems == [f"{folder / 'concepts' / 'rows.npy'}: rows outside the 2 findings"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -15,9 +16,10 @@ from clinsearch.annotate.finding import Finding
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
+from clinsearch.index.concept_postings import ARRAYS
 
-TABLES = ("reports.parquet", "sentences.parquet", "findings.parquet",
-          "concepts/postings.parquet", "concepts/keys.parquet")
+TABLES = ("reports.parquet", "sentences.parquet", "findings.parquet", "concepts/keys.parquet",
+          "concepts/patterns.parquet", "concepts/values.parquet")
 
 
 def test_parallel_build_equals_serial_build(
@@ -38,6 +40,12 @@ def test_parallel_build_equals_serial_build(
         assert pq.read_table(serial.generation.path / name).equals(
             pq.read_table(parallel.generation.path / name)
         ), name
+    arrays = sorted(p.relative_to(serial.generation.path) for p in
+                    (serial.generation.path / "segments").rglob("*.npy"))
+    assert len(arrays) == 3 * len(ARRAYS)
+    for name in arrays:
+        assert np.array_equal(np.load(serial.generation.path / name),
+                              np.load(parallel.generation.path / name)), name
     sentences = serial.generation.table("sentences").to_pylist()
     assert len(sentences) > 200 and len({s["text"] for s in sentences}) < len(sentences)
     annotator = annotator_for(None)

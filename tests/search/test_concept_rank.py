@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.hierarchy import Hierarchy
-from clinsearch.index.component import Generation, Segment
+from clinsearch.index.component import Generation, Segment, sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex, write_postings
 from clinsearch.index.findings import FINDINGS_SCHEMA
 from clinsearch.search.concept.modifier_relations import (
@@ -69,8 +70,8 @@ def ranked(ranker: ConceptRanker, parser: QueryParser, query: str, **options: ob
 
 def sentence_id(ranker: ConceptRanker, code: int) -> str:
     """The test id ("p#1") of a sentence code of the concept index."""
-    index = ranker.index
-    return f"{chr(index.sentence_keys[code])}#{index.sentence_indexes[code]}"
+    key, index = (int(v[0]) for v in sentence_parts(np.array([code])))
+    return f"{chr(key)}#{index}"
 
 
 def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: QueryParser) -> None:
@@ -105,8 +106,7 @@ def test_modifier_stated_elsewhere_in_the_report_earns_partial_credit(
     order = ranked(ranker, parser, "right pneumonia")
     assert order.index("a#0") < order.index("p#1") < order.index("c#0") < order.index("b#0")
     ranking = ranker.rank(query)
-    code = {sentence_id(ranker, s): s for s in range(len(ranker.index.sentence_keys))}
-    p1, c0 = code["p#1"], code["c#0"]
+    p1, c0 = (int(sentence_codes([ord(r)], [i])[0]) for r, i in (("p", 1), ("c", 0)))
     assert ranking.parts(p1)[0].match.explain()["modifiers"] == {"right": ELSEWHERE_CREDIT}
     assert ranking.parts(c0)[0].match.explain()["modifiers"] == {"right": UNSTATED_CREDIT}
     assert "p#1" not in ranked(ranker, parser, "left pneumonia")[:3]

@@ -33,6 +33,20 @@ DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
 
 
+SENTENCE_BITS = 20  # a sentence code is report key << SENTENCE_BITS | sentence index
+
+
+def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
+    """One int64 per (report key, sentence index) pair, ordered as the pairs are."""
+    return (np.asarray(keys, np.int64) << SENTENCE_BITS) + np.asarray(indexes, np.int64)
+
+
+def sentence_parts(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Report keys and sentence indexes of sentence codes."""
+    codes = np.asarray(codes, np.int64)
+    return codes >> SENTENCE_BITS, codes & ((1 << SENTENCE_BITS) - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Segment:
     """An immutable run of reports: keys ``first_key`` to ``last_key`` (inclusive; a merge may

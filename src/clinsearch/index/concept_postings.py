@@ -3,10 +3,16 @@
 A finding of ``lobar_pneumonia`` is posted under ``lobar_pneumonia`` (depth 0), ``pneumonia``
 (depth 1) and so on up the lexicon's hierarchy (the paper's synonym-expanded index, with
 synonyms already folded into concept ids by the annotator). Each segment's postings are derived
-from its findings table when the segment is written (``concepts/`` in the segment folder),
-sorted by key, depth and row, with a key table of offsets; ``ConceptIndex`` combines the
-segments (rows offset per segment, deleted reports' findings left out), so a lookup is a dict
-access and an array slice per segment, never a scan of the corpus.
+from its findings table when the segment is written (``concepts/`` in the segment folder):
+finding rows sorted by key, depth and row with a key table of offsets, and beside each posting
+the fields ranking needs as fixed-width arrays (sentence code, pattern code, context bits), so
+that a lookup reads one contiguous slice of each; per finding, its pattern code and the offsets
+of the finding and its modifiers (for the few rows a query shows); a small table of the
+segment's distinct patterns; per modifier value, the reports that state it.
+
+``ConceptIndex`` opens a generation by reading the key and pattern tables only (the arrays are
+memory-mapped ``.npy`` files, no pickle): a lookup reads the postings of one key and the
+fields of those rows, and leaves deleted reports' findings out by their report key.
 """
 
 from __future__ import annotations
@@ -24,16 +30,24 @@ import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
-from clinsearch.duck import connect
-from clinsearch.index.component import Change, Generation, Segment
+from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import SENTENCE_BITS, Change, Generation, Segment, sentence_codes
 from clinsearch.index.findings import FINDINGS_FILE
 
 NAME = "concepts"
-POSTINGS_FILE = "postings.parquet"  # finding row in the segment, depth; by key, depth, row
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
-# The findings columns search reads (no ids or text: sentences and reports go by key and index).
-FINDING_COLUMNS = ("report_key", "sentence_index", "concept", "name", "polarity", "pattern",
-                   "start", "end", "modifiers", "context")
+PATTERNS_FILE = "patterns.parquet"  # per pattern code: pattern, concept, name, polarity, modifiers
+VALUES_FILE = "values.parquet"  # per modifier value code: value, start, count into mention keys
+# Arrays (.npy): postings by key, depth, row; per finding row; per modifier of a finding; per
+# (modifier value, report) pair.
+POSTING_ARRAYS = ("rows", "depths", "sentences", "patterns", "contexts")
+FINDING_ARRAYS = ("finding_patterns", "starts", "ends", "modifier_offsets")
+MODIFIER_ARRAYS = ("modifier_starts", "modifier_ends", "modifier_values")
+MENTION_ARRAYS = ("mention_keys",)
+ARRAYS = POSTING_ARRAYS + FINDING_ARRAYS + MODIFIER_ARRAYS + MENTION_ARRAYS
+FILES = (KEYS_FILE, PATTERNS_FILE, VALUES_FILE, *(f"{a}.npy" for a in ARRAYS))
+_READ_COLUMNS = ["report_key", "sentence_index", "concept", "pattern", "context", "start", "end",
+                 "modifiers"]
 
 
 class ConceptComponent:
@@ -77,23 +91,20 @@ class ConceptComponent:
         return ConceptIndex.open(gen)
 
     def check(self, gen: Generation, core: object, entry: Mapping[str, Any]) -> list[str]:
-        """Problems: postings that point outside their segment's findings or disagree with the
-        key offsets, totals that differ from the manifest's."""
+        """Problems: missing files, postings or fields that disagree with their segment's
+        findings or with the key, pattern and value tables, totals that differ from the
+        manifest's."""
         problems, postings, names = [], 0, set()
         for segment in gen.segments:
-            folder = gen.segment_path(segment)
-            findings = pq.ParquetFile(folder / FINDINGS_FILE).metadata.num_rows
-            rows = pq.read_table(folder / NAME / POSTINGS_FILE, columns=["row"]).column("row")
-            keys = pq.read_table(folder / NAME / KEYS_FILE).to_pydict()
-            if len(rows) and (pc.max(rows).as_py() >= findings or pc.min(rows).as_py() < 0):
-                problems.append(f"{folder / NAME / POSTINGS_FILE}: rows outside the {findings}"
-                                " findings")
-            ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
-            if sum(keys["count"]) != len(rows) or any(e > len(rows) for e in ends):
-                problems.append(f"{folder / NAME / KEYS_FILE}: offsets do not cover the postings"
-                                " exactly")
-            postings += len(rows)
-            names.update(keys["key"])
+            folder = gen.segment_path(segment) / NAME
+            missing = [f for f in FILES if not (folder / f).is_file()]
+            if missing:
+                problems.append(f"{folder / missing[0]}: missing; rebuild the index")
+                continue
+            findings = pq.ParquetFile(gen.segment_path(segment) / FINDINGS_FILE).metadata.num_rows
+            problems += _segment_problems(folder, findings)
+            postings += len(_array(folder, "rows"))
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
         if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
             problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
                             f" manifest says {entry.get('postings')} under {entry.get('keys')}")
@@ -107,171 +118,357 @@ class ConceptComponent:
         postings, names = 0, set()
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
-            postings += pq.ParquetFile(folder / POSTINGS_FILE).metadata.num_rows
-            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column("key").to_pylist())
+            postings += len(_array(folder, "rows"))
+            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
         return {"keys": len(names), "postings": postings}
 
 
+def _segment_problems(folder: Path, findings: int) -> list[str]:
+    """What is wrong with one segment's concept files (``findings``: its findings rows)."""
+    a = {name: _array(folder, name) for name in ARRAYS}
+    keys = pq.ParquetFile(folder / KEYS_FILE).read().to_pydict()
+    patterns = pq.ParquetFile(folder / PATTERNS_FILE).metadata.num_rows
+    values = pq.ParquetFile(folder / VALUES_FILE).read().to_pydict()
+    problems = []
+
+    def outside(name: str, bound: int) -> bool:
+        return bool(len(a[name])) and (int(a[name].min()) < 0 or int(a[name].max()) >= bound)
+
+    if outside("rows", findings):
+        problems.append(f"{folder / 'rows.npy'}: rows outside the {findings} findings")
+    for name in POSTING_ARRAYS:
+        if len(a[name]) != len(a["rows"]):
+            problems.append(f"{folder / name}.npy: not one entry per posting")
+    ends = [s + n for s, n in zip(keys["start"], keys["count"], strict=True)]
+    if sum(keys["count"]) != len(a["rows"]) or any(e > len(a["rows"]) for e in ends):
+        problems.append(f"{folder / KEYS_FILE}: offsets do not cover the postings exactly")
+    for name in FINDING_ARRAYS:
+        if len(a[name]) != findings + (name == "modifier_offsets"):
+            problems.append(f"{folder / name}.npy: not one entry per finding")
+    for name in ("patterns", "finding_patterns"):
+        if outside(name, patterns):
+            problems.append(f"{folder / name}.npy: codes outside the {patterns} patterns")
+    offsets, modifiers = a["modifier_offsets"], len(a["modifier_values"])
+    if len(offsets) and (offsets[0] != 0 or offsets[-1] != modifiers
+                         or bool((np.diff(offsets) < 0).any())):
+        problems.append(f"{folder / 'modifier_offsets.npy'}: offsets do not cover the modifiers")
+    if any(len(a[n]) != modifiers for n in MODIFIER_ARRAYS) or outside(
+            "modifier_values", len(values["value"])):
+        problems.append(f"{folder / 'modifier_values.npy'}: modifiers disagree with the values")
+    if sum(values["count"]) != len(a["mention_keys"]):
+        problems.append(f"{folder / VALUES_FILE}: offsets do not cover the mention keys exactly")
+    return problems
+
+
+def _array(folder: Path, name: str) -> np.ndarray:
+    """A memory-mapped array of a segment's concept files (never a pickle)."""
+    return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+
+
 def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
-    """Write ``concepts/{postings,keys}.parquet`` for the findings table of a segment folder."""
+    """Write ``concepts/`` (postings, per-finding fields, patterns, modifier values) for the
+    findings table of a segment folder, reading it batch by batch."""
     out = folder / NAME
     out.mkdir(exist_ok=True)
-    column = pq.ParquetFile(folder / FINDINGS_FILE).read(["concept"]).column("concept")
-    rows = pa.table({"concept": column, "row": pa.array(range(len(column)), pa.int64())})
-    with connect({"f": rows}) as db:
-        concepts = [r[0] for r in db.execute("SELECT DISTINCT concept FROM f").fetchall()]
-        expansion = pa.Table.from_pylist(
-            [{"concept": c, "key": a, "depth": d}
-             for c in concepts for a, d in hierarchy.ancestors(c).items()],
-            schema=pa.schema([("concept", pa.string()), ("key", pa.string()),
-                              ("depth", pa.int16())]),
-        )
-        db.register("expansion", expansion)
-        db.execute(
-            "CREATE TABLE p AS SELECT e.key, e.depth, f.row"
-            " FROM f JOIN expansion e USING (concept)"
-        )
-        postings = db.sql("SELECT row, depth FROM p ORDER BY key, depth, row").to_arrow_table()
-        keys = db.sql(
-            "SELECT key, (sum(n) OVER (ORDER BY key) - n)::BIGINT AS start, n AS count"
-            " FROM (SELECT key, count(*)::BIGINT AS n FROM p GROUP BY key) ORDER BY key"
-        ).to_arrow_table()
-    pq.write_table(postings, out / POSTINGS_FILE)
-    pq.write_table(keys, out / KEYS_FILE)
-    return {"keys": keys.num_rows, "postings": postings.num_rows}
+    source = pq.ParquetFile(folder / FINDINGS_FILE)
+    n = source.metadata.num_rows
+    row_type = np.int32 if n < 2**31 else np.int64
+    fields = {"sentences": np.empty(n, np.int64), "finding_patterns": np.empty(n, np.int32),
+              "contexts": np.empty(n, np.int8), "starts": np.empty(n, np.int32),
+              "ends": np.empty(n, np.int32), "modifier_offsets": np.zeros(n + 1, np.int64)}
+    concepts, concept_ids, patterns, pattern_ids, value_ids = (
+        np.empty(n, np.int32), _Codes(), [], _Codes(), _Codes())
+    modifiers: dict[str, list[np.ndarray]] = {k: [] for k in MODIFIER_ARRAYS}
+    mentions: list[tuple[np.ndarray, np.ndarray]] = []
+    at = 0
+    for batch in source.iter_batches(columns=[*_READ_COLUMNS, "name", "polarity"]):
+        end = at + batch.num_rows
+        keys = batch.column("report_key").to_numpy()
+        fields["sentences"][at:end] = sentence_codes(keys, batch.column("sentence_index"))
+        fields["contexts"][at:end] = context_bits(batch.column("context"))
+        fields["starts"][at:end] = batch.column("start").to_numpy(zero_copy_only=False)
+        fields["ends"][at:end] = batch.column("end").to_numpy(zero_copy_only=False)
+        concepts[at:end] = concept_ids.encode(batch.column("concept"))[0]
+        codes, new = pattern_ids.encode(batch.column("pattern"))
+        fields["finding_patterns"][at:end] = codes
+        for row in new.tolist():  # a new pattern: concept, name, polarity, modifiers of its first
+            first = batch.slice(row, 1).to_pylist()[0]
+            mods = tuple(Modifier(**m) for m in first["modifiers"])
+            patterns.append({k: first[k] for k in ("pattern", "concept", "name", "polarity")}
+                            | {"modifiers": modifier_values(mods)})
+        mods = batch.column("modifiers")
+        counts = pc.list_value_length(mods).fill_null(0).to_numpy(zero_copy_only=False)
+        flat = pc.list_flatten(mods)
+        base = fields["modifier_offsets"][at]
+        fields["modifier_offsets"][at + 1 : end + 1] = base + np.cumsum(counts)
+        value_codes = value_ids.encode(flat.field("value"))[0]
+        modifiers["modifier_starts"].append(flat.field("start").to_numpy(zero_copy_only=False))
+        modifiers["modifier_ends"].append(flat.field("end").to_numpy(zero_copy_only=False))
+        modifiers["modifier_values"].append(value_codes)
+        mentions.append((value_codes, np.repeat(keys, counts)))
+        at = end
+    rows, depths, key_table = _postings(concepts, concept_ids.values, hierarchy, row_type)
+    sentences, contexts = fields.pop("sentences"), fields.pop("contexts")
+    if fields["modifier_offsets"][-1] < 2**31:
+        fields["modifier_offsets"] = fields["modifier_offsets"].astype(np.int32)
+    posted = {"rows": rows, "depths": depths, "sentences": sentences[rows],
+              "patterns": fields["finding_patterns"][rows], "contexts": contexts[rows]}
+    for name, values in (fields | posted).items():
+        np.save(out / f"{name}.npy", values, allow_pickle=False)
+    for name, parts in modifiers.items():
+        dtype = np.int32
+        np.save(out / f"{name}.npy", np.concatenate([np.zeros(0, dtype), *parts]).astype(dtype),
+                allow_pickle=False)
+    mention_keys, value_table = _mentions(mentions, value_ids.values)
+    np.save(out / "mention_keys.npy", mention_keys, allow_pickle=False)
+    pq.write_table(value_table, out / VALUES_FILE)
+    pq.write_table(pa.Table.from_pylist(patterns, schema=_PATTERN_SCHEMA), out / PATTERNS_FILE)
+    pq.write_table(key_table, out / KEYS_FILE)
+    return {"keys": key_table.num_rows, "postings": len(rows)}
 
 
-def context_bits(column: pa.ChunkedArray) -> np.ndarray:
+_PATTERN_SCHEMA = pa.schema([("pattern", pa.string()), ("concept", pa.string()),
+                             ("name", pa.string()), ("polarity", pa.string()),
+                             ("modifiers", pa.list_(pa.string()))])
+
+
+class _Codes:
+    """Dense codes for the distinct strings of a column, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.values: list[str] = []
+
+    def encode(self, column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Codes per row (int32), and the rows where a value appears for the first time."""
+        coded = pc.dictionary_encode(column)
+        indices = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        local = coded.dictionary.to_pylist()
+        first = np.full(len(local), len(indices), np.int64)
+        np.minimum.at(first, indices, np.arange(len(indices)))
+        new = []
+        for i, value in enumerate(local):
+            if value not in self.ids:
+                self.ids[value] = len(self.values)
+                self.values.append(value)
+                new.append(int(first[i]))
+        mapping = np.array([self.ids[v] for v in local], np.int32)
+        return mapping[indices], np.sort(np.array(new, np.int64))
+
+
+def _postings(concepts: np.ndarray, names: list[str], hierarchy: Hierarchy, row_type: type
+              ) -> tuple[np.ndarray, np.ndarray, pa.Table]:
+    """Finding rows and depths by key, depth, row, and the key table (key, start, count)."""
+    order = np.argsort(concepts, kind="stable").astype(row_type)
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(concepts, minlength=len(names)))])
+    under: dict[str, dict[int, list[int]]] = {}  # key: depth: concept codes
+    for code, concept in enumerate(names):
+        for key, depth in hierarchy.ancestors(concept).items():
+            under.setdefault(key, {}).setdefault(depth, []).append(code)
+    rows, depths, table = [], [], {"key": [], "start": [], "count": []}
+    start = 0
+    for key in sorted(under):
+        table["key"].append(key)
+        table["start"].append(start)
+        for depth in sorted(under[key]):
+            found = np.concatenate([order[bounds[c] : bounds[c + 1]] for c in under[key][depth]])
+            if len(under[key][depth]) > 1:
+                found.sort()
+            rows.append(found)
+            depths.append(np.full(len(found), depth, np.int8))
+            start += len(found)
+        table["count"].append(start - table["start"][-1])
+    schema = pa.schema([("key", pa.string()), ("start", pa.int64()), ("count", pa.int64())])
+    return (np.concatenate([np.zeros(0, row_type), *rows]),
+            np.concatenate([np.zeros(0, np.int8), *depths]),
+            pa.Table.from_pydict(table, schema=schema))
+
+
+def _mentions(parts: list[tuple[np.ndarray, np.ndarray]], values: list[str]
+              ) -> tuple[np.ndarray, pa.Table]:
+    """Per modifier value code, the sorted distinct report keys stating it; and the value table
+    (value, start, count into those keys)."""
+    codes = np.concatenate([np.zeros(0, np.int32), *(c for c, _ in parts)]).astype(np.int64)
+    keys = np.concatenate([np.zeros(0, np.int64), *(k for _, k in parts)])
+    order = np.lexsort((keys, codes))
+    codes, keys = codes[order], keys[order]
+    fresh = np.r_[True, (codes[1:] != codes[:-1]) | (keys[1:] != keys[:-1])] if len(keys) else (
+        np.zeros(0, bool))
+    codes, keys = codes[fresh], keys[fresh]
+    counts = np.bincount(codes, minlength=len(values))
+    starts = np.cumsum(counts) - counts
+    table = pa.table({"value": pa.array(values, pa.string()), "start": pa.array(starts, pa.int64()),
+                      "count": pa.array(counts, pa.int64())})
+    return keys, table
+
+
+def context_bits(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Per row of a list-of-strings context column: its flags as bits of CONTEXTS (int8)."""
-    lists = column.combine_chunks()
-    counts = pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False)
-    values = lists.flatten().to_pylist()
+    counts = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+    coded = pc.dictionary_encode(pc.list_flatten(column))
+    if isinstance(coded, pa.ChunkedArray):
+        coded = coded.combine_chunks()
     bit = {c: 1 << i for i, c in enumerate(CONTEXTS)}
-    flags = np.array([bit.get(v, 0) for v in values], dtype=np.int8)
-    owner = np.repeat(np.arange(len(counts)), counts)
+    bits = np.array([bit.get(v, 0) for v in coded.dictionary.to_pylist()], np.int8)
+    flags = bits[coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
     out = np.zeros(len(counts), dtype=np.int8)
-    np.bitwise_or.at(out, owner, flags)
+    np.bitwise_or.at(out, np.repeat(np.arange(len(counts)), counts), flags)
     return out
-
-
-def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-code a column (codes in order of first appearance): int64 codes per row and
-    the first row of each code."""
-    coded = pc.dictionary_encode(column).combine_chunks()
-    codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    first = np.zeros(len(coded.dictionary), dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    return codes, first
 
 
 @dataclass(frozen=True, slots=True)
 class Posting:
-    """The findings posted under a key: row numbers into the findings table, and depths."""
+    """The findings posted under a key, with the fields ranking needs of each."""
 
-    rows: np.ndarray  # int64
+    rows: np.ndarray  # int64: finding rows (segment offset + row in its findings table)
     depths: np.ndarray  # int16: 0 for the concept itself, 1 for a child concept, ...
+    sentences: np.ndarray  # int64 sentence codes (``sentence_codes``)
+    patterns: np.ndarray  # int64 pattern codes of the concept index
+    contexts: np.ndarray  # int8 context bits (1 << CONTEXTS.index(flag)); 0: asserted
 
 
-@dataclass(frozen=True, slots=True)
 class _SegmentPostings:
-    """One segment's postings, rows already numbered in the combined findings table."""
+    """One segment's memory-mapped concept files; rows are numbered from ``offset``."""
 
-    rows: np.ndarray  # int64, sorted by key, depth, row
-    depths: np.ndarray  # int16
-    keys: dict[str, tuple[int, int]]  # key: (start, count)
+    def __init__(self, folder: Path, offset: int, pattern_map: np.ndarray,
+                 values: dict[str, tuple[int, int]], value_map: np.ndarray) -> None:
+        self.folder, self.offset = folder, offset
+        keys = pq.ParquetFile(folder / KEYS_FILE).read().to_pydict()
+        self.keys = {k: (s, n) for k, s, n in zip(keys["key"], keys["start"], keys["count"],
+                                                  strict=True)}
+        self.pattern_map, self.values, self.value_map = pattern_map, values, value_map
+        self.findings = len(self.array("finding_patterns"))
 
-    def slice(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and depths posted under ``key``."""
+    def array(self, name: str) -> np.ndarray:
+        """One of the segment's arrays, memory-mapped on first use."""
+        found: np.ndarray | None = self.__dict__.get(name)
+        if found is None:
+            found = self.__dict__[name] = _array(self.folder, name)
+        return found
+
+    def slice(self, key: str, exact: bool) -> list[np.ndarray]:
+        """The postings under ``key`` (depth 0 only when ``exact``): local rows, depths,
+        sentence codes, local pattern codes and context bits, each one contiguous read."""
         start, count = self.keys.get(key, (0, 0))
-        return self.rows[start : start + count], self.depths[start : start + count]
+        depths = np.array(self.array("depths")[start : start + count], np.int16)
+        if exact:
+            count = int(np.searchsorted(depths, 1))
+            depths = depths[:count]
+        return [np.array(self.array(name)[start : start + count], dtype) if name != "depths"
+                else depths for name, dtype in _POSTED]
+
+
+_POSTED = (("rows", np.int64), ("depths", np.int16), ("sentences", np.int64),
+           ("patterns", np.int32), ("contexts", np.int8))
 
 
 class ConceptIndex:
-    """Loaded postings plus the findings table they point into, with patterns, sentences and
-    reports dictionary-coded (sentences by report key and sentence index, no id strings)."""
+    """A generation's concept postings: per segment, keys and patterns read, arrays mapped."""
 
-    def __init__(self, findings: pa.Table, segments: list[_SegmentPostings]) -> None:
-        from clinsearch.index.integrity import sentence_codes  # integrity imports the components
-
-        self.findings = findings
-        self._segments = segments
-        keys = findings.column("report_key").to_numpy()
-        indexes = findings.column("sentence_index").to_numpy()
-        self.sentence_code, first = _codes(pa.chunked_array([sentence_codes(keys, indexes)]))
-        # Report key and sentence index of each sentence code (a store row is one lookup away).
-        self.sentence_keys, self.sentence_indexes = keys[first], indexes[first]
-        self.report_code, first = _codes(findings.column("report_key"))
-        self.report_keys = keys[first]
-        self.pattern_code, first = _codes(findings.column("pattern"))
-        self.patterns: list[str] = findings.column("pattern").take(pa.array(first)).to_pylist()
-        # Per distinct pattern (from its first finding): concept id, name, polarity, modifiers.
-        firsts = findings.select(["concept", "name", "polarity", "modifiers"]).take(pa.array(first))
-        self.pattern_concept: list[str] = firsts.column("concept").to_pylist()
-        self.pattern_name: list[str] = firsts.column("name").to_pylist()
-        self.pattern_polarity = np.array(firsts.column("polarity").to_pylist(), dtype=object)
-        self.pattern_modifiers: list[tuple[str, ...]] = [
-            tuple(modifier_values(tuple(Modifier(**m) for m in mods)))
-            for mods in firsts.column("modifiers").to_pylist()
-        ]
-        # Where each finding and its modifiers are (offsets into the report text), for marking.
-        self.start = findings.column("start").to_numpy()
-        self.end = findings.column("end").to_numpy()
-        mods = findings.column("modifiers").combine_chunks()
-        self.modifier_offsets = mods.offsets.to_numpy()
-        self.modifier_start = mods.values.field("start").to_numpy(zero_copy_only=False)
-        self.modifier_end = mods.values.field("end").to_numpy(zero_copy_only=False)
-        self.modifier_value = mods.values.field("value").to_pylist()
-        # Context flags of each finding as bits (1 << CONTEXTS.index(flag)); 0: asserted.
-        self.context_bits = context_bits(findings.column("context"))
-
-    def context_of(self, row: int) -> tuple[str, ...]:
-        """The context flags of finding ``row``."""
-        bits = int(self.context_bits[row])
-        return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
+    def __init__(self, folders: list[Path], dropped: np.ndarray) -> None:
+        self.dropped = dropped  # deleted report keys, sorted
+        codes: dict[str, int] = {}
+        self.patterns: list[str] = []
+        self.pattern_concept: list[str] = []
+        self.pattern_name: list[str] = []
+        self.pattern_polarity: list[str] = []
+        self.pattern_modifiers: list[tuple[str, ...]] = []
+        self._mentions: dict[str, np.ndarray] = {}
+        self._segments: list[_SegmentPostings] = []
+        value_codes: dict[str, int] = {}
+        offset = 0
+        for folder in folders:
+            table = pq.ParquetFile(folder / PATTERNS_FILE).read().to_pydict()
+            local = []
+            for i, pattern in enumerate(table["pattern"]):
+                if pattern not in codes:
+                    codes[pattern] = len(self.patterns)
+                    self.patterns.append(pattern)
+                    self.pattern_concept.append(table["concept"][i])
+                    self.pattern_name.append(table["name"][i])
+                    self.pattern_polarity.append(table["polarity"][i])
+                    self.pattern_modifiers.append(tuple(table["modifiers"][i]))
+                local.append(codes[pattern])
+            values = pq.ParquetFile(folder / VALUES_FILE).read().to_pydict()
+            spans = {v: (s, n) for v, s, n in zip(values["value"], values["start"],
+                                                  values["count"], strict=True)}
+            value_map = np.array([value_codes.setdefault(v, len(value_codes))
+                                  for v in values["value"]], np.int64)
+            segment = _SegmentPostings(folder, offset, np.array(local, np.int64), spans, value_map)
+            self._segments.append(segment)
+            offset += segment.findings
+        self.modifier_names = list(value_codes)
+        self._offsets = np.array([s.offset for s in self._segments], np.int64)
 
     @classmethod
     def open(cls, gen: Generation) -> ConceptIndex:
-        """Load a generation's findings and each segment's postings, leaving the deleted
-        reports' findings out."""
-        dropped = pa.array(gen.deleted_keys(), pa.int64())
-        tables, segments, offset = [], [], 0
-        for segment in gen.segments:
-            folder = gen.segment_path(segment)
-            stored = pq.ParquetFile(folder / FINDINGS_FILE).read(list(FINDING_COLUMNS))
-            postings = pq.ParquetFile(folder / NAME / POSTINGS_FILE).read()
-            keys = pq.ParquetFile(folder / NAME / KEYS_FILE).read().to_pydict()
-            rows = postings.column("row").to_numpy().astype(np.int64)
-            depths = postings.column("depth").to_numpy().astype(np.int16)
-            counts = np.asarray(keys["count"], np.int64)
-            if len(dropped):
-                kept = pc.invert(pc.is_in(stored.column("report_key"), value_set=dropped))
-                stored = stored.filter(kept)
-                keep = kept.to_numpy(zero_copy_only=False)
-                new_row = np.cumsum(keep) - 1
-                valid = keep[rows]
-                owner = np.repeat(np.arange(len(counts)), counts)
-                counts = np.bincount(owner[valid], minlength=len(counts))
-                rows, depths = new_row[rows[valid]], depths[valid]
-            starts = np.cumsum(counts) - counts
-            segments.append(_SegmentPostings(
-                rows + offset, depths,
-                {k: (int(st), int(n)) for k, st, n in zip(keys["key"], starts, counts,
-                                                          strict=True) if n},
-            ))
-            tables.append(stored)
-            offset += stored.num_rows
-        return cls(pa.concat_tables(tables), segments)
+        """Read each segment's key, pattern and value tables; a segment written by an older
+        clinsearch (no such files) is refused with the remedy."""
+        folders = [gen.segment_path(s) / NAME for s in gen.segments]
+        for folder in folders:
+            missing = [f for f in FILES if not (folder / f).is_file()]
+            if missing:
+                raise ClinsearchError(f"{folder}: concept postings of an older clinsearch (no"
+                                      f" {missing[0]}); rebuild the index")
+        return cls(folders, gen.deleted_keys())
 
     def lookup(self, concept: str, *, exact: bool = False) -> Posting:
         """Findings of ``concept`` and its descendants (only the concept itself when ``exact``),
-        by depth then row, as one build's postings would be."""
-        slices = [s.slice(concept) for s in self._segments]
-        rows = np.concatenate([r for r, _ in slices])
-        depths = np.concatenate([d for _, d in slices])
-        if len(self._segments) > 1:
-            order = np.argsort(depths, kind="stable")  # rows already rise within each depth
-            rows, depths = rows[order], depths[order]
-        if exact:
-            keep = depths == 0
-            rows, depths = rows[keep], depths[keep]
-        return Posting(rows, depths)
+        by depth then row, as one build's postings would be; deleted reports left out."""
+        parts = []
+        for segment in self._segments:
+            columns = segment.slice(concept, exact)
+            if not len(columns[0]):
+                continue
+            if len(self.dropped):
+                keep = ~np.isin(columns[2] >> SENTENCE_BITS, self.dropped)
+                columns = [c[keep] for c in columns]
+            rows, depths, sentences, patterns, contexts = columns
+            parts.append((rows + segment.offset, depths, sentences, segment.pattern_map[patterns],
+                          contexts))
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return Posting(empty, np.zeros(0, np.int16), empty, empty, np.zeros(0, np.int8))
+        columns = [np.concatenate(c) for c in zip(*parts, strict=True)]
+        if len(parts) > 1:
+            order = np.argsort(columns[1], kind="stable")  # rows already rise within each depth
+            columns = [c[order] for c in columns]
+        return Posting(*columns)
+
+    def mentions(self, value: str) -> np.ndarray:
+        """Sorted report keys with a finding that carries modifier ``value``."""
+        if value not in self._mentions:
+            parts = [np.zeros(0, np.int64)]
+            for segment in self._segments:
+                start, count = segment.values.get(value, (0, 0))
+                parts.append(np.asarray(segment.array("mention_keys")[start : start + count]))
+            self._mentions[value] = np.unique(np.concatenate(parts))
+        return self._mentions[value]
+
+    def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
+        segment = self._segments[int(np.searchsorted(self._offsets, row, side="right")) - 1]
+        return segment, row - segment.offset
+
+    def pattern_of(self, row: int) -> int:
+        """The pattern code of finding ``row``."""
+        segment, local = self._locate(row)
+        return int(segment.pattern_map[segment.array("finding_patterns")[local]])
+
+    def spans(self, row: int) -> list[tuple[int, int, str | None]]:
+        """Offsets in the report text of finding ``row`` (label None) and of its modifiers
+        (labelled by modifier value)."""
+        segment, local = self._locate(row)
+        out: list[tuple[int, int, str | None]] = [
+            (int(segment.array("starts")[local]), int(segment.array("ends")[local]), None)]
+        first, last = (int(i) for i in segment.array("modifier_offsets")[local : local + 2])
+        names = [self.modifier_names[int(segment.value_map[v])]
+                 for v in segment.array("modifier_values")[first:last]]
+        out += [(int(s), int(e), name) for s, e, name in zip(
+            segment.array("modifier_starts")[first:last],
+            segment.array("modifier_ends")[first:last], names, strict=True)]
+        return out
+
+
+def context_flags(bits: int) -> tuple[str, ...]:
+    """The context flags of a finding's context bits."""
+    return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))

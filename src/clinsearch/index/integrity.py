@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import Generation
+from clinsearch.index.component import Generation, sentence_codes
 from clinsearch.index.generations import LEASE, lease_current
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
 
@@ -56,11 +56,6 @@ class CoreRows:
         """How many (report key, sentence index) pairs name no sentence."""
         known = sentence_codes(self.sentence_keys, self.sentence_indexes)
         return int((~np.isin(sentence_codes(keys, indexes), known)).sum())
-
-
-def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
-    """One int64 per (report key, sentence index) pair."""
-    return np.asarray(keys, np.int64) * (1 << 20) + np.asarray(indexes, np.int64)
 
 
 def file_digests(

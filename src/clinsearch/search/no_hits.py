@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def no_hits_reason(index: Index, query: str) -> str:
     """One or two sentences saying why ``query`` has no hits in ``index``."""
+    from clinsearch.index.concept_postings import context_flags
     from clinsearch.search.concept.tools import index_concept_tools
 
     if "concepts" not in index.config.components:
@@ -32,13 +33,17 @@ def no_hits_reason(index: Index, query: str) -> str:
     reasons = []
     for group in parsed.groups:
         for finding in group:
-            rows = concepts.lookup(finding.concept).rows
-            if not len(rows):
+            posting = concepts.lookup(finding.concept)
+            if not len(posting.rows):
                 reasons.append(f"'{finding.name}' is never mentioned in this index")
                 continue
-            polarity = Counter(np.asarray(concepts.pattern_polarity)[concepts.pattern_code[rows]])
+            polarity = Counter(np.asarray(concepts.pattern_polarity)[posting.patterns])
             found = ", ".join(f"{n} {p}" for p, n in sorted(polarity.items()))
-            context = Counter(c for r in rows.tolist() for c in concepts.context_of(r))
+            bits, counts = np.unique(posting.contexts, return_counts=True)
+            context: Counter[str] = Counter()
+            for b, n in zip(bits.tolist(), counts.tolist(), strict=True):
+                for c in context_flags(b):
+                    context[c] += n
             flags = ", ".join(f"{n} {c}" for c, n in sorted(context.items()))
             said = f" ({flags})" if context else ""
             reasons.append(

@@ -16,6 +16,7 @@ import numpy as np
 from clinsearch.annotate.finding import CONTEXTS, POLARITIES, Finding, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
+from clinsearch.index.component import sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.concept.patterns import PatternMatch, match
@@ -89,16 +90,41 @@ class PartMatch:
 
 
 class Ranking:
-    """Candidate sentences best first, and the parts each one matched (built on demand)."""
+    """Candidate sentences best first (score, then sentence code), and the parts each one
+    matched (built on demand). Only the best ``n`` asked for are put in order (``top``)."""
 
-    def __init__(self, sentences: np.ndarray, scores: np.ndarray,
+    def __init__(self, candidates: np.ndarray, scores: np.ndarray,
                  parts: Callable[[int], tuple[PartMatch, ...]]) -> None:
-        self.sentences = sentences  # sentence codes of the concept index, best first
-        self.scores = scores
+        self._candidates = candidates  # sentence codes, ascending
+        self._scores = scores
         self._parts = parts
 
     def __len__(self) -> int:
-        return len(self.sentences)
+        return len(self._candidates)
+
+    def top(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The sentence codes and scores of the ``n`` best candidates, best first: those above
+        the n-th best score, then its ties in code order (no sort of every candidate)."""
+        values = self._scores
+        if n < len(values):
+            cut = np.partition(values, len(values) - n)[len(values) - n]
+            above = np.flatnonzero(values > cut)
+            ties = np.flatnonzero(values == cut)[: n - len(above)]
+            chosen = np.concatenate([above, ties])
+        else:
+            chosen = np.arange(len(values))
+        order = chosen[np.lexsort((chosen, -values[chosen]))]
+        return self._candidates[order], values[order]
+
+    @property
+    def sentences(self) -> np.ndarray:
+        """Every candidate's sentence code, best first."""
+        return self.top(len(self))[0]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Every candidate's score, best first."""
+        return self.top(len(self))[1]
 
     def parts(self, sentence: int) -> tuple[PartMatch, ...]:
         """The best finding for each query pattern of the winning group, in that sentence."""
@@ -117,10 +143,6 @@ class ConceptRanker:
         self._pattern_vectors: dict[int, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
         self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
-        self._mentions: dict[str, np.ndarray] = {}
-        # Report code of each sentence code (every finding of a sentence has the same report).
-        self._report_of = np.zeros(len(index.sentence_keys), dtype=np.int64)
-        self._report_of[index.sentence_code] = index.report_code
         pol = {p: i for i, p in enumerate(POLARITIES)}
         self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
 
@@ -139,29 +161,16 @@ class ConceptRanker:
             masks = [(self._site_sentences(a.concept), _site_words(a)) for a in anatomy]
             found.append([self._best_per_sentence(q, options, masks) for q in group])
         # Candidate sentence codes, sorted; everything below is indexed by position in them.
-        sentences = np.unique(np.concatenate(
-            [np.zeros(0, np.int64), *(s for part in found for s, _, _ in part)]))
+        codes_found = [s for part in found for s, _, _ in part]
+        sentences = (codes_found[0] if len(codes_found) == 1 else  # unique already
+                     np.unique(np.concatenate([np.zeros(0, np.int64), *codes_found])))
+        if len(codes_found) == 1:  # one pattern: its values are the scores (the same numbers)
+            _, picked, values = found[0][0]
+            credit = APPROXIMATE_CREDIT if query.groups[0][0].concept in query.approximate else 1
+            best, winner, rows = values * credit, np.zeros(len(values), np.int64), [[picked]]
+        else:
+            best, winner, rows = _combine(query, found, sentences)
         n = len(sentences)
-        best = np.full(n, -np.inf)
-        winner = np.full(n, -1)
-        rows: list[list[np.ndarray]] = []  # per group, per pattern: best finding row by sentence
-        for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
-            total = np.zeros(n)
-            seen = np.zeros(n, dtype=bool)
-            rows.append([])
-            for q, (codes, picked, values) in zip(group, part, strict=True):
-                at = np.searchsorted(sentences, codes)
-                if q.concept in query.approximate:
-                    values = values * APPROXIMATE_CREDIT
-                total[at] += values
-                seen[at] = True
-                best_row = np.full(n, -1)
-                best_row[at] = picked
-                rows[-1].append(best_row)
-            total /= len(group)
-            better = seen & (total > best)
-            best[better] = total[better]
-            winner[better] = g
         if wording is not None:
             codes, values = wording
             at = np.searchsorted(sentences, codes)
@@ -169,7 +178,6 @@ class ConceptRanker:
             hit[hit] = sentences[at[hit]] == codes[hit]
             best[at[hit]] += WORDING_WEIGHT * values[hit]
         candidates = np.flatnonzero(winner >= 0)
-        ranked = candidates[np.lexsort((candidates, -best[candidates]))]
 
         def parts(sentence: int) -> tuple[PartMatch, ...]:
             at = int(np.searchsorted(sentences, sentence))
@@ -179,64 +187,72 @@ class ConceptRanker:
             for q, best_row in zip(query.groups[g], rows[g], strict=True):
                 row = int(best_row[at])
                 if row >= 0:
-                    out.append(self._explained(q, row, anatomy))
+                    out.append(self._explained(q, row, sentence, anatomy))
             return tuple(out)
 
-        return Ranking(sentences[ranked], best[ranked], parts)
+        return Ranking(sentences[candidates], best[candidates], parts)
 
-    def candidates(self, concept: str) -> np.ndarray:
-        """Finding rows of the concept, its descendants and its ancestors up to BROADER_DEPTH."""
-        rows = [self.index.lookup(concept).rows]
+    def candidates(self, concept: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Findings of the concept, its descendants and its ancestors up to BROADER_DEPTH:
+        their rows, sentence codes, pattern codes and context bits."""
+        found = [self.index.lookup(concept)]
         for ancestor, depth in self.hierarchy.ancestors(concept).items():
             if 0 < depth <= BROADER_DEPTH:
-                rows.append(self.index.lookup(ancestor, exact=True).rows)
-        return np.concatenate(rows)
+                found.append(self.index.lookup(ancestor, exact=True))
+        fields = ("rows", "sentences", "patterns", "contexts")
+        if len(found) == 1:
+            return tuple(getattr(found[0], f) for f in fields)  # type: ignore[return-value]
+        return tuple(np.concatenate([getattr(p, f) for p in found])  # type: ignore[return-value]
+                     for f in fields)
 
     def _site_sentences(self, concept: str) -> np.ndarray:
         """Sentence codes, sorted, that mention ``concept`` or a narrower one."""
-        return np.unique(self.index.sentence_code[self.index.lookup(concept).rows])
+        return np.unique(self.index.lookup(concept).sentences)
 
     def _best_per_sentence(self, q: Finding, options: PolarityOptions,
                            sites: list[tuple[np.ndarray, set[str]]]
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each candidate sentence of pattern ``q``: its best finding row and that value."""
-        rows = self.candidates(q.concept)
-        codes = self.index.pattern_code[rows]
-        allowed = [POLARITIES.index(p) for p in options.allowed(q.polarity)]
-        keep = np.isin(self._polarity[codes], allowed)
-        keep &= (self.index.context_bits[rows] & ~options.context_bits) == 0
-        rows, codes = rows[keep], codes[keep]
+        rows, sentences, codes, contexts = self.candidates(q.concept)
+        accepted = np.zeros(len(POLARITIES) + 1, bool)  # the last: an unknown polarity (-1)
+        accepted[[POLARITIES.index(p) for p in options.allowed(q.polarity)]] = True
+        keep = accepted[self._polarity][codes]
+        keep &= (contexts & ~options.context_bits) == 0
+        if not keep.all():
+            rows, codes, sentences = rows[keep], codes[keep], sentences[keep]
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
             return rows, rows, np.zeros(0)
-        sentences = self.index.sentence_code[rows]
-        unique, inverse = np.unique(codes, return_inverse=True)
+        unique, inverse = _dense(codes, len(self._polarity))
         key = _key(q)
         numbers = np.array([self._numbers_of(q, code, key) for code in unique.tolist()])
-        total = numbers[inverse, 0]
-        parts = numbers[inverse, 1] + len(sites)
+        numbers[:, 1] += len(sites)
+        # Terms that depend on the sentence, not only on the pattern: unstated modifiers that
+        # the report states elsewhere, anatomy sites.
+        terms = []
         for j, value in enumerate(modifier_values(q.modifiers)):
-            unstated = numbers[inverse, 3 + j] > 0
-            if unstated.any():
-                said = self._report_mentions(value)[sentences]
-                total = total + (ELSEWHERE_CREDIT - UNSTATED_CREDIT) * (unstated & said)
+            unstated = np.flatnonzero((numbers[:, 3 + j] > 0)[inverse])
+            if len(unstated):
+                said = np.zeros(len(rows), bool)
+                said[unstated] = self._report_mentions(value, sentences[unstated])
+                terms.append((ELSEWHERE_CREDIT - UNSTATED_CREDIT) * said)
         for mentioned, words in sites:
             as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
                                     for c in unique])[inverse]
-            total = total + (np.isin(sentences, mentioned) | as_modifier)
-        values = total / np.maximum(parts, 1)
-        values = values + TIE_WEIGHT * numbers[inverse, 2]
+            terms.append(_within(sentences, mentioned) | as_modifier)
+        if terms:
+            total = numbers[inverse, 0]
+            for term in terms:
+                total = total + term
+            values = total / np.maximum(numbers[inverse, 1], 1)
+            values = values + TIE_WEIGHT * numbers[inverse, 2]
+        else:  # the same arithmetic per pattern, then spread to its rows
+            values = (numbers[:, 0] / np.maximum(numbers[:, 1], 1)
+                      + TIE_WEIGHT * numbers[:, 2])[inverse]
         return _best_of_each(sentences, rows, values)
 
-    def _report_mentions(self, value: str) -> np.ndarray:
+    def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
-        if value not in self._mentions:
-            idx = self.index
-            codes = [c for c, mods in enumerate(idx.pattern_modifiers) if value in mods]
-            rows = np.flatnonzero(np.isin(idx.pattern_code, codes))
-            reports = np.zeros(len(idx.report_keys), dtype=bool)
-            reports[idx.report_code[rows]] = True
-            self._mentions[value] = reports[self._report_of]
-        return self._mentions[value]
+        return _within(sentence_parts(sentences)[0], self.index.mentions(value))
 
     def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
                     ) -> tuple[float, ...]:
@@ -266,17 +282,19 @@ class ConceptRanker:
             self._numbers[key] = (m.total, m.parts, sim, *unstated)
         return self._scored[key]
 
-    def _explained(self, q: Finding, row: int, anatomy: tuple[Finding, ...]) -> PartMatch:
-        """The match of finding ``row`` with ``q``, anatomy parts included."""
-        code = int(self.index.pattern_code[row])
+    def _explained(self, q: Finding, row: int, sentence: int, anatomy: tuple[Finding, ...]
+                   ) -> PartMatch:
+        """The match of finding ``row`` (of sentence code ``sentence``) with ``q``, anatomy
+        parts included."""
+        code = self.index.pattern_of(row)
         proto = self._score(q, code)
-        sentence = int(self.index.sentence_code[row])
         mods = set(self.index.pattern_modifiers[code])
         sites = tuple((a.name, float(sentence in self._site_sentences(a.concept)
                                      or bool(_site_words(a) & mods))) for a in anatomy)
         modifiers = tuple(
-            (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT and self._report_mentions(v)[sentence]
-             else s) for v, s in proto.match.modifiers)
+            (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT
+             and self._report_mentions(v, np.array([sentence]))[0] else s)
+            for v, s in proto.match.modifiers)
         return PartMatch(q, row, replace(proto.match, modifiers=modifiers, sites=sites),
                          proto.similarity)
 
@@ -287,12 +305,63 @@ class ConceptRanker:
         return self._pattern_vectors[code]
 
 
+def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
+             sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[np.ndarray]]]:
+    """Per candidate sentence (sorted codes): the score of its best group, that group (-1:
+    none), and per group and pattern the best finding row (-1: none), from each pattern's
+    best findings by sentence (``found``)."""
+    n = len(sentences)
+    best = np.full(n, -np.inf)
+    winner = np.full(n, -1)
+    rows: list[list[np.ndarray]] = []
+    for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
+        total = np.zeros(n)
+        seen = np.zeros(n, dtype=bool)
+        rows.append([])
+        for q, (codes, picked, values) in zip(group, part, strict=True):
+            at = np.searchsorted(sentences, codes)
+            if q.concept in query.approximate:
+                values = values * APPROXIMATE_CREDIT
+            total[at] += values
+            seen[at] = True
+            best_row = np.full(n, -1)
+            best_row[at] = picked
+            rows[-1].append(best_row)
+        total /= len(group)
+        better = seen & (total > best)
+        best[better] = total[better]
+        winner[better] = g
+    return best, winner, rows
+
+
+def _within(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``np.isin(values, sorted_set)`` for a sorted ``sorted_set``: a binary search per value,
+    no sort of ``values``."""
+    if not len(sorted_set):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
+
+
+def _dense(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True)`` for codes below ``size``, without a sort."""
+    present = np.zeros(size, bool)
+    present[codes] = True
+    unique = np.flatnonzero(present)
+    position = np.zeros(size, np.int64)
+    position[unique] = np.arange(len(unique))
+    return unique, position[codes]
+
+
 def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per distinct group, ascending: the row of its highest value (the first row on ties) and
-    that value. One stable sort by group and reductions, not a sort on three keys."""
-    order = np.argsort(groups, kind="stable")
-    groups, rows, values = groups[order], rows[order], values[order]
+    that value. One stable sort by group (none when already sorted) and reductions."""
+    if len(groups) < 2 or bool((groups[1:] > groups[:-1]).all()):  # one row per group
+        return groups, rows, values
+    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+        order = np.argsort(groups, kind="stable")
+        groups, rows, values = groups[order], rows[order], values[order]
     start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     top = np.maximum.reduceat(values, start)
     owner = np.repeat(np.arange(len(start)), np.diff(np.r_[start, len(groups)]))

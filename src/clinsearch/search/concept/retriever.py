@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clinsearch.hit import Hit, Level
+from clinsearch.index.component import sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.bm25 import BM25Retriever
@@ -66,15 +67,7 @@ class ConceptRetriever:
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.fallback = BM25Retriever(index)
-        # Store row of each sentence code of the concept index, and back.
-        self._store_row = self.store.sentence_rows(concepts.sentence_keys,
-                                                   concepts.sentence_indexes)
-        self._code_by_row = np.full(len(self.store.sentence_ids), -1, dtype=np.int64)
-        self._code_by_row[self._store_row] = np.arange(len(self._store_row))
         self.lexical = index.component("lexical")
-        # Findings carry offsets into the report text; marks are made relative to the sentence.
-        starts = index.generation.table("sentences", ["start"])
-        self._sentence_start = starts.column("start").to_numpy()
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
@@ -82,13 +75,18 @@ class ConceptRetriever:
         if not parsed.groups:
             return self._text_fallback(query, level, top)
         ranking = self.ranker.rank(parsed, self.options, self._wording(query))
-        rows = self._store_row[ranking.sentences]
+
+        def fetch(n: int) -> Scored:
+            codes, scores = ranking.top(n)
+            return Scored(scores, self.store.sentence_rows(*sentence_parts(codes)),
+                          n >= len(ranking))
+
         best = top_groups(
-            lambda n: Scored(ranking.scores[:n], rows[:n], n >= len(ranking)),
+            fetch,
             partial(self.store.groups, level, "sentence"),
             top,
         )
-        parts = [ranking.parts(int(self._code_by_row[row])) for row in best.rows.tolist()]
+        parts = [ranking.parts(self._sentence_code(row)) for row in best.rows.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
             self.store, level, best.scores, best.rows,
@@ -103,6 +101,12 @@ class ConceptRetriever:
         return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
                 for hit in self.fallback.search(query, level, top)]
 
+    def _sentence_code(self, row: int) -> int:
+        """The concept index's sentence code of store sentence ``row``."""
+        report = self.store.sentence_report_row[row]
+        index = row - self.store.first_sentence_row[report]
+        return int(sentence_codes(self.store.report_keys[report], index))
+
     def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
         tie-break, so that of sentences with the same finding pattern the one worded most like
@@ -110,10 +114,8 @@ class ConceptRetriever:
         ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
         if not len(ranked.scores):
             return np.zeros(0, np.int64), np.zeros(0)
-        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
-        codes = self._code_by_row[rows]
-        found = codes >= 0
-        return codes[found], (ranked.scores[found] / float(ranked.scores.max())).astype(float)
+        codes = sentence_codes(ranked.report_keys, ranked.sentence_indexes)
+        return codes, (ranked.scores / float(ranked.scores.max())).astype(float)
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn (their finding patterns parsed in one batch)."""
@@ -124,14 +126,11 @@ class ConceptRetriever:
         """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
         idx = self.ranker.index
         text = self.store.sentence_texts[row]
-        base = int(self._sentence_start[row])
+        base = int(self.store.sentence_starts[row])
         out = []
         for part in parts:
-            spans = [(int(idx.start[part.row]), int(idx.end[part.row]), part.query.name)]
-            first, last = idx.modifier_offsets[part.row : part.row + 2]
-            spans += [(int(idx.modifier_start[i]), int(idx.modifier_end[i]), idx.modifier_value[i])
-                      for i in range(first, last)]
-            out += [(s - base, e - base, what) for s, e, what in spans
+            out += [(s - base, e - base, what or part.query.name)
+                    for s, e, what in idx.spans(part.row)
                     if 0 <= s - base < e - base <= len(text)]
         return sorted(set(out))
 
@@ -144,7 +143,7 @@ class ConceptRetriever:
         mapped = {c: m.phrase for m in parsed.mappings if m.used
                   for c in parsed.approximate}
         for part in parts:
-            code = int(idx.pattern_code[part.row])
+            code = idx.pattern_of(part.row)
             names.append(idx.pattern_name[code])
             entry = {
                 "query_pattern": part.query.pattern,

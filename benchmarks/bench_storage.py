@@ -159,17 +159,19 @@ class _Bench:
             cpu_before = _children_cpu()
             child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            peak = [0]
+            peak, main_peak = [0], 0
             start = time.perf_counter()
             reader = threading.Thread(target=_stamp, args=(child, log, start, peak), daemon=True)
             reader.start()
             while child.poll() is None:
-                peak[0] = max(peak[0], _tree_rss(child.pid))
+                tree, main = _tree_rss(child.pid)
+                peak[0], main_peak = max(peak[0], tree), max(main_peak, main)
                 time.sleep(0.2)
             reader.join()
             if child.returncode != 0:
                 raise SystemExit(f"clinsearch {args[0]} failed: see {log.name}")
             entry["peak_mb"] = round(peak[0] / 2**20, 1)
+            entry["peak_main_mb"] = round(main_peak / 2**20, 1)  # the command's own process
             entry["cpu_s"] = round(_children_cpu() - cpu_before, 1)
 
     def size(self, key: str, folder: Path) -> float:
@@ -216,8 +218,8 @@ def _commit(src: Path) -> str:
     return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants."""
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """Resident bytes of a process and all its descendants, and of the process alone."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -226,17 +228,19 @@ def _tree_rss(pid: int) -> int:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [pid]
+    total, own, todo = 0, 0, [pid]
     while todo:
         current = todo.pop()
         todo += children.get(current, [])
         try:
             for line in Path(f"/proc/{current}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
+                    rss = int(line.split()[1]) * 1024
+                    total += rss
+                    own = rss if current == pid else own
         except OSError:
             pass
-    return total
+    return total, own
 
 
 def _warm(index_dir: Path) -> dict:

@@ -11,7 +11,8 @@ wall time, peak memory of the whole process tree (sampled from /proc) and machin
 against the fresh build's; then warm query p50/p95 per method and cohort count time (in one
 process) and cold CLI search/cohort (a fresh process each). Every child's progress lines go to
 ``STEP.log`` in the work folder, each stamped with the elapsed seconds and the tree's memory then,
-so the stages of a build can be timed; the JSON result is rewritten after every step, so a run
+so the stages of a build can be timed, and every ~10 s with the memory then (whole tree and
+the command's own process); the JSON result is rewritten after every step, so a run
 cut short still says how far it got.
 """
 
@@ -163,9 +164,14 @@ class _Bench:
             start = time.perf_counter()
             reader = threading.Thread(target=_stamp, args=(child, log, start, peak), daemon=True)
             reader.start()
+            samples = 0
             while child.poll() is None:
                 tree, main = _tree_rss(child.pid)
                 peak[0], main_peak = max(peak[0], tree), max(main_peak, main)
+                samples += 1
+                if samples % 50 == 0:  # every ~10 s: where memory goes between progress lines
+                    log.write(f"[{time.perf_counter() - start:9.1f} s {peak[0] / 2**20:7.0f} MB]"
+                              f" now: all {tree / 2**20:.0f} MB, main {main / 2**20:.0f} MB\n")
                 time.sleep(0.2)
             reader.join()
             if child.returncode != 0:

@@ -172,6 +172,7 @@ class _Bench:
                 if samples % 50 == 0:  # every ~10 s: where memory goes between progress lines
                     log.write(f"[{time.perf_counter() - start:9.1f} s {peak[0] / 2**20:7.0f} MB]"
                               f" now: all {tree / 2**20:.0f} MB, main {main / 2**20:.0f} MB\n")
+                    log.flush()
                 time.sleep(0.2)
             reader.join()
             if child.returncode != 0:

@@ -211,3 +211,14 @@ def test_optimize_keeps_segments_within_segment_reports(
     rebuilt = Index.build(kept, tmp_path / "rebuilt", progress=False)
     assert answers(index, with_keys=False) == answers(rebuilt, with_keys=False)
     assert check_index(index.path)[1] == []
+
+
+def test_a_table_read_reads_only_the_columns_asked(
+    fresh: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read, asked = pq.ParquetFile.read, []
+    monkeypatch.setattr(pq.ParquetFile, "read", lambda self, columns=None, **options: (
+        asked.append(columns) or read(self, columns, **options)))
+    table = fresh.generation.table("findings", ["report_key"])  # the key column itself
+    assert table.column_names == ["report_key"] and table.num_rows
+    assert asked == [["report_key"]] * len(fresh.generation.segments)

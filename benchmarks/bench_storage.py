@@ -11,7 +11,8 @@ wall time, peak memory of the whole process tree (sampled from /proc) and machin
 against the fresh build's; then warm query p50/p95 per method and cohort count time (in one
 process) and cold CLI search/cohort (a fresh process each). Every child's progress lines go to
 ``STEP.log`` in the work folder, each stamped with the elapsed seconds and the tree's memory then,
-so the stages of a build can be timed; the JSON result is rewritten after every step, so a run
+so the stages of a build can be timed, and every ~10 s with the memory then (whole tree and
+the command's own process); the JSON result is rewritten after every step, so a run
 cut short still says how far it got.
 """
 
@@ -159,17 +160,25 @@ class _Bench:
             cpu_before = _children_cpu()
             child = subprocess.Popen([sys.executable, "-m", "clinsearch", *args], env=_CHILD_ENV,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            peak = [0]
+            peak, main_peak = [0], 0
             start = time.perf_counter()
             reader = threading.Thread(target=_stamp, args=(child, log, start, peak), daemon=True)
             reader.start()
+            samples = 0
             while child.poll() is None:
-                peak[0] = max(peak[0], _tree_rss(child.pid))
+                tree, main = _tree_rss(child.pid)
+                peak[0], main_peak = max(peak[0], tree), max(main_peak, main)
+                samples += 1
+                if samples % 50 == 0:  # every ~10 s: where memory goes between progress lines
+                    log.write(f"[{time.perf_counter() - start:9.1f} s {peak[0] / 2**20:7.0f} MB]"
+                              f" now: all {tree / 2**20:.0f} MB, main {main / 2**20:.0f} MB\n")
+                    log.flush()
                 time.sleep(0.2)
             reader.join()
             if child.returncode != 0:
                 raise SystemExit(f"clinsearch {args[0]} failed: see {log.name}")
             entry["peak_mb"] = round(peak[0] / 2**20, 1)
+            entry["peak_main_mb"] = round(main_peak / 2**20, 1)  # the command's own process
             entry["cpu_s"] = round(_children_cpu() - cpu_before, 1)
 
     def size(self, key: str, folder: Path) -> float:
@@ -216,8 +225,8 @@ def _commit(src: Path) -> str:
     return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
 
 
-def _tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants."""
+def _tree_rss(pid: int) -> tuple[int, int]:
+    """Resident bytes of a process and all its descendants, and of the process alone."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -226,17 +235,19 @@ def _tree_rss(pid: int) -> int:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [pid]
+    total, own, todo = 0, 0, [pid]
     while todo:
         current = todo.pop()
         todo += children.get(current, [])
         try:
             for line in Path(f"/proc/{current}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    total += int(line.split()[1]) * 1024
+                    rss = int(line.split()[1]) * 1024
+                    total += rss
+                    own = rss if current == pid else own
         except OSError:
             pass
-    return total
+    return total, own
 
 
 def _warm(index_dir: Path) -> dict:

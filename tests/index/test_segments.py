@@ -190,3 +190,35 @@ def test_checksums_detect_a_flipped_byte_in_a_segment_file(
     files, problems = check_index(root)
     assert files > 0
     assert any("s000002/findings.parquet: checksum mismatch" in p for p in problems), problems
+
+
+def test_optimize_keeps_segments_within_segment_reports(
+    tmp_path: Path, sample: list[Report]
+) -> None:
+    index = Index.build(sample[:25], tmp_path / "idx", IndexConfig(segment_reports=20),
+                        progress=False)
+    index.add(sample[25:35], progress=False)
+    index.add(sample[35:], progress=False)
+    assert [s.reports for s in index.generation.segments] == [20, 5, 10, 11]
+    assert index.optimize() == 2  # 5 + 10 fit in 20 reports; 15 + 11 do not
+    assert [s.reports for s in index.generation.segments] == [20, 15, 11]
+    assert index.optimize() == 0
+    gone = {sample[3].id, sample[30].id, "secret"}  # "secret" is sample[20]
+    index.delete(sorted(gone))
+    assert index.optimize() == 2  # the segments with deleted rows, each alone (19 + 13 > 20)
+    assert [s.reports for s in index.generation.segments] == [19, 13, 11]
+    kept = [r for r in sample if r.id not in gone]
+    rebuilt = Index.build(kept, tmp_path / "rebuilt", progress=False)
+    assert answers(index, with_keys=False) == answers(rebuilt, with_keys=False)
+    assert check_index(index.path)[1] == []
+
+
+def test_a_table_read_reads_only_the_columns_asked(
+    fresh: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read, asked = pq.ParquetFile.read, []
+    monkeypatch.setattr(pq.ParquetFile, "read", lambda self, columns=None, **options: (
+        asked.append(columns) or read(self, columns, **options)))
+    table = fresh.generation.table("findings", ["report_key"])  # the key column itself
+    assert table.column_names == ["report_key"] and table.num_rows
+    assert asked == [["report_key"]] * len(fresh.generation.segments)

@@ -220,17 +220,19 @@ def delete_command(
 
 @app.command("optimize")
 def optimize_command(index_dir: IndexDir) -> None:
-    """Merge an index into one segment without the reports marked deleted: their text, terms
-    and vectors are gone from the index folder once readers of older generations close."""
+    """Merge an index's segments (into as few as its segment size allows) without the reports
+    marked deleted: their text, terms and vectors are gone from the index folder once readers
+    of older generations close."""
     from clinsearch import Index
 
     with Index.open(index_dir) as index:
         merged = index.optimize()
         if merged:
-            console.print(f"merged {merged} segment(s) into one; the index holds"
+            console.print(f"merged {merged} segment(s); the index holds"
+                          f" {len(index.generation.segments)} segment(s),"
                           f" {index.manifest.counts.reports} reports")
         else:
-            console.print("already one segment without deleted reports; nothing to do")
+            console.print("no segments to merge and no deleted reports; nothing to do")
 
 
 SearchPolarity = Annotated[

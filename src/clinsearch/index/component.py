@@ -237,7 +237,7 @@ def _sorted(report_keys: Collection[int] | None) -> np.ndarray | None:
 
 def _with_key(columns: list[str] | None, key: str) -> list[str] | None:
     """``columns`` plus the key column (needed to leave deleted reports out)."""
-    return None if columns is None or key in columns else [*columns, key]
+    return columns if columns is None or key in columns else [*columns, key]
 
 
 def without_keys(rows: Any, key: str, dropped: np.ndarray) -> Any:

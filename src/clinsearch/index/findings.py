@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -38,6 +39,7 @@ _JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
 # Distinct sentence texts remembered: the repeated ones of an archive (templates) stay in, the
 # one-off texts pass through (200,000 held ~260 MB of one-off texts for <1% more hits).
 _CACHE_TEXTS = 50_000
+_ROW_GROUP = 65_536  # findings rows per Parquet row group
 _SENTENCE_FIELDS = {  # findings column: the sentences column it repeats
     "report_key": "report_key", "sentence_id": "id", "sentence_index": "index",
     "report_id": "report_id", "visit_id": "visit_id", "patient_id": "patient_id",
@@ -389,22 +391,69 @@ def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Tab
     """Write findings given in report-key order into the findings files of ``segments`` (each
     row into the segment whose key range holds it; every segment gets a file); returns how
     many of the texts were annotated in pieces (from the tables' metadata)."""
-    writers = [pq.ParquetWriter(gen.segment_path(s) / FINDINGS_FILE, FINDINGS_SCHEMA)
-               for s in segments]
     ends = np.array([s.last_key for s in segments], np.int64)
+    files = _SegmentFiles([gen.segment_path(s) / FINDINGS_FILE for s in segments])
     long_sentences = 0
     try:
         for given in tables:
             long_sentences += int((given.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
             table = given.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
             at = np.searchsorted(ends, table.column("report_key").to_numpy(), side="left")
-            bounds = np.searchsorted(at, np.arange(len(writers) + 1), side="left")
+            bounds = np.searchsorted(at, np.arange(len(segments) + 1), side="left")
             if bounds[-1] != table.num_rows:
                 raise ClinsearchError("findings of reports outside the segments being written")
-            for writer, start, stop in zip(writers, bounds, bounds[1:], strict=False):
+            for number, (start, stop) in enumerate(pairwise(bounds)):
                 if stop > start:
-                    writer.write_table(table.slice(start, stop - start))
-    finally:
-        for writer in writers:
-            writer.close()
+                    files.write(number, table.slice(start, stop - start))
+    except BaseException:
+        files.close(complete=False)
+        raise
+    files.close()
     return long_sentences
+
+
+class _SegmentFiles:
+    """The findings files of segments, written one after another (rows come in key order):
+    one file open at a time, rows gathered into row groups of ``_ROW_GROUP`` rows (a chunk of
+    annotated sentences holds a few hundred findings: written as they come, a 1M-report build
+    had thousands of tiny row groups, their metadata held in memory until each file closed)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._paths = paths
+        self._opened = 0  # files opened so far
+        self._writer: pq.ParquetWriter | None = None
+        self._pending: list[pa.Table] = []
+        self._rows = 0
+
+    def write(self, number: int, rows: pa.Table) -> None:
+        """Append rows to file ``number`` (never one before the open one)."""
+        while self._opened <= number:
+            self._next()
+        self._pending.append(rows)
+        self._rows += rows.num_rows
+        if self._rows >= _ROW_GROUP:
+            self._flush()
+
+    def close(self, complete: bool = True) -> None:
+        """Finish the open file and (when ``complete``) write every file not opened yet."""
+        while complete and self._opened < len(self._paths):
+            self._next()
+        if complete:
+            self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _next(self) -> None:
+        """Finish the open file, open the next one."""
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+        self._writer = pq.ParquetWriter(self._paths[self._opened], FINDINGS_SCHEMA)
+        self._opened += 1
+
+    def _flush(self) -> None:
+        """Write the gathered rows as one row group."""
+        if self._pending and self._writer is not None:
+            self._writer.write_table(pa.concat_tables(self._pending), row_group_size=_ROW_GROUP)
+        self._pending, self._rows = [], 0

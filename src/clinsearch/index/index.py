@@ -23,6 +23,7 @@ from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index.component import (
     DELETED_FILE,
+    REPORTS_FILE,
     SEGMENTS_DIR,
     Change,
     Component,
@@ -44,6 +45,7 @@ from clinsearch.index.manifest import Manifest
 from clinsearch.index.parts import Parts
 from clinsearch.index.store import Store
 from clinsearch.index.tables import SegmentWriter, count, merge_segments
+from clinsearch.index.taken_ids import TakenIds
 from clinsearch.parallel import Workers
 from clinsearch.progress import track
 from clinsearch.trust import allow
@@ -204,7 +206,9 @@ class Index:
             raise InputError(f"{len(unknown)} id(s) not in the index: {shown}", field="ids")
         keys = tuple(live[i] for i in ids)
         if purge:
-            self._merge([list(self.generation.segments)], Change(tuple(ids), keys))
+            dropped = np.union1d(self.generation.deleted_keys(), np.asarray(keys, np.int64))
+            groups = compaction_plan(self.generation.segments, self.config, dropped)
+            self._merge(groups, Change(tuple(ids), keys))
             return len(ids)
         prev = self.generation
         with new_generation(self.path, expect_live=prev.path) as pending:
@@ -220,15 +224,19 @@ class Index:
         return len(ids)
 
     def optimize(self) -> int:
-        """Merge every segment into one without the reports marked deleted (their data is gone
-        once readers of older generations close); returns how many segments were merged (0
-        when the index already is one segment without deletions)."""
+        """Merge the segments into as few as ``config.segment_reports`` allows, without the
+        reports marked deleted (their data is gone once readers of older generations close);
+        returns how many segments were merged (0 when there was nothing to merge or erase).
+
+        Merged segments hold at most ``segment_reports`` reports, as a build writes them, so
+        that a merge's memory (per-segment tables and postings) stays that of a build's."""
         self._ensure_live()
-        segments = list(self.generation.segments)
-        if len(segments) == 1 and not len(self.generation.deleted_keys()):
+        deleted = self.generation.deleted_keys()
+        groups = compaction_plan(self.generation.segments, self.config, deleted)
+        if not groups and not len(deleted):
             return 0
-        self._merge([segments], Change((), ()))
-        return len(segments)
+        self._merge(groups, Change((), ()))
+        return sum(len(group) for group in groups)
 
     def report(self, report_id: str) -> ReportView:
         """The report ``report_id`` with its sections, sentences and findings."""
@@ -257,7 +265,8 @@ class Index:
 
     def _merge(self, groups: list[list[Segment]], erase: Change | None) -> None:
         """Commit a generation in which each group of consecutive segments is one segment
-        without deleted rows. With ``erase`` (``groups`` is then every segment) the deletion
+        without deleted rows (other segments are kept as they are). With ``erase`` (``groups``
+        then hold every segment with rows of a marked report or of ``erase``'s) the deletion
         marks are cleared and every component drops the data of the marked reports and of
         ``erase``'s; without it the marks stay and components only regroup."""
         prev = self.generation
@@ -351,10 +360,9 @@ class _Source(Protocol):
 
     workers: int
 
-    def write(self, gen: Generation, number: int, size: int, known: set[str]
-              ) -> tuple[list[Segment], list[tuple[str, int]]]:
-        """Write the new segments (numbered from ``number``, at most ``size`` reports each);
-        returns them and the (id, key) of each new report."""
+    def write(self, gen: Generation, number: int, size: int, taken: TakenIds) -> list[Segment]:
+        """Write the new segments (numbered from ``number``, at most ``size`` reports each;
+        ``taken``: the ids a new report must not have); returns them."""
         ...
 
     def tables(self, component: str) -> Iterable[pa.Table] | None:
@@ -372,32 +380,30 @@ class _ReportSource:
     workers: int
     first_key: int = 0
 
-    def write(self, gen: Generation, number: int, size: int, known: set[str]
-              ) -> tuple[list[Segment], list[tuple[str, int]]]:
+    def write(self, gen: Generation, number: int, size: int, taken: TakenIds) -> list[Segment]:
         """Segment the reports on the workers and write them in segments of ``size``."""
         stream = _segmented(self.reports, self.progress, gen.workers)
         segments: list[Segment] = []
-        added: list[tuple[str, int]] = []
         writer: SegmentWriter | None = None
+        key = self.first_key
         try:
             while batch := list(islice(stream, _BATCH)):
-                keyed = []
-                for seg in batch:
-                    _check_new(seg.report.id, seg.report.source, known)
-                    keyed.append((self.first_key + len(added), seg))
-                    added.append((seg.report.id, self.first_key + len(added)))
+                keyed = list(enumerate(batch, key))
+                key += len(batch)
                 while keyed:
                     if writer is None or writer.reports >= size:
                         if writer is not None:
-                            segments.append(writer.close())
+                            segments.append(_written(gen, writer, taken))
                         writer = _segment_writer(gen, number + len(segments))
                     room = size - writer.reports
-                    writer.write(keyed[:room])
-                    keyed = keyed[room:]
+                    part, keyed = keyed[:room], keyed[room:]
+                    _check_new([s.report.id for _, s in part], [s.report.source for _, s in part],
+                               taken)
+                    writer.write(part)
         finally:
             if writer is not None:
-                segments.append(writer.close())
-        return segments, added
+                segments.append(_written(gen, writer, taken))
+        return segments
 
     def tables(self, component: str) -> None:
         """Every component computes its rows itself."""
@@ -411,25 +417,20 @@ class _PartSource:
     parts: Parts
     workers: int = 1
 
-    def write(self, gen: Generation, number: int, size: int, known: set[str]
-              ) -> tuple[list[Segment], list[tuple[str, int]]]:
+    def write(self, gen: Generation, number: int, size: int, taken: TakenIds) -> list[Segment]:
         """Write each part's core tables as a segment (``size`` does not split parts; an empty
         part makes no segment)."""
         segments: list[Segment] = []
-        added: list[tuple[str, int]] = []
         for reports, sentences in self.parts.core():
             if not reports.num_rows:
                 continue
-            ids, keys, sources = (reports.column(c).to_pylist() for c in ("id", "key", "source"))
-            for report_id, key, source in zip(ids, keys, sources, strict=True):
-                _check_new(report_id, source, known)
-                added.append((report_id, key))
+            _check_new(*(reports.column(c).to_pylist() for c in ("id", "source")), taken)
             writer = _segment_writer(gen, number + len(segments))
             try:
                 writer.append(reports, sentences)
             finally:
-                segments.append(writer.close())
-        return segments, added
+                segments.append(_written(gen, writer, taken))
+        return segments
 
     def tables(self, component: str) -> Iterable[pa.Table] | None:
         """The part tables of ``component`` when the parts carry them."""
@@ -443,7 +444,9 @@ def _commit_new(
     as new segments; returns how many reports were added. ``index`` is closed before the
     replaced generation is swept."""
     prev = None if index is None else index.generation
-    known = set() if prev is None else set(_live_keys(prev))
+    taken = TakenIds()
+    if prev is not None:
+        taken.add_files(prev.files("reports"), prev.deleted_keys())
     with (new_generation(root, expect_live=None if prev is None else prev.path) as pending,
           Workers(source.workers) as pool):
         gen = Generation(pending.path, progress=progress, workers=pool)
@@ -451,18 +454,34 @@ def _commit_new(
         if prev is not None:
             _link_segments(prev, gen, kept)
             _link_marks(prev, gen)
-        new, added = source.write(gen, _next_segment(prev), config.segment_reports, known)
-        if not added:
+        new = source.write(gen, _next_segment(prev), config.segment_reports, taken)
+        del taken  # the build's largest structure besides the segments: not needed further
+        if not new:
             raise ClinsearchError("no reports to index" if prev is None else "no reports to add")
         gen = replace(gen, segments=(*kept, *new))
-        change = Change(tuple(i for i, _ in added), tuple(k for _, k in added))
+        # A build's components read every segment and need no list of the new reports.
+        change = Change((), ()) if prev is None else _added(gen, new)
         components = {c.name: _write_component(c, prev, gen, change, source.tables(c.name))
                       for c in config.make()}
         previous = None if index is None else (prev, index.manifest)
-        _finish(pending, previous, gen, config, components, max(k for _, k in added) + 1)
+        _finish(pending, previous, gen, config, components, max(s.last_key for s in new) + 1)
         if index is not None:
             index.close()  # our own lease must not keep the replaced generation on disk
-    return len(added)
+    return sum(s.reports for s in new)
+
+
+def _written(gen: Generation, writer: SegmentWriter, taken: TakenIds) -> Segment:
+    """Close a new segment's writer; its ids are now in its reports file."""
+    segment = writer.close()
+    taken.segment_written(gen.segment_path(segment) / REPORTS_FILE)
+    return segment
+
+
+def _added(gen: Generation, new: Sequence[Segment]) -> Change:
+    """The reports of the ``new`` segments of ``gen`` (ids and keys read from their files)."""
+    tables = [pq.ParquetFile(gen.segment_path(s) / REPORTS_FILE).read(["id", "key"]) for s in new]
+    table = pa.concat_tables(tables)
+    return Change(tuple(table.column("id").to_pylist()), tuple(table.column("key").to_pylist()))
 
 
 def _live_keys(gen: Generation) -> dict[str, int]:
@@ -500,6 +519,31 @@ def merge_plan(segments: Sequence[Segment], config: IndexConfig) -> list[list[Se
         if len(fitting) >= factor:
             groups.append(fitting)
         run = [] if segment is None else [segment]
+    return groups
+
+
+def compaction_plan(
+    segments: Sequence[Segment], config: IndexConfig, dropped: np.ndarray
+) -> list[list[Segment]]:
+    """The groups an ``optimize`` (or a purge) merges: consecutive segments packed while their
+    live reports (rows less those of the ``dropped`` keys, sorted) fit in
+    ``config.segment_reports``; a group is merged when it has several segments or rows to
+    drop (a lone segment without deleted rows is kept as it is)."""
+    groups: list[list[Segment]] = []
+    group: list[Segment] = []
+    live = drops = 0
+    for segment in (*segments, None):
+        if segment is not None:
+            first, stop = np.searchsorted(dropped, [segment.first_key, segment.last_key + 1])
+            gone = int(stop - first)  # a dropped key may have no rows left (a merge took them)
+            reports = max(0, segment.reports - gone)
+        if group and (segment is None or live + reports > config.segment_reports):
+            if len(group) > 1 or drops:
+                groups.append(group)
+            group, live, drops = [], 0, 0
+        if segment is not None:
+            group.append(segment)
+            live, drops = live + reports, drops + gone
     return groups
 
 
@@ -554,17 +598,19 @@ def _erased(marks: Change, erase: Change) -> Change:
     return Change((*marks.report_ids, *erase.report_ids), (*marks.report_keys, *erase.report_keys))
 
 
-def _check_new(report_id: str, source: str, known: set[str]) -> None:
-    """Reject a report whose id is already in the index (or earlier in the same input)."""
-    if report_id in known:
-        file, _, line = source.rpartition(":")
-        raise InputError(
-            f"duplicate report id {report_id!r} (already in the index or earlier in the input)",
-            file=file or None,
-            line=int(line) if line.isdigit() else None,
-            field="id",
-        )
-    known.add(report_id)
+def _check_new(ids: Sequence[str], sources: Sequence[str], taken: TakenIds) -> None:
+    """Take the ids of new reports; reject one already in the index (or earlier in the input),
+    naming its file and line."""
+    position = taken.take(ids)
+    if position is None:
+        return
+    file, _, line = sources[position].rpartition(":")
+    raise InputError(
+        f"duplicate report id {ids[position]!r} (already in the index or earlier in the input)",
+        file=file or None,
+        line=int(line) if line.isdigit() else None,
+        field="id",
+    )
 
 
 def _finish(

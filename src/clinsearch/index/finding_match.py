@@ -5,12 +5,14 @@ polarities, carrying all its modifier values, and for each anatomy site named wi
 finding of the site in the same sentence or the site's word as a modifier. Which concepts a
 term expands to (the concept alone, or with its descendants) is the caller's choice, made when
 the spec is built. ``FindingMatcher`` answers a spec with the sentences (in the shared sentence
-numbering) or the units that hold such a finding, by DuckDB over the findings table.
+numbering) or the units that hold such a finding, by DuckDB over the findings of the spec's
+concepts.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -19,7 +21,7 @@ import pyarrow as pa
 
 from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.duck import connect
-from clinsearch.index.unit_map import UnitMap
+from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 from clinsearch.units import Level
 
@@ -74,40 +76,72 @@ class FindingSpec:
 class FindingMatcher:
     """The sentences and units holding a finding that matches a spec, over one findings table.
 
-    ``findings`` needs ``sentence_id``, ``concept``, ``polarity`` and ``modifiers`` (modifier
-    records with a ``value``, or the values themselves), and may have ``context`` (flags; a
-    table without it holds asserted findings only); ``sentence_ids`` gives the shared
-    sentence numbering (sentence ``i`` is ``sentence_ids[i]``).
+    ``findings`` needs ``sentence`` (the shared sentence numbering), ``concept`` and
+    ``polarity`` (plain or dictionary-encoded strings), may have ``context`` (flags; a table
+    without it holds asserted findings only) and ``modifiers`` (modifier records with a
+    ``value``, or the values themselves). Without ``modifiers``, ``read_modifiers`` gives that
+    column (row for row) on the first spec that needs it: most terms carry no modifier and no
+    site, and it is the costliest column to read. Rows are grouped by concept once, so a spec
+    is answered by DuckDB over the rows of its own concepts only.
     """
 
     def __init__(self, findings: pa.Table,
-                 sentence_ids: list[str] | np.ndarray | pa.ChunkedArray) -> None:
-        if not isinstance(sentence_ids, pa.ChunkedArray):
-            sentence_ids = pa.chunked_array([pa.array(list(sentence_ids), pa.string())])
-        numbering = pa.table({"sentence_id": sentence_ids.cast(pa.string()),
-                              "sentence": pa.array(np.arange(len(sentence_ids)), pa.int64())})
-        self.con = connect({"findings": findings, "numbering": numbering})
+                 read_modifiers: Callable[[], pa.ChunkedArray] | None = None) -> None:
+        self._sentence = np.asarray(findings.column("sentence").to_numpy(), np.int64)
+        self._concepts, codes = dictionary_codes(findings.column("concept"))
+        self._code_of = {c: i for i, c in enumerate(self._concepts)}
+        if len(self._concepts) <= np.iinfo(np.uint16).max:
+            codes = codes.astype(np.uint16)  # sorted by radix sort, in linear time
+        self._order = np.argsort(codes, kind="stable")
+        self._starts = np.concatenate([[0], np.cumsum(np.bincount(codes,
+                                                                  minlength=len(self._concepts)))])
+        names = findings.schema.names
+        self._columns = {"concept": findings.column("concept"),
+                         "polarity": findings.column("polarity")}
+        if "context" in names:
+            self._columns["context"] = findings.column("context")
+        self._modifiers = findings.column("modifiers") if "modifiers" in names else None
+        self._read_modifiers = read_modifiers
+        self._lock = threading.Lock()
         self._local = threading.local()
-        modifiers = findings.schema.field("modifiers").type
-        values = "x.modifiers"
-        if pa.types.is_struct(modifiers.value_type):
-            values = "list_transform(x.modifiers, lambda m: m.value)"
-        context = ("coalesce(x.context, [])" if "context" in findings.schema.names
-                   else "[]::VARCHAR[]")
-        self.con.execute(
-            "CREATE TABLE f AS SELECT n.sentence, x.concept, x.polarity,"
-            f" coalesce({values}, []) AS mods, {context} AS ctx"
-            " FROM findings x JOIN numbering n USING (sentence_id)"
-            " ORDER BY x.concept, x.polarity, n.sentence"
-        )
-        self.con.unregister("findings")
-        self.con.unregister("numbering")
 
     def sentences(self, spec: FindingSpec) -> np.ndarray:
         """Numbers of the sentences holding a finding that matches ``spec`` (one per finding)."""
+        concepts = {*spec.concepts, *(c for site, _ in spec.sites for c in site)}
+        codes = sorted(self._code_of[c] for c in concepts if c in self._code_of)
+        rows = np.sort(np.concatenate(
+            [np.empty(0, np.int64),
+             *(self._order[self._starts[c]:self._starts[c + 1]] for c in codes)]))
+        taken = {name: column.take(rows) for name, column in self._columns.items()}
+        context = "coalesce(x.context, [])" if "context" in taken else "[]::VARCHAR[]"
+        values = "[]::VARCHAR[]"
+        if spec.modifiers or spec.sites:  # the only conditions that look at modifiers
+            modifiers = self._modifier_column()
+            taken["modifiers"] = modifiers.take(rows)
+            values = "x.modifiers"
+            if pa.types.is_struct(modifiers.type.value_type):
+                values = "list_transform(x.modifiers, lambda m: m.value)"
+        taken["sentence"] = pa.array(self._sentence[rows])
         where, params = spec.where()
-        got = self._cursor().execute(f"SELECT sentence FROM f WHERE {where}", params).fetchnumpy()
+        cursor = self._cursor()
+        cursor.register("x", pa.table(taken))
+        try:
+            got = cursor.execute(
+                "WITH f AS (SELECT x.sentence, x.concept::VARCHAR AS concept,"
+                f" x.polarity::VARCHAR AS polarity, coalesce({values}, []) AS mods,"
+                f" {context} AS ctx FROM x) SELECT sentence FROM f WHERE {where}",
+                params).fetchnumpy()
+        finally:
+            cursor.unregister("x")
         return np.asarray(got["sentence"], dtype=np.int64)
+
+    def _modifier_column(self) -> pa.ChunkedArray:
+        """The modifiers column, read on first use."""
+        with self._lock:
+            if self._modifiers is None:
+                assert self._read_modifiers is not None, "a findings table without modifiers"
+                self._modifiers = self._read_modifiers()
+            return self._modifiers
 
     def unit_mask(self, spec: FindingSpec, level: Level, units: UnitMap) -> np.ndarray:
         """A boolean mask over the ``level`` units holding a finding that matches ``spec``."""
@@ -116,8 +150,9 @@ class FindingMatcher:
         return mask
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor (one DuckDB connection is not safe across threads)."""
+        """This thread's connection (one DuckDB connection is not safe across threads, and a
+        relation registered on it is its own)."""
         cursor = getattr(self._local, "cursor", None)
         if cursor is None:
-            cursor = self._local.cursor = self.con.cursor()
+            cursor = self._local.cursor = connect()
         return cursor

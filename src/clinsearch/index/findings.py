@@ -374,10 +374,20 @@ class FindingsTable:
         finally:
             con.close()
 
-    def matcher(self, sentence_ids: list[str] | pa.ChunkedArray) -> FindingMatcher:
-        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+    def matcher(self, sentence_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                ) -> FindingMatcher:
+        """Which sentences and units hold a matching finding; sentences are numbered by
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``.
+        Reads integer keys and dictionary codes; modifiers only when a term needs them."""
+        table = self.generation.table(
+            NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],
+            dictionary=["concept", "polarity"])
+        sentence = sentence_rows(table.column("report_key").to_numpy(),
+                                 table.column("sentence_index").to_numpy())
         return FindingMatcher(
-            self.table(["sentence_id", "concept", "polarity", "modifiers", "context"]), sentence_ids
+            table.select(["concept", "polarity", "context"]).append_column(
+                "sentence", pa.array(np.asarray(sentence, np.int64))),
+            lambda: self.generation.table(NAME, ["modifiers"]).column("modifiers"),
         )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

@@ -11,6 +11,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from clinsearch.units import LEVELS, Level
 
@@ -59,3 +61,20 @@ def ordinals(values: Sequence[Hashable]) -> np.ndarray:
     """A dense integer per distinct value, in order of first appearance."""
     seen: dict[Hashable, int] = {}
     return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))
+
+
+def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | None], np.ndarray]:
+    """A string column as its distinct values and each row's index into them (int32 or int64),
+    with no Python string per row; ``column`` may already be dictionary-encoded (as Parquet reads
+    it with ``read_dictionary``)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column, null_encoding="encode")
+    if isinstance(column, pa.ChunkedArray):
+        column = (column.unify_dictionaries().combine_chunks() if column.num_chunks
+                  else pa.array([], column.type))
+    values = column.dictionary.to_pylist()
+    indices = column.indices
+    if indices.null_count:  # a missing value read as a null index: give it a value of its own
+        indices = pc.fill_null(indices, len(values))
+        values.append(None)
+    return values, indices.to_numpy(zero_copy_only=False)

@@ -25,6 +25,8 @@ from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 from clinsearch.units import Level
 
+SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows
+
 
 @dataclass(frozen=True, slots=True)
 class FindingSpec:
@@ -76,18 +78,22 @@ class FindingSpec:
 class FindingMatcher:
     """The sentences and units holding a finding that matches a spec, over one findings table.
 
-    ``findings`` needs ``sentence`` (the shared sentence numbering), ``concept`` and
-    ``polarity`` (plain or dictionary-encoded strings), may have ``context`` (flags; a table
-    without it holds asserted findings only) and ``modifiers`` (modifier records with a
-    ``value``, or the values themselves). Without ``modifiers``, ``read_modifiers`` gives that
-    column (row for row) on the first spec that needs it: most terms carry no modifier and no
-    site, and it is the costliest column to read. Rows are grouped by concept once, so a spec
-    is answered by DuckDB over the rows of its own concepts only.
+    ``findings`` needs ``report_key`` and ``sentence_index`` (where the finding is),
+    ``concept`` and ``polarity`` (plain or dictionary-encoded strings), may have ``context``
+    (flags; a table without it holds asserted findings only) and ``modifiers`` (modifier
+    records with a ``value``, or the values themselves). ``sentence_rows`` numbers sentences
+    from (report keys, sentence indexes) in the shared numbering (``Store.sentence_rows``).
+    Without ``modifiers``, ``read_modifiers`` gives that column (row for row) on the first spec
+    that needs it: most terms carry no modifier and no site, and it is the costliest column to
+    read. Rows are grouped by concept once, so a spec is answered by DuckDB over the rows of
+    its own concepts only, and only those are numbered.
     """
 
-    def __init__(self, findings: pa.Table,
+    def __init__(self, findings: pa.Table, sentence_rows: SentenceRows,
                  read_modifiers: Callable[[], pa.ChunkedArray] | None = None) -> None:
-        self._sentence = np.asarray(findings.column("sentence").to_numpy(), np.int64)
+        self._report_key = np.asarray(findings.column("report_key").to_numpy(), np.int64)
+        self._sentence_index = findings.column("sentence_index").to_numpy()
+        self._sentence_rows = sentence_rows
         self._concepts, codes = dictionary_codes(findings.column("concept"))
         self._code_of = {c: i for i, c in enumerate(self._concepts)}
         if len(self._concepts) <= np.iinfo(np.uint16).max:
@@ -121,7 +127,8 @@ class FindingMatcher:
             values = "x.modifiers"
             if pa.types.is_struct(modifiers.type.value_type):
                 values = "list_transform(x.modifiers, lambda m: m.value)"
-        taken["sentence"] = pa.array(self._sentence[rows])
+        taken["sentence"] = pa.array(np.asarray(self._sentence_rows(
+            self._report_key[rows], self._sentence_index[rows]), np.int64))
         where, params = spec.where()
         cursor = self._cursor()
         cursor.register("x", pa.table(taken))

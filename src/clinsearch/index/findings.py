@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
-from clinsearch.index.finding_match import FindingMatcher
+from clinsearch.index.finding_match import FindingMatcher, SentenceRows
 from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
@@ -374,19 +374,15 @@ class FindingsTable:
         finally:
             con.close()
 
-    def matcher(self, sentence_rows: Callable[[np.ndarray, np.ndarray], np.ndarray]
-                ) -> FindingMatcher:
+    def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
         """Which sentences and units hold a matching finding; sentences are numbered by
         ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``.
         Reads integer keys and dictionary codes; modifiers only when a term needs them."""
-        table = self.generation.table(
-            NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],
-            dictionary=["concept", "polarity"])
-        sentence = sentence_rows(table.column("report_key").to_numpy(),
-                                 table.column("sentence_index").to_numpy())
         return FindingMatcher(
-            table.select(["concept", "polarity", "context"]).append_column(
-                "sentence", pa.array(np.asarray(sentence, np.int64))),
+            self.generation.table(
+                NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],
+                dictionary=["concept", "polarity"]),
+            sentence_rows,
             lambda: self.generation.table(NAME, ["modifiers"]).column("modifiers"),
         )
 

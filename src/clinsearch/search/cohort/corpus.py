@@ -184,14 +184,18 @@ class CohortCorpus:
                                    dtype=np.int64)
         order = np.lexsort((sentences.column("index").to_numpy(), sentence_report))
         sentences, sentence_report = sentences.take(pa.array(order)), sentence_report[order]
+        # Report keys are report rows; a sentence's index is its place in its report.
+        first = np.searchsorted(sentence_report, np.arange(len(report_ids)))
         sentence_of = {sid: row for row, sid in enumerate(sentences.column("id").to_pylist())}
-        numbered = findings.append_column("sentence", pa.array(
-            [sentence_of[s] for s in findings.column("sentence_id").to_pylist()], pa.int64()))
+        at = np.array([sentence_of[s] for s in findings.column("sentence_id").to_pylist()],
+                      dtype=np.int64)
+        keyed = findings.append_column("report_key", pa.array(sentence_report[at])).append_column(
+            "sentence_index", pa.array(at - first[sentence_report[at]]))
         units = UnitMap.from_ids(sentence_report, reports.column("patient_id").to_pylist(),
                                  reports.column("visit_id").to_pylist())
         return cls(units, reports.column("type"), reports.column("date"),
                    sentences.column("section"), ArrowRows(reports, sentences),
-                   FindingMatcher(numbered))
+                   FindingMatcher(keyed, lambda keys, indexes: first[keys] + indexes))
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""

@@ -12,7 +12,7 @@ concepts.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import duckdb
@@ -94,32 +94,44 @@ class FindingMatcher:
         self._report_key = np.asarray(findings.column("report_key").to_numpy(), np.int64)
         self._sentence_index = findings.column("sentence_index").to_numpy()
         self._sentence_rows = sentence_rows
-        self._concepts, codes = dictionary_codes(findings.column("concept"))
-        self._code_of = {c: i for i, c in enumerate(self._concepts)}
-        if len(self._concepts) <= np.iinfo(np.uint16).max:
-            codes = codes.astype(np.uint16)  # sorted by radix sort, in linear time
-        self._order = np.argsort(codes, kind="stable")
-        self._starts = np.concatenate([[0], np.cumsum(np.bincount(codes,
-                                                                  minlength=len(self._concepts)))])
+        self._concept, self._concept_code = _Codes.of(findings.column("concept"))
+        self._polarity, self._polarity_code = _Codes.of(findings.column("polarity"))
+        self._order = np.argsort(self._concept_code, kind="stable")
+        self._starts = np.concatenate([[0], np.cumsum(np.bincount(
+            self._concept_code, minlength=len(self._concept.values)))])
         names = findings.schema.names
-        self._columns = {"concept": findings.column("concept"),
-                         "polarity": findings.column("polarity")}
-        if "context" in names:
-            self._columns["context"] = findings.column("context")
+        self._context = findings.column("context") if "context" in names else None
         self._modifiers = findings.column("modifiers") if "modifiers" in names else None
         self._read_modifiers = read_modifiers
         self._lock = threading.Lock()
         self._local = threading.local()
 
+    def _rows(self, spec: FindingSpec) -> np.ndarray:
+        """The findings rows the spec's condition can select or look at: those of its concepts
+        with one of its polarities, and those of its sites' concepts (a superset, found by
+        integer codes)."""
+        def of(concepts: Iterable[str]) -> np.ndarray:
+            codes = self._concept.codes(concepts)
+            return np.concatenate([np.empty(0, np.int64), *(
+                self._order[self._starts[c]:self._starts[c + 1]] for c in codes)])
+
+        allowed = np.zeros(len(self._polarity.values), dtype=bool)
+        allowed[self._polarity.codes(spec.polarities)] = True
+        rows = of(spec.concepts)
+        rows = rows[allowed[self._polarity_code[rows]]]
+        if not spec.sites:
+            return rows
+        return np.union1d(rows, of(c for site, _ in spec.sites for c in site))
+
     def sentences(self, spec: FindingSpec) -> np.ndarray:
         """Numbers of the sentences holding a finding that matches ``spec`` (one per finding)."""
-        concepts = {*spec.concepts, *(c for site, _ in spec.sites for c in site)}
-        codes = sorted(self._code_of[c] for c in concepts if c in self._code_of)
-        rows = np.sort(np.concatenate(
-            [np.empty(0, np.int64),
-             *(self._order[self._starts[c]:self._starts[c + 1]] for c in codes)]))
-        taken = {name: column.take(rows) for name, column in self._columns.items()}
-        context = "coalesce(x.context, [])" if "context" in taken else "[]::VARCHAR[]"
+        rows = self._rows(spec)
+        taken = {"concept": self._concept.take(self._concept_code, rows),
+                 "polarity": self._polarity.take(self._polarity_code, rows)}
+        context = "[]::VARCHAR[]"
+        if self._context is not None:
+            taken["context"] = self._context.take(rows)
+            context = "coalesce(x.context, [])"
         values = "[]::VARCHAR[]"
         if spec.modifiers or spec.sites:  # the only conditions that look at modifiers
             modifiers = self._modifier_column()
@@ -134,8 +146,8 @@ class FindingMatcher:
         cursor.register("x", pa.table(taken))
         try:
             got = cursor.execute(
-                "WITH f AS (SELECT x.sentence, x.concept::VARCHAR AS concept,"
-                f" x.polarity::VARCHAR AS polarity, coalesce({values}, []) AS mods,"
+                "WITH f AS (SELECT x.sentence, x.concept, x.polarity,"
+                f" coalesce({values}, []) AS mods,"
                 f" {context} AS ctx FROM x) SELECT sentence FROM f WHERE {where}",
                 params).fetchnumpy()
         finally:
@@ -163,3 +175,27 @@ class FindingMatcher:
         if cursor is None:
             cursor = self._local.cursor = connect()
         return cursor
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """A string column's distinct values, to code and decode its rows."""
+
+    values: pa.Array
+    code_of: dict[str | None, int]
+
+    @classmethod
+    def of(cls, column: pa.ChunkedArray) -> tuple[_Codes, np.ndarray]:
+        """The column's values and each row's code (uint16 where they fit: sorted by radix)."""
+        values, codes = dictionary_codes(column)
+        if len(values) <= np.iinfo(np.uint16).max:
+            codes = codes.astype(np.uint16)
+        return cls(pa.array(values, pa.string()), {v: i for i, v in enumerate(values)}), codes
+
+    def codes(self, values: Iterable[str]) -> list[int]:
+        """The codes of those of ``values`` that occur, sorted."""
+        return sorted({self.code_of[v] for v in values if v in self.code_of})
+
+    def take(self, codes: np.ndarray, rows: np.ndarray) -> pa.DictionaryArray:
+        """The values of ``rows`` (dictionary-encoded: no string per row)."""
+        return pa.DictionaryArray.from_arrays(pa.array(codes[rows].astype(np.int32)), self.values)

@@ -7,7 +7,6 @@ patients the distinct patient ids, numbered in order of first appearance.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,15 +25,14 @@ class UnitMap:
     report_patient: np.ndarray
 
     @classmethod
-    def from_ids(
-        cls, sentence_report: np.ndarray, patient_ids: Sequence[str], visit_ids: Sequence[str]
-    ) -> UnitMap:
-        """The map of reports with these patient and visit ids (one per report row)."""
-        return cls(
-            np.asarray(sentence_report, dtype=np.int64),
-            ordinals(list(zip(patient_ids, visit_ids, strict=True))),
-            ordinals(list(patient_ids)),
-        )
+    def from_ids(cls, sentence_report: np.ndarray, patient_ids: pa.ChunkedArray | pa.Array,
+                 visit_ids: pa.ChunkedArray | pa.Array) -> UnitMap:
+        """The map of reports with these patient and visit ids (one per report row; plain or
+        dictionary-encoded strings), numbered through dictionary codes: no string per row."""
+        patients = first_seen(dictionary_codes(patient_ids)[1])
+        visits = dictionary_codes(visit_ids)[1].astype(np.int64)
+        pairs = patients * (int(visits.max(initial=0)) + 1) + visits
+        return cls(np.asarray(sentence_report, dtype=np.int64), first_seen(pairs), patients)
 
     def size(self, level: Level) -> int:
         """How many units of ``level`` there are."""
@@ -57,10 +55,12 @@ class UnitMap:
         return (self.report_visit if level == "visit" else self.report_patient)[report_rows]
 
 
-def ordinals(values: Sequence[Hashable]) -> np.ndarray:
-    """A dense integer per distinct value, in order of first appearance."""
-    seen: dict[Hashable, int] = {}
-    return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))
+def first_seen(codes: np.ndarray) -> np.ndarray:
+    """A dense integer per distinct code, in order of first appearance."""
+    distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(distinct))
+    return rank[inverse.reshape(-1)]
 
 
 def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | None], np.ndarray]:

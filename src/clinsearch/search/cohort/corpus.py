@@ -191,8 +191,8 @@ class CohortCorpus:
                       dtype=np.int64)
         keyed = findings.append_column("report_key", pa.array(sentence_report[at])).append_column(
             "sentence_index", pa.array(at - first[sentence_report[at]]))
-        units = UnitMap.from_ids(sentence_report, reports.column("patient_id").to_pylist(),
-                                 reports.column("visit_id").to_pylist())
+        units = UnitMap.from_ids(sentence_report, reports.column("patient_id"),
+                                 reports.column("visit_id"))
         return cls(units, reports.column("type"), reports.column("date"),
                    sentences.column("section"), ArrowRows(reports, sentences),
                    FindingMatcher(keyed, lambda keys, indexes: first[keys] + indexes))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.context_cues import RuleCues
+from clinsearch.annotate.context_rules import cached_rule_specs, context_rule_specs, rule_cues
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.sample import sample_reports_path
 
@@ -54,6 +56,27 @@ def test_rules_without_a_bound_match_every_text() -> None:
     assert regex.may_match(["anything"]) and accent.may_match(["anything"])
 
 
+@pytest.mark.parametrize("radiology", [True, False])
+def test_cached_rules_and_cues_are_the_rules_own(radiology: bool, tmp_path: Path) -> None:
+    specs = context_rule_specs(radiology)
+    made = RuleCues.of(specs)
+    assert rule_cues(radiology, tmp_path) == made  # computed and stored, the rules too
+    assert rule_cues(radiology, tmp_path) == made  # loaded
+    assert cached_rule_specs(radiology, tmp_path) == specs  # loaded
+    assert len(list(tmp_path.glob("cues-*.json"))) == len(list(tmp_path.glob("rules-*"))) == 1
+    (stored,) = tmp_path.glob("rules-*")
+    stored.write_text(stored.read_text().replace('"literal"', '"literal_"'))  # damaged
+    assert cached_rule_specs(radiology, tmp_path) == specs
+
+
+def test_cue_data_of_the_wrong_shape_is_refused() -> None:
+    good = RuleCues.of(context_rule_specs(False)).to_data()
+    assert RuleCues.from_data(good).to_data() == good
+    for bad in ({**good, "patterns": [["no"]]}, {**good, "always": 1}, {}):
+        with pytest.raises(ValueError):
+            RuleCues.from_data(bad)
+
+
 @pytest.mark.parametrize("radiology_rules", [True, False])
 def test_texts_without_cues_get_the_full_contexts_findings(radiology_rules: bool) -> None:
     """A fresh annotator gives cue-free texts the findings it gives once ConText is built."""
@@ -66,6 +89,7 @@ def test_texts_without_cues_get_the_full_contexts_findings(radiology_rules: bool
     assert set(QUERIES) <= set(quiet)
     before = list(annotator.annotate_many(quiet))
     assert not annotator.context.built
+    assert "specs" not in vars(annotator.context)  # the rules were not even read
     assert annotator.annotate("No pneumothorax.")[0].polarity == "absent"
     assert annotator.context.built
     assert list(annotator.annotate_many(quiet)) == before

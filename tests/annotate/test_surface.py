@@ -24,3 +24,16 @@ def test_gapped_match_must_skip_an_inner_word() -> None:
     # a gap at the edge of a match adds nothing: the plain match stands
     edge = tokenizer()("posterior diaphragm")
     assert index.find_with_gaps(edge, text_keys(edge), [frozenset({0})]) == [("d", 1, 2)]
+
+
+def test_the_shared_tokenizer_is_medspacys_clinical_one() -> None:
+    from medspacy.custom_tokenizer import create_medspacy_tokenizer
+    from spacy.lang.en import English
+
+    reference = create_medspacy_tokenizer(English())
+    shared = tokenizer()
+    for setting in ("prefix_search", "suffix_search", "infix_finditer", "token_match",
+                    "url_match", "faster_heuristics", "rules"):
+        assert getattr(shared, setting) == getattr(reference, setting), setting
+    text = "Pt c/o chf+cp; R-sided 1.5cm opacity (see http://x.org), can't exclude PNA."
+    assert [t.text for t in shared(text)] == [t.text for t in reference(text)]

@@ -50,10 +50,15 @@ elif point == "component":  # killed after the BM25 index is written
     LexicalComponent._info = die
 elif point == "manifest":  # killed after the manifest, before the rename
     Manifest.write = after(Manifest.write, die)
-elif point == "rename":  # killed after the rename to gen-NNNNNN, before CURRENT moves
-    generations.os.replace = die
-elif point == "current":  # killed right after CURRENT moved
-    generations.os.replace = after(generations.os.replace, die)
+elif point in ("rename", "current"):  # killed before / right after CURRENT moves (os.replace
+    replace = os.replace  # is every module's: other files written by rename go on)
+    def replace_current(src, dst, **kwargs):
+        if Path(dst).name != "CURRENT":
+            return replace(src, dst, **kwargs)
+        if point == "current":
+            replace(src, dst, **kwargs)
+        die()
+    generations.os.replace = replace_current
 elif point == "hold":  # stays inside the build until told to go on
     LexicalComponent._info = after(LexicalComponent._info, wait_for_go)
 elif point == "late":  # believes the folder was absent, as if it looked before the other made it

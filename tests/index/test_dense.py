@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -197,6 +198,8 @@ def test_hnsw_per_segment_matches_exact_search_through_changes(
     merged = ann.component("dense")
     assert len(merged.segments) == 2 and merged.scorer(query)(18).exhausted
     assert _top(merged, query, 18) == _top(exact.component("dense"), query, 18)
+    for segment in merged.segments:  # efSearch goes with each search: threads share the index
+        assert segment.ann.hnsw.efSearch == faiss.read_index(str(segment.ann_path)).hnsw.efSearch
     component = DenseComponent({"model": str(tiny_model), "exact_limit": 0})
     key = int(ann.store.report_keys[ann.store.report_ids.rows_of(["r2"])[0]])
     marked = _marked(tmp_path / "marked", [key])

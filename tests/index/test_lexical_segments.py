@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
 from clinsearch.index.index import segment_reports
-from clinsearch.index.integrity import check_index
-from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
+from clinsearch.index.integrity import CoreRows, check_index
+from clinsearch.index.lexical import GRANULARITIES, ORDER_FILE, LexicalComponent, LexicalSearcher
 
 from .conftest import segmented
 
@@ -156,3 +157,57 @@ def terms_in_files(index: Index, prefix: str) -> list[tuple[str, int]]:
     lexical: LexicalSearcher = index.component("lexical")
     return [t for g in GRANULARITIES for t in lexical._searchers[g].terms_with_prefix("text",
                                                                                       prefix)]
+
+
+def test_writes_keep_the_index_key_ordered_and_tied_hits_come_in_key_order(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    steps = Index.build(sample[:40], tmp_path / "steps", _config(), progress=False)
+    for start in (40, 70, 100):
+        steps.add(sample[start:start + 30 if start < 100 else None], progress=False)
+    lexical: LexicalSearcher = steps.component("lexical")
+    assert lexical._ordered_prefix == {"sentences": 4, "reports": 4}  # every segment
+    for granularity in GRANULARITIES:
+        folder = steps.generation.path / "lexical" / granularity
+        recorded = json.loads((folder / ORDER_FILE).read_text())["segments"]
+        listed = [recorded[s["segment_id"]] for s in json.loads((folder / "meta.json")
+                                                               .read_text())["segments"]]
+        assert all(r["in_order"] for r in listed) and len(listed) == 4
+        assert all(a["last"] < b["first"] for a, b in pairwise(listed))
+    fast = _top10(steps, queries)
+    for prefix in range(4):  # ties at the cut beyond the prefix: fetched and sorted by keys
+        lexical._ordered_prefix = {g: prefix for g in GRANULARITIES}
+        assert _top10(steps, queries) == fast
+
+
+def test_a_segment_out_of_key_order_falls_back_to_sorting_the_ties(
+    tmp_path: Path, sample: list[SegmentedReport], queries: list[str]
+) -> None:
+    fresh = Index.build(sample, tmp_path / "fresh", _config(), progress=False)
+    steps = Index.build(sample[:20], tmp_path / "steps", _config(), progress=False)
+    for start in range(20, 120, 10):  # tantivy merges 8 small segments, by size not by keys
+        steps.add(sample[start:start + 10], progress=False)
+    folder = steps.generation.path / "lexical" / "sentences"
+    recorded = json.loads((folder / ORDER_FILE).read_text())["segments"].values()
+    assert not all(r["in_order"] for r in recorded)
+    assert steps.component("lexical")._ordered_prefix["sentences"] < len(recorded)
+    assert _top10(steps, queries) == _top10(fresh, queries)
+    assert check_index(steps.path)[1] == []
+
+
+def test_check_finds_a_key_order_record_that_is_not_the_segments(
+    tmp_path: Path, sample: list[SegmentedReport]
+) -> None:
+    index = Index.build(sample[:30], tmp_path / "idx", _config(), progress=False)
+    index.add(sample[30:60], progress=False)
+    path = index.generation.path / "lexical" / "reports" / ORDER_FILE
+    record = json.loads(path.read_text())
+    first = next(iter(record["segments"]))
+    record["segments"][first] = {"first": [0, 0], "last": [10**6, 0], "in_order": True}
+    path.unlink()  # never write in place: earlier generations may link the file
+    path.write_text(json.dumps(record))
+    assert any(ORDER_FILE in p for p in check_index(index.path)[1])  # its checksum first
+    gen = index.generation
+    entry = index.manifest.components["lexical"]
+    problems = LexicalComponent({}).check(gen, CoreRows.read(gen), entry)
+    assert [p for p in problems if f"{first} has key range" in p]

@@ -26,7 +26,8 @@ from clinsearch.annotate.modifiers import (
 )
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
-from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
+from clinsearch.annotate.surface_cache import cached_concept_index
+from clinsearch.annotate.surface_index import SurfaceIndex
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 TARGET_TYPE = "target"
@@ -39,7 +40,7 @@ class Annotator:
         self.lexicon = lexicon if lexicon is not None else Lexicon.load()
         self.nlp = build_pipeline()
         self.context = LazyConText(self.nlp, radiology_rules=radiology_rules)
-        self._concepts = concept_index(self.lexicon)
+        self._concepts = cached_concept_index(self.lexicon)
         self._modifiers = ModifierMatcher(self.lexicon)
         self._inner_categories = {  # a word that is itself a concept term is never skipped
             word: cats

@@ -55,6 +55,24 @@ class RuleCues:
         phrases.discard("")
         return cls(frozenset(phrases), max(map(len, phrases), default=0), tuple(patterns), always)
 
+    def to_data(self) -> dict[str, Any]:
+        """The cues as JSON-ready data (``from_data`` makes them back)."""
+        return {"phrases": sorted(self.phrases), "longest": self.longest,
+                "patterns": [[sorted(words) for words in pattern] for pattern in self.patterns],
+                "always": self.always}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> RuleCues:
+        """The cues ``to_data`` gave; ValueError when ``data`` does not have its shape."""
+        phrases, longest, patterns, always = (
+            data.get(k) for k in ("phrases", "longest", "patterns", "always"))
+        if not (_strings(phrases) and isinstance(longest, int) and isinstance(always, bool)
+                and isinstance(patterns, list)
+                and all(isinstance(p, list) and all(map(_strings, p)) for p in patterns)):
+            raise ValueError("not ConText rule cue data")
+        return cls(frozenset(phrases), longest,
+                   tuple(tuple(frozenset(words) for words in p) for p in patterns), always)
+
     def may_match(self, words: Sequence[str]) -> bool:
         """Whether some rule may match a text with these tokens (``Token.lower_``, in order)."""
         if self.always:
@@ -72,6 +90,11 @@ class RuleCues:
                 if joined in self.phrases:
                     return True
         return False
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a list of strings."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _required_words(pattern: list[dict[str, Any]]) -> tuple[frozenset[str], ...]:

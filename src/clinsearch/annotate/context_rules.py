@@ -24,7 +24,11 @@ from typing import Any
 import yaml
 from medspacy.context import ConTextRule
 
+from clinsearch.annotate import context_cues
+from clinsearch.annotate.context_cues import RuleCues
+from clinsearch.annotate.derived_cache import cached, digest
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
+from clinsearch.cache_dir import default_cache_dir
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
@@ -110,8 +114,53 @@ def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, A
 @lru_cache(maxsize=1)
 def radiology_rules() -> RuleFile:
     """The shipped radiology rules (``data/context_radiology.yaml``), validated."""
-    ref = resources.files("clinsearch.annotate") / "data" / RADIOLOGY_FILE
-    return parse_rule_file(ref.read_text(encoding="utf-8"), f"<shipped>/{RADIOLOGY_FILE}")
+    return parse_rule_file(_radiology_file().read_text(encoding="utf-8"),
+                           f"<shipped>/{RADIOLOGY_FILE}")
+
+
+def _radiology_file() -> Path:
+    """Where the shipped radiology rules are."""
+    return Path(str(resources.files("clinsearch.annotate") / "data" / RADIOLOGY_FILE))
+
+
+def rule_cues(radiology: bool = True, cache_dir: Path | None = None) -> RuleCues:
+    """``RuleCues.of(context_rule_specs(radiology))``, from the private cache when it holds a
+    valid copy (``derived_cache``): a query without a cue needs the rules for nothing else."""
+    return cached(
+        _derived_path("cues", radiology, cache_dir),
+        lambda: RuleCues.of(cached_rule_specs(radiology, cache_dir)),
+        lambda cues: json.dumps(cues.to_data()).encode(),
+        lambda payload: RuleCues.from_data(json.loads(payload)),
+    )
+
+
+def cached_rule_specs(radiology: bool = True, cache_dir: Path | None = None
+                      ) -> list[dict[str, Any]]:
+    """``context_rule_specs(radiology)``, from the private cache when it holds a valid copy:
+    reading the rule files validates every rule with medspaCy (about 0.1 s)."""
+    return cached(
+        _derived_path("rules", radiology, cache_dir),
+        lambda: context_rule_specs(radiology),
+        lambda specs: json.dumps(specs).encode(),
+        lambda payload: _rule_specs(json.loads(payload)),
+    )
+
+
+def _derived_path(kind: str, radiology: bool, cache_dir: Path | None) -> Path:
+    """The cache file of ``kind`` derived from the rules (``derived_cache``)."""
+    key = digest([__file__, context_cues.__file__, default_rules_path(), _radiology_file()])
+    key.update(f"\0radiology={radiology}".encode())
+    return (cache_dir or default_cache_dir()) / f"{kind}-{key.hexdigest()[:32]}.json"
+
+
+def _rule_specs(data: Any) -> list[dict[str, Any]]:
+    """``data`` if it is a list of rule specs (a literal and a category each), else ValueError."""
+    if not isinstance(data, list) or not all(
+        isinstance(spec, dict) and isinstance(spec.get("literal"), str)
+        and isinstance(spec.get("category"), str) for spec in data
+    ):
+        raise ValueError("not a list of ConText rule specs")
+    return data
 
 
 def context_rule_specs(radiology: bool = True) -> list[dict[str, Any]]:

@@ -12,6 +12,8 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
+from typing import Any
 
 import medspacy.context.context_modifier as context_modifier
 from medspacy.context import ConText, ConTextRule
@@ -19,8 +21,7 @@ from spacy.lang.en import English
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from clinsearch.annotate.context_cues import RuleCues
-from clinsearch.annotate.context_rules import context_rule_specs
+from clinsearch.annotate.context_rules import cached_rule_specs, rule_cues
 from clinsearch.annotate.surface import blank_nlp
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
@@ -75,7 +76,8 @@ class LazyConText:
 
     Building matchers for the ~10,500 rules takes about 0.3 s, most of a cold query's parse,
     and most queries ("right lower lobe pneumonia") hold no cue. Until a Doc comes that one of
-    the rules may match (``RuleCues``, a necessary condition), Docs go through a ConText
+    the rules may match (``RuleCues``, a necessary condition, kept in the private cache, so the
+    rules are not even read until then), Docs go through a ConText
     without rules: exactly what the full ConText does to a Doc none of its rules matches. The
     full ConText (every rule, in order) then handles that Doc and every later one.
     """
@@ -83,11 +85,16 @@ class LazyConText:
     def __init__(self, nlp: Language, radiology_rules: bool = True) -> None:
         """ConText for Docs of ``nlp``: medspaCy's rules, plus the radiology rules if asked."""
         self._nlp = nlp
-        self._specs = context_rule_specs(radiology=radiology_rules)
-        self._cues = RuleCues.of(self._specs)
+        self._radiology = radiology_rules
+        self._cues = rule_cues(radiology_rules)
         self._ruleless = ContainmentAwareConText(nlp, CONTEXT_NAME, rules=None)
         self._full: ContainmentAwareConText | None = None
         self._lock = threading.Lock()
+
+    @cached_property
+    def specs(self) -> list[dict[str, Any]]:
+        """The rules, as ``ConTextRule`` keyword arguments (loaded on first need)."""
+        return cached_rule_specs(radiology=self._radiology)
 
     @property
     def built(self) -> bool:
@@ -102,6 +109,6 @@ class LazyConText:
             with self._lock:
                 if self._full is None:
                     full = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
-                    full.add([ConTextRule(**spec) for spec in self._specs])
+                    full.add([ConTextRule(**spec) for spec in self.specs])
                     self._full = full
         return self._full(doc)

@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 from clinsearch.annotate.finding import MODIFIER_ORDER
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.surface import TextKeys, key_of
-from clinsearch.annotate.surface_index import SurfaceIndex
+from clinsearch.annotate.surface_cache import cached_index
 
 CLAUSE_BREAKS = frozenset(
     {";", ":", "but", "however", "although", "though", "whereas", "while", "which", "otherwise"}
@@ -71,12 +71,13 @@ class ModifierMatcher:
         for form, parts in lexicon.compounds.items():
             meaning = {(c, v) for c, v in parts.items() if c in MODIFIER_ORDER}
             meanings.setdefault(form.lower(), set()).update(meaning)
-        self._index = SurfaceIndex()
         self._meanings: dict[str, tuple[tuple[str, str], ...]] = {}
+        terms: list[tuple[str, str]] = []
         for form, meaning in meanings.items():
             label = "|".join(f"{c}={v}" for c, v in sorted(meaning))
             self._meanings[label] = tuple(sorted(meaning))
-            self._index.add_term(form, label)
+            terms.append((form, label))
+        self._index = cached_index(terms)
 
     def lookup(self, term: str) -> tuple[tuple[str, str], ...]:
         """The ``(category, value)`` pairs ``term`` stands for as a whole."""

@@ -8,7 +8,8 @@ a second and matches in tens of microseconds per sentence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from medspacy.common.util import prune_overlapping_matches
 from spacy.tokens import Doc
@@ -23,6 +24,7 @@ from clinsearch.annotate.surface import (
 )
 
 Key = tuple[str, ...]
+KEY_SEP = "\x1f"  # joins a key's tokens in ``to_data`` (the tokenizer never puts it in a token)
 
 
 class SurfaceIndex:
@@ -52,6 +54,45 @@ class SurfaceIndex:
         self._firsts.add(key[0])
         self._stems.update(key[:i] for i in range(1, len(key)))
         self._max_len = max(self._max_len, len(key))
+
+    def to_data(self) -> dict[str, Any]:
+        """The index as JSON-ready data (``from_data`` makes it back): keys joined by KEY_SEP,
+        labels sorted. ValueError if a token holds KEY_SEP."""
+        def joined(keys: Sequence[Key]) -> list[str]:
+            out = [KEY_SEP.join(key) for key in keys]
+            if sum(map(len, keys)) != sum(s.count(KEY_SEP) + 1 for s in out):
+                raise ValueError("a surface key token holds the key separator")
+            return out
+
+        tables = {
+            name: dict(zip(joined(list(keys)), map(sorted, keys.values()), strict=True))
+            for name, keys in (("lower", self._lower), ("exact", self._exact))
+        }
+        return tables | {"stems": joined(sorted(self._stems))}
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> SurfaceIndex:
+        """The index ``to_data`` gave; ValueError when ``data`` does not have its shape."""
+        index = cls()
+        for name, keys in (("lower", index._lower), ("exact", index._exact)):
+            table = data.get(name)
+            if not isinstance(table, dict) or not all(
+                isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)
+                for labels in table.values()
+            ):
+                raise ValueError(f"surface index data without a valid {name!r} table")
+            keys.update({tuple(joined.split(KEY_SEP)): set(labels)
+                         for joined, labels in table.items()})
+        stems = data.get("stems")
+        if not isinstance(stems, list) or not all(isinstance(s, str) for s in stems):
+            raise ValueError("surface index data without a valid 'stems' list")
+        index._stems = {tuple(joined.split(KEY_SEP)) for joined in stems}
+        every = [*index._lower, *index._exact]
+        if not all(every):
+            raise ValueError("surface index data with an empty key")
+        index._firsts = {key[0] for key in every}
+        index._max_len = max(map(len, every), default=0)
+        return index
 
     def __len__(self) -> int:
         return len(self._lower) + len(self._exact)
@@ -112,12 +153,26 @@ class SurfaceIndex:
         return out
 
 
+Entry = tuple[str, str]  # a surface form and its label
+
+
+def concept_entries(lexicon: Lexicon) -> tuple[list[Entry], list[Entry]]:
+    """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
+    terms = [(form, c.id) for c in lexicon.concepts.values() for form in c.surface_forms]
+    abbreviations = [(abbr, c.id) for c in lexicon.concepts.values() for abbr in c.abbreviations]
+    return terms, abbreviations
+
+
+def index_of(terms: Iterable[Entry], abbreviations: Iterable[Entry] = ()) -> SurfaceIndex:
+    """A surface index of ``terms`` (case-insensitive) and ``abbreviations`` (exact case)."""
+    index = SurfaceIndex()
+    for form, label in terms:
+        index.add_term(form, label)
+    for abbr, label in abbreviations:
+        index.add_abbreviation(abbr, label)
+    return index
+
+
 def concept_index(lexicon: Lexicon) -> SurfaceIndex:
     """Every concept's surface forms (case-insensitive) and abbreviations (exact case)."""
-    index = SurfaceIndex()
-    for concept in lexicon.concepts.values():
-        for form in concept.surface_forms:
-            index.add_term(form, concept.id)
-        for abbr in concept.abbreviations:
-            index.add_abbreviation(abbr, concept.id)
-    return index
+    return index_of(*concept_entries(lexicon))

@@ -398,8 +398,9 @@ class _Segment:
         windows = max(1, len(self.vectors) // max(1, len(self.starts)))
         want = min(len(self.vectors), max(limit, 1) * windows)
         while True:
-            self.ann.hnsw.efSearch = max(HNSW_EF_SEARCH, want)
-            found_scores, found_rows = self.ann.search(query.reshape(1, -1), want)
+            found_scores, found_rows = self.ann.search(
+                query.reshape(1, -1), want, params=_hnsw_params(max(HNSW_EF_SEARCH, want))
+            )
             keep = found_rows[0] >= 0
             scores, rows = found_scores[0][keep], found_rows[0][keep]
             keep = self.row_live[rows]
@@ -543,6 +544,14 @@ def _top(scores: np.ndarray, keys: np.ndarray, indexes: np.ndarray, limit: int) 
     if limit < n:  # every score tied with the cut stays in, so that keys decide among them
         part = np.flatnonzero(scores >= np.partition(scores, n - limit)[n - limit])
     return part[np.lexsort((indexes[part], keys[part], -scores[part]))][:limit]
+
+
+def _hnsw_params(ef_search: int) -> Any:
+    """Search parameters of one HNSW search: threads searching the same index each pass their
+    own ``efSearch`` instead of setting it on the shared index."""
+    import faiss
+
+    return faiss.SearchParametersHNSW(efSearch=ef_search)
 
 
 def _load_ann(path: Path) -> Any:

@@ -12,6 +12,16 @@ writes new segments beside them; ``delete`` hard-links them and adds tantivy del
 ``meta.json`` replaced by rename), so the previous generation keeps answering as before.
 BM25 statistics are index-wide, so adds give the scores of a fresh build; deleted documents
 still count in them until a merge rebuilds the indexes (see ``LexicalComponent.delete``).
+
+Hits are ordered by (score, report key, sentence index), the same however documents lie in
+segments. tantivy breaks score ties by (segment, document), so every write leaves each index
+*key-ordered* where it can: ``key_order.json`` records each tantivy segment's smallest and
+largest keys and whether its documents are in key order (tantivy's background merges
+concatenate small segments by size, not by key), and ``meta.json`` lists the segments in key
+order. The leading segments whose documents precede all others in key order are the *ordered
+prefix*: when the documents tied at the cut of a search start there, tantivy's top hits are
+already in key order. Otherwise (or for an index written before this record) the search fetches
+every hit tied at the cut and sorts them by keys.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import numpy as np
 import tantivy
 from tantivy import Filter, TextAnalyzer, TextAnalyzerBuilder, Tokenizer
 
+from clinsearch.atomic import atomic_path
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.links import link_tree
 from clinsearch.progress import track
@@ -54,6 +65,7 @@ _LOCK_FILES = frozenset({".tantivy-meta.lock", ".tantivy-writer.lock"})
 MERGE_BELOW_SENTENCES = 200_000
 MAX_DELETED_FRACTION = 0.05
 _TIE_MARGIN = 16  # extra hits fetched so that documents tied at the cut can be ordered
+ORDER_FILE = "key_order.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +107,7 @@ class Ranked:
     scores: np.ndarray  # float32
     report_keys: np.ndarray  # int64
     sentence_indexes: np.ndarray | None  # int64, sentence granularity only
-    total: int  # how many documents matched in all
-
-    @property
-    def exhausted(self) -> bool:
-        """Whether every matching document is in these hits."""
-        return len(self.scores) >= self.total
+    exhausted: bool  # every matching document is in these hits
 
 
 class LexicalComponent:
@@ -125,9 +132,9 @@ class LexicalComponent:
         """Link the previous indexes' files and add the new reports' documents (new segments)."""
         link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         for granularity in GRANULARITIES:
-            index = _open(gen.path / NAME / granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
             batches = _batches(gen, granularity, change.report_keys)
-            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
+            self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
@@ -144,13 +151,15 @@ class LexicalComponent:
         link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
         removed = list(change.report_keys)
         for granularity in GRANULARITIES:
-            index = _open(gen.path / NAME / granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
+            index = _open(folder, self.analyzer)
             writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
             writer.delete_documents_by_query(
                 tantivy.Query.term_set_query(index.schema, "report_key", removed)
             )
             writer.commit()
             writer.wait_merging_threads()
+            _order_segments(folder, granularity, self.analyzer)
         live, deleted = _counts(gen.path / NAME / "sentences")
         if deleted > self.max_deleted * (live + deleted):
             shutil.rmtree(gen.path / NAME)  # only this generation's links: prev keeps its files
@@ -178,7 +187,8 @@ class LexicalComponent:
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
         """Problems: live BM25 documents that are not exactly the reports and the sentences,
-        or counts (live and deleted) that differ from the manifest's."""
+        counts (live and deleted) that differ from the manifest's, or a key order record
+        that is not the segments' (which would let tied hits come in the wrong order)."""
         searcher = self.open(gen)
         problems = []
         for granularity in GRANULARITIES:
@@ -192,6 +202,7 @@ class LexicalComponent:
                 problems.append(f"{folder}: {len(keys)} BM25 documents do not match the"
                                 f" {granularity} table ({len(core.report_keys)} reports,"
                                 f" {len(core.sentence_keys)} sentences)")
+            problems += _order_problems(folder, searcher._searchers[granularity], granularity)
             counts = (("documents", "live", len(keys)), ("deleted", "deleted", _counts(folder)[1]))
             for field, label, found in counts:
                 recorded = entry.get(field, {}).get(granularity)
@@ -203,25 +214,28 @@ class LexicalComponent:
     def _rebuild(self, gen: Generation) -> dict[str, Any]:
         """Write both indexes anew from the generation's tables (its live reports)."""
         for granularity in GRANULARITIES:
-            index = _create(gen.path / NAME / granularity, granularity, self.analyzer)
+            folder = gen.path / NAME / granularity
+            _create(folder, granularity)
             batches = _batches(gen, granularity, None)
-            self._commit(index, _documents(batches, granularity), gen.progress, granularity)
+            self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
 
     def _commit(
         self,
-        index: tantivy.Index,
+        folder: Path,
         documents: Iterable[tantivy.Document],
         progress: bool,
         granularity: str,
     ) -> None:
-        """Add ``documents`` in new segments and commit; tantivy's merge policy may merge
-        small segments in the background, and the write waits for those merges."""
-        writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+        """Add ``documents`` (in key order) in new segments and commit; tantivy's merge policy
+        may merge small segments in the background, and the write waits for those merges.
+        The segments are then listed in key order."""
+        writer = _open(folder, self.analyzer).writer(heap_size=_WRITER_HEAP, num_threads=1)
         for doc in track(documents, f"indexing {granularity} (BM25)", enabled=progress):
             writer.add_document(doc)
         writer.commit()
         writer.wait_merging_threads()
+        _order_segments(folder, granularity, self.analyzer)
 
     def _info(self, gen: Generation) -> dict[str, Any]:
         """The manifest entry: live and deleted document counts, the analyzer settings."""
@@ -241,6 +255,8 @@ class LexicalSearcher:
         self._text_analyzer = analyzer.tantivy()
         self._indexes = {g: self._open_read_only(folder / g, analyzer) for g in GRANULARITIES}
         self._searchers = {g: index.searcher() for g, index in self._indexes.items()}
+        self._ordered_prefix = {g: _ordered_prefix(folder / g, self._searchers[g], g)
+                                for g in GRANULARITIES}
 
     def _open_read_only(self, folder: Path, analyzer: Analyzer) -> tantivy.Index:
         """Open a tantivy index to search it, also where the folder is not writable.
@@ -288,7 +304,7 @@ class LexicalSearcher:
         """The ``limit`` best documents for the OR of ``terms``, optionally within some reports."""
         if not terms:
             empty = np.empty(0, np.int64)
-            return Ranked(np.empty(0, np.float32), empty, empty, 0)
+            return Ranked(np.empty(0, np.float32), empty, empty, True)
         index = self._indexes[granularity]
         query = tantivy.Query.boolean_query(
             [
@@ -307,28 +323,23 @@ class LexicalSearcher:
 
     def _ranked(self, granularity: str, query: tantivy.Query, limit: int) -> Ranked:
         """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
-        sentence index): the same order however the documents lie in segments.
-
-        tantivy breaks ties by segment and document order, which differ between an index grown
-        by adds and a fresh build; so hits are fetched until a lower score closes the ties at
-        the cut, then sorted by keys.
-        """
-        searcher = self._searchers[granularity]
-        fetch = limit + _TIE_MARGIN
-        result = searcher.search(query, limit=fetch, count=True)
-        hits, total = result.hits, result.count
-        while limit < len(hits) < total and hits[-1][0] >= hits[limit - 1][0]:
-            fetch *= 8  # few, large steps: each one scores the matching documents again
-            hits = searcher.search(query, limit=fetch, count=False).hits
+        sentence index): the same order however the documents lie in segments."""
+        searcher, prefix = self._searchers[granularity], self._ordered_prefix[granularity]
+        hits = searcher.search(query, limit=limit + 1, count=False).hits if prefix else None
+        if hits is None or (len(hits) > limit and hits[limit][0] >= hits[limit - 1][0]
+                            and hits[limit][1].segment_ord >= prefix):
+            # tied at the cut, and tantivy may have preferred a tied document of a later key
+            hits = _hits_through_ties(searcher, query, limit)
         addresses = [address for _, address in hits]
         scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
         report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        exhausted = len(hits) <= limit
         if granularity == "sentences":
             indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
             order = np.lexsort((indexes, report_keys, -scores))[:limit]
-            return Ranked(scores[order], report_keys[order], indexes[order], total)
+            return Ranked(scores[order], report_keys[order], indexes[order], exhausted)
         order = np.lexsort((report_keys, -scores))[:limit]
-        return Ranked(scores[order], report_keys[order], None, total)
+        return Ranked(scores[order], report_keys[order], None, exhausted)
 
     def matches(self, text: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
         """(start, end, term) of each word in ``text`` whose analysed form is one of ``terms``."""
@@ -347,12 +358,10 @@ def _schema(granularity: str) -> tantivy.Schema:
     return builder.build()
 
 
-def _create(folder: Path, granularity: str, analyzer: Analyzer) -> tantivy.Index:
+def _create(folder: Path, granularity: str) -> None:
     """A new, empty tantivy index in ``folder``."""
     folder.mkdir(parents=True)
-    index = tantivy.Index(_schema(granularity), path=str(folder))
-    index.register_tokenizer(TOKENIZER, analyzer.tantivy())
-    return index
+    tantivy.Index(_schema(granularity), path=str(folder))
 
 
 def _open(folder: Path, analyzer: Analyzer) -> tantivy.Index:
@@ -392,3 +401,137 @@ def _counts(folder: Path) -> tuple[int, int]:
     deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
                   for segment in segments)
     return stored - deleted, deleted
+
+
+def _hits_through_ties(searcher: tantivy.Searcher, query: tantivy.Query, limit: int) -> list:
+    """At least the ``limit`` best hits (tantivy's order), and every hit tied with the last of
+    them: on an index that is not key-ordered, any of the tied documents may come first."""
+    fetch = limit + _TIE_MARGIN
+    hits = searcher.search(query, limit=fetch, count=False).hits
+    while len(hits) == fetch and hits[-1][0] >= hits[limit - 1][0]:
+        fetch *= 8  # few, large steps: each one scores the matching documents again
+        hits = searcher.search(query, limit=fetch, count=False).hits
+    return hits
+
+
+_READ_CHUNK = 1 << 20  # documents whose keys are read at once when recording a segment
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    """The smallest and largest (report key, sentence index) of a tantivy segment, and whether
+    its documents are in strictly increasing key order (deleted documents included)."""
+
+    first: tuple[int, int]
+    last: tuple[int, int]
+    in_order: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record in ``key_order.json``."""
+        return {"first": list(self.first), "last": list(self.last), "in_order": self.in_order}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> KeyRange:
+        """A record read from ``key_order.json``."""
+        return cls(tuple(data["first"]), tuple(data["last"]), bool(data["in_order"]))
+
+
+def _order_segments(folder: Path, granularity: str, analyzer: Analyzer) -> None:
+    """After a commit: record each tantivy segment's key range in ``key_order.json`` (reading
+    the keys of segments not recorded yet) and list the segments in ``meta.json`` in key order
+    (both files replaced, never changed in place: earlier generations link the old ones)."""
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    known = _recorded_ranges(folder)
+    searcher = _open(folder, analyzer).searcher()
+    ranges = {
+        segment["segment_id"]: known.get(segment["segment_id"])
+        or _key_range(searcher, granularity, ordinal, int(segment["max_doc"]))
+        for ordinal, segment in enumerate(meta["segments"])
+    }
+    meta["segments"].sort(key=lambda segment: ranges[segment["segment_id"]].first)
+    record = {"segments": {sid: r.to_dict() for sid, r in ranges.items()}}
+    for name, data in ((ORDER_FILE, record), ("meta.json", meta)):
+        with atomic_path(folder / name) as tmp:
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _key_range(
+    searcher: tantivy.Searcher, granularity: str, ordinal: int, documents: int
+) -> KeyRange:
+    """The key range of segment ``ordinal``, read from its fast fields."""
+    pairs = []
+    in_order = True
+    for start in range(0, documents, _READ_CHUNK):
+        addresses = [tantivy.DocAddress(ordinal, doc)
+                     for doc in range(start, min(start + _READ_CHUNK, documents))]
+        keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        indexes = (np.asarray(searcher.fast_field_values("index", addresses), np.int64)
+                   if granularity == "sentences" else np.zeros_like(keys))
+        step = np.diff(keys)
+        in_order &= bool(np.all((step > 0) | ((step == 0) & (np.diff(indexes) > 0))))
+        order = np.lexsort((indexes, keys))
+        low, high = order[0], order[-1]
+        chunk = [(int(keys[0]), int(indexes[0])), (int(keys[-1]), int(indexes[-1])),
+                 (int(keys[low]), int(indexes[low])), (int(keys[high]), int(indexes[high]))]
+        in_order &= not pairs or pairs[-1][1] < chunk[0]
+        pairs.append(chunk)
+    if not pairs:
+        return KeyRange((0, 0), (0, 0), False)
+    return KeyRange(min(c[2] for c in pairs), max(c[3] for c in pairs), in_order)
+
+
+def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) -> list[str]:
+    """Where ``key_order.json`` (if any: indexes written before it have none) differs from the
+    segments' keys read anew, or ``meta.json`` lists recorded segments out of key order."""
+    recorded = _recorded_ranges(folder)
+    if not recorded:
+        return []
+    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    problems = [
+        f"{folder}: tantivy segment {segment['segment_id']} has key range {found}, {ORDER_FILE}"
+        f" says {recorded.get(segment['segment_id'])}"
+        for ordinal, segment in enumerate(segments)
+        if (found := _key_range(searcher, granularity, ordinal, int(segment["max_doc"])))
+        != recorded.get(segment["segment_id"])
+    ]
+    firsts = [r.first for segment in segments if (r := recorded.get(segment["segment_id"]))]
+    if firsts != sorted(firsts):
+        problems.append(f"{folder}: meta.json does not list the segments in key order")
+    return problems
+
+
+def _recorded_ranges(folder: Path) -> dict[str, KeyRange]:
+    """The key ranges recorded in ``key_order.json`` (none for an index written before it)."""
+    path = folder / ORDER_FILE
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))["segments"]
+    return {sid: KeyRange.from_dict(record) for sid, record in data.items()}
+
+
+def _ordered_prefix(folder: Path, searcher: tantivy.Searcher, granularity: str) -> int:
+    """How many leading segments of the searcher (``meta.json``'s order) hold documents in
+    strictly increasing (report key, sentence index) order, each segment's before the next's,
+    and all before any document of the later segments: there, tantivy's tie-break (segment,
+    document) is the keys' order. 0 for an index without ``key_order.json``.
+
+    The first document of each segment in order is checked against the record (the searcher
+    numbers segments as ``meta.json`` lists them)."""
+    recorded = _recorded_ranges(folder)
+    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    ranges = [recorded.get(segment["segment_id"]) for segment in segments]
+    if any(r is None for r in ranges) or searcher.num_segments != len(ranges):
+        return 0
+    known = [r for r in ranges if r is not None]
+    later_first = [min((r.first for r in known[i:]), default=None) for i in range(len(known) + 1)]
+    prefix = 0
+    for i, r in enumerate(known):
+        if not r.in_order or (i and known[i - 1].last >= r.first):
+            break
+        if later_first[i + 1] is None or r.last < later_first[i + 1]:
+            prefix = i + 1
+    firsts = [tantivy.DocAddress(ordinal, 0) for ordinal in range(prefix)]
+    found = list(zip(searcher.fast_field_values("report_key", firsts),
+                     searcher.fast_field_values("index", firsts) if granularity == "sentences"
+                     else [0] * prefix, strict=True))
+    return prefix if found == [r.first for r in known[:prefix]] else 0

@@ -88,9 +88,7 @@ class QueryParser:
         """Words never treated as unknown: function words, ConText cues, one-word lexicon terms."""
         from spacy.lang.en.stop_words import STOP_WORDS
 
-        from clinsearch.annotate.context_rules import context_rule_specs
-
-        cues = {w for rule in context_rule_specs()
+        cues = {w for rule in self.annotator.context.specs
                 for w in _TOKEN.findall(str(rule["literal"]).lower())}
         terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}
         return frozenset({*STOP_WORDS, *cues, *terms})

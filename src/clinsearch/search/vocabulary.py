@@ -8,7 +8,6 @@ Each table belongs to one encoder: MiniLM, or a trained term model for the word 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,6 +19,7 @@ import numpy as np
 from clinsearch.annotate.finding import POLARITIES
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.atomic import atomic_path
+from clinsearch.cache_dir import default_cache_dir
 
 
 class Encoder(Protocol):
@@ -84,12 +84,6 @@ def lexicon_terms(lexicon: Lexicon) -> list[LexTerm]:
     for word in (*CONCEPT_TYPES, *POLARITIES):
         terms.setdefault(word, LexTerm(word, "part", word))
     return list(terms.values())
-
-
-def default_cache_dir() -> Path:
-    """``$CLINSEARCH_CACHE`` or ``~/.cache/clinsearch``."""
-    env = os.environ.get("CLINSEARCH_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "clinsearch"
 
 
 class TermVectors:

@@ -1,0 +1,84 @@
+"""Start-up data the annotator derives from its inputs, computed once and then loaded from a
+private cache file (the lexicon's concept surface index, the ConText rules' cues).
+
+Such data is stored under a name holding a hash of everything it is derived from (its inputs,
+the source files making it, the spaCy and medspaCy versions: ``digest``). A file also records
+the hash of its payload; one that is unreadable, does not match or fails to load is recomputed
+and rewritten; a cache folder that cannot be written is skipped. Payloads are data only (JSON,
+validated on load): nothing in them is executed.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, TypeVar
+
+from clinsearch.atomic import atomic_path
+
+FORMAT = "clinsearch derived data 1"
+LIBRARIES = ("spacy", "medspacy")  # their tokenizer and rules go into the data
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def digest(code: Iterable[str | None]) -> Any:
+    """A hash (``hashlib`` object) over the format, the source files ``code`` making the data
+    and the libraries' versions; callers add their inputs."""
+    out = hashlib.sha256(FORMAT.encode())
+    for path in code:
+        out.update(Path(str(path)).read_bytes())
+    for package in LIBRARIES:
+        out.update(f"\0{package} {version(package)}".encode())
+    return out
+
+
+def cached(path: Path, make: Callable[[], T], dump: Callable[[T], bytes],
+           load: Callable[[bytes], T]) -> T:
+    """``load`` of the payload stored at ``path``, or else ``make()``, stored there by ``dump``
+    (``load`` raises ValueError, TypeError, KeyError or AttributeError on a bad payload)."""
+    found = _load(path, load)
+    if found is not None:
+        return found
+    made = make()
+    try:
+        _store(path, dump(made))
+    except (OSError, ValueError, TypeError) as exc:
+        log.debug("%s not cached: %s", path.name, type(exc).__name__)
+    return made
+
+
+def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
+    """``load`` of the payload at ``path``, or None when missing or not valid.
+
+    The cyclic garbage collector is paused meanwhile: the ~100k containers a surface index
+    makes hold no cycles, and the passes they would trigger took half its load time."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        header, _, payload = path.read_bytes().partition(b"\n")
+        if json.loads(header) != _header(path, payload):
+            return None
+        return load(payload)
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, re.error):
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _header(path: Path, payload: bytes) -> dict[str, str]:
+    """What a cache file's first line holds: format, name and the payload's hash."""
+    return {"format": FORMAT, "name": path.name, "sha256": hashlib.sha256(payload).hexdigest()}
+
+
+def _store(path: Path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` atomically, after its header line (private file)."""
+    with atomic_path(path, mode=0o600) as tmp:
+        tmp.write_bytes(json.dumps(_header(path, payload)).encode() + b"\n" + payload)

@@ -119,11 +119,12 @@ class Generation:
     def table(
         self, name: str, columns: list[str] | None = None,
         report_keys: Collection[int] | None = None,
-        filters: list[tuple[str, str, Any]] | None = None,
+        filters: list[tuple[str, str, Any]] | None = None, dictionary: list[str] | None = None,
     ) -> pa.Table:
         """Logical table ``name`` read whole (optionally some columns), deleted reports left out;
         with ``report_keys`` only those reports' rows (segments without them are not read), with
-        ``filters`` only matching rows (pyarrow's filters: row groups are skipped by statistics)."""
+        ``filters`` only matching rows (pyarrow's filters: row groups are skipped by statistics);
+        ``dictionary`` columns are read dictionary-encoded (no string per row)."""
         key, dropped = KEY_COLUMNS[name], self.deleted_keys()
         wanted = _sorted(report_keys)
         if wanted is not None:
@@ -132,8 +133,10 @@ class Generation:
         for segment, path in zip(self.segments, self.files(name), strict=True):
             if wanted is not None and not _overlaps(segment, wanted):
                 continue
-            read = (pq.read_table(path, columns=_with_key(columns, key), filters=filters)
-                    if filters else pq.ParquetFile(path).read(_with_key(columns, key)))
+            read = (pq.read_table(path, columns=_with_key(columns, key), filters=filters,
+                                  read_dictionary=dictionary)
+                    if filters else
+                    pq.ParquetFile(path, read_dictionary=dictionary).read(_with_key(columns, key)))
             tables.append(_kept(read, key, dropped, columns))
         if not tables:  # no segment holds the wanted reports
             empty = pq.ParquetFile(self.files(name)[0]).schema_arrow.empty_table()

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
-from clinsearch.index.finding_match import FindingMatcher
+from clinsearch.index.finding_match import FindingMatcher, SentenceRows
 from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
@@ -376,10 +376,16 @@ class FindingsTable:
         finally:
             con.close()
 
-    def matcher(self, sentence_ids: list[str] | pa.ChunkedArray) -> FindingMatcher:
-        """Which sentences (numbered as ``sentence_ids``) and units hold a matching finding."""
+    def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
+        """Which sentences and units hold a matching finding; sentences are numbered by
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``.
+        Reads integer keys and dictionary codes; modifiers only when a term needs them."""
         return FindingMatcher(
-            self.table(["sentence_id", "concept", "polarity", "modifiers", "context"]), sentence_ids
+            self.generation.table(
+                NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],
+                dictionary=["concept", "polarity"]),
+            sentence_rows,
+            lambda: self.generation.table(NAME, ["modifiers"]).column("modifiers"),
         )
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

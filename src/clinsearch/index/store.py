@@ -185,11 +185,12 @@ class Store:
 
     @cached_property
     def units(self) -> UnitMap:
-        """Sentence -> report -> visit -> patient (patient and visit ids read on first use)."""
-        table = self._reports.generation.table("reports", ["patient_id", "visit_id"])
-        patients = table.column("patient_id")
-        visits = pc.binary_join_element_wise(patients, table.column("visit_id"), "\x1f")
-        return UnitMap(self.sentence_report_row, _ordinals(visits), _ordinals(patients))
+        """Sentence -> report -> visit -> patient (patient and visit ids read on first use, as
+        dictionary codes)."""
+        table = self._reports.generation.table("reports", ["patient_id", "visit_id"],
+                                               dictionary=["patient_id", "visit_id"])
+        return UnitMap.from_ids(self.sentence_report_row, table.column("patient_id"),
+                                table.column("visit_id"))
 
     @property
     def num_reports(self) -> int:
@@ -215,9 +216,3 @@ class Store:
         if (level, unit) == ("report", "sentence"):  # no visit or patient ids needed
             return self.sentence_report_row[rows]
         return self.units.of(level, unit, rows)  # type: ignore[arg-type]
-
-
-def _ordinals(values: pa.ChunkedArray) -> np.ndarray:
-    """A dense integer per distinct value, in order of first appearance (as ``ordinals``)."""
-    codes = pc.dictionary_encode(values).combine_chunks().indices
-    return codes.to_numpy(zero_copy_only=False).astype(np.int64)

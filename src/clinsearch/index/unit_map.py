@@ -7,10 +7,11 @@ patients the distinct patient ids, numbered in order of first appearance.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from clinsearch.units import LEVELS, Level
 
@@ -24,15 +25,14 @@ class UnitMap:
     report_patient: np.ndarray
 
     @classmethod
-    def from_ids(
-        cls, sentence_report: np.ndarray, patient_ids: Sequence[str], visit_ids: Sequence[str]
-    ) -> UnitMap:
-        """The map of reports with these patient and visit ids (one per report row)."""
-        return cls(
-            np.asarray(sentence_report, dtype=np.int64),
-            ordinals(list(zip(patient_ids, visit_ids, strict=True))),
-            ordinals(list(patient_ids)),
-        )
+    def from_ids(cls, sentence_report: np.ndarray, patient_ids: pa.ChunkedArray | pa.Array,
+                 visit_ids: pa.ChunkedArray | pa.Array) -> UnitMap:
+        """The map of reports with these patient and visit ids (one per report row; plain or
+        dictionary-encoded strings), numbered through dictionary codes: no string per row."""
+        patients = first_seen(dictionary_codes(patient_ids)[1])
+        visits = dictionary_codes(visit_ids)[1].astype(np.int64)
+        pairs = patients * (int(visits.max(initial=0)) + 1) + visits
+        return cls(np.asarray(sentence_report, dtype=np.int64), first_seen(pairs), patients)
 
     def size(self, level: Level) -> int:
         """How many units of ``level`` there are."""
@@ -55,7 +55,26 @@ class UnitMap:
         return (self.report_visit if level == "visit" else self.report_patient)[report_rows]
 
 
-def ordinals(values: Sequence[Hashable]) -> np.ndarray:
-    """A dense integer per distinct value, in order of first appearance."""
-    seen: dict[Hashable, int] = {}
-    return np.fromiter((seen.setdefault(v, len(seen)) for v in values), np.int64, len(values))
+def first_seen(codes: np.ndarray) -> np.ndarray:
+    """A dense integer per distinct code, in order of first appearance."""
+    distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(distinct))
+    return rank[inverse.reshape(-1)]
+
+
+def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | None], np.ndarray]:
+    """A string column as its distinct values and each row's index into them (int32 or int64),
+    with no Python string per row; ``column`` may already be dictionary-encoded (as Parquet reads
+    it with ``read_dictionary``)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column, null_encoding="encode")
+    if isinstance(column, pa.ChunkedArray):
+        column = (column.unify_dictionaries().combine_chunks() if column.num_chunks
+                  else pa.array([], column.type))
+    values = column.dictionary.to_pylist()
+    indices = column.indices
+    if indices.null_count:  # a missing value read as a null index: give it a value of its own
+        indices = pc.fill_null(indices, len(values))
+        values.append(None)
+    return values, indices.to_numpy(zero_copy_only=False)

@@ -39,7 +39,7 @@ class PolarityFilter:
         self.base = base
         self.polarity = polarity
         self.store = index.store
-        self.matcher = index.component("findings").matcher(self.store.sentence_ids)
+        self.matcher = index.component("findings").matcher(self.store.sentence_rows)
         from clinsearch.annotate.annotator import annotator_for
         from clinsearch.search.concept.tools import index_lexicon_path
 

@@ -54,7 +54,7 @@ def open_snapshot(path: Path) -> Snapshot:
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)
         cohort.counts("pneumothorax")
-        sections = tuple(sorted({s for s in cohort.engine.corpus.sentence_sections.tolist() if s}))
+        sections = tuple(cohort.engine.corpus.section_names())
         return Snapshot(index.generation.path.name, index, cohort,
                         SentenceFindings(index.generation), methods, sections)
     except BaseException:

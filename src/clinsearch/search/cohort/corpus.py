@@ -2,88 +2,133 @@
 
 Units are numbered as the index numbers them (``index.unit_map``: sentence and report rows,
 visits, patients). "Rows" are the sentences (row i is sentence i) followed by the reports that
-have no sentence, so that every report counts in the corpus even when empty. Finding lookups go
-to the findings service (``index.finding_match``); everything else is numpy over these arrays.
+have no sentence, so that every report counts in the corpus even when empty. Opening reads
+integer keys and dictionary codes only (units, report type and date, sentence section); ids
+and texts are read for the rows a query shows, and texts are searched only for a ``text:``
+filter (``RowValues``). Finding lookups go to the findings service (``index.finding_match``);
+everything else is numpy over these arrays.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
 
-import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from clinsearch.duck import connect
 from clinsearch.index.finding_match import FindingMatcher, FindingSpec
-from clinsearch.index.unit_map import UnitMap
+from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
 
 if TYPE_CHECKING:
+    import duckdb
+
     from clinsearch.index import Index
+    from clinsearch.index.store import Column
 
 
-@dataclass(frozen=True, slots=True)
-class Reports:
-    """Per-report arrays, indexed by report uid."""
+class RowValues(Protocol):
+    """The strings of the rows a query shows, and the sentences holding a phrase."""
 
-    visit: np.ndarray
-    patient: np.ndarray
-    ids: np.ndarray  # object arrays of strings from here on
-    visit_ids: np.ndarray
-    patient_ids: np.ndarray
-    type: np.ndarray  # lower-case
-    date: np.ndarray
+    def reports(self, column: str, rows: np.ndarray) -> list[str]:
+        """``column`` (``id``, ``patient_id`` or ``visit_id``) of the report ``rows``."""
+        ...
+
+    def sentences(self, column: str, rows: np.ndarray) -> list[str]:
+        """``column`` (``id`` or ``text``) of the sentence ``rows``."""
+        ...
+
+    def containing(self, phrase: str) -> np.ndarray:
+        """The sentence rows whose text contains ``phrase`` (case-insensitive)."""
+        ...
+
+
+class StoredRows:
+    """``RowValues`` of an index generation: ids and texts from its store (the row groups
+    holding the rows asked for), phrases by DuckDB over its sentences files (deleted reports
+    left out), the phrase a bound parameter."""
+
+    def __init__(self, index: Index) -> None:
+        self.store, self.generation = index.store, index.generation
+        store = self.store
+        self._columns: dict[str, dict[str, Column]] = {
+            "reports": {"id": store.report_ids, "patient_id": store.patient_ids,
+                        "visit_id": store.visit_ids},
+            "sentences": {"id": store.sentence_ids, "text": store.sentence_texts},
+        }
+        self._local = threading.local()
+
+    def reports(self, column: str, rows: np.ndarray) -> list[str]:
+        return self._columns["reports"][column].take(rows)
+
+    def sentences(self, column: str, rows: np.ndarray) -> list[str]:
+        return self._columns["sentences"][column].take(rows)
+
+    def containing(self, phrase: str) -> np.ndarray:
+        cursor: duckdb.DuckDBPyConnection | None = getattr(self._local, "cursor", None)
+        if cursor is None:  # one connection per thread: a connection is not thread-safe
+            cursor = self._local.cursor = connect({"sentences": self.generation.rows("sentences")})
+        got = cursor.execute('SELECT report_key, "index" FROM sentences'
+                             " WHERE contains(lower(text), ?)", [phrase.lower()]).fetchnumpy()
+        return self.store.sentence_rows(np.asarray(got["report_key"], np.int64),
+                                        np.asarray(got["index"], np.int64))
+
+
+class ArrowRows:
+    """``RowValues`` of in-memory tables with the index's column names (tests, benchmarks)."""
+
+    def __init__(self, reports: pa.Table, sentences: pa.Table) -> None:
+        self._tables = {"reports": reports, "sentences": sentences}
+        self._text = connect({"s": pa.table({
+            "sentence": pa.array(np.arange(sentences.num_rows), pa.int64()),
+            "text": sentences.column("text")})})
+        self._lock = threading.Lock()
+
+    def reports(self, column: str, rows: np.ndarray) -> list[str]:
+        return self._tables["reports"].column(column).take(pa.array(rows, pa.int64())).to_pylist()
+
+    def sentences(self, column: str, rows: np.ndarray) -> list[str]:
+        return self._tables["sentences"].column(column).take(
+            pa.array(rows, pa.int64())).to_pylist()
+
+    def containing(self, phrase: str) -> np.ndarray:
+        with self._lock:
+            got = self._text.execute("SELECT sentence FROM s WHERE contains(lower(text), ?)",
+                                     [phrase.lower()]).fetchnumpy()
+        return np.asarray(got["sentence"], dtype=np.int64)
 
 
 class CohortCorpus:
     """Unit hierarchy, filter columns and the findings of one index generation."""
 
-    def __init__(self, reports: pa.Table, sentences: pa.Table, findings: FindingMatcher) -> None:
-        """``reports`` and ``sentences`` are the index's tables (numbered by row, the shared
-        numbering); ``findings`` answers finding specs in that sentence numbering."""
-        self.findings = findings
-        report_ids = reports.column("id").to_pylist()
-        patient_ids = reports.column("patient_id").to_pylist()
-        visit_ids = reports.column("visit_id").to_pylist()
-        row_of = {rid: row for row, rid in enumerate(report_ids)}
-        self.sentence_report = np.array(
-            [row_of[r] for r in sentences.column("report_id").to_pylist()], dtype=np.int64)
-        self.unit_map = UnitMap.from_ids(self.sentence_report, patient_ids, visit_ids)
-        report_type, self.types, self.report_type = _folded(reports.column("type"))
-        self.reports = Reports(
-            self.unit_map.report_visit, self.unit_map.report_patient,
-            np.array(report_ids, dtype=object), np.array(visit_ids, dtype=object),
-            np.array(patient_ids, dtype=object), report_type,
-            np.array([d or "" for d in reports.column("date").to_pylist()], dtype=object),
-        )
-        self.sentence_index = sentences.column("index").to_numpy().astype(np.int64)
-        self.sentence_ids = np.array(sentences.column("id").to_pylist(), dtype=object)
-        self.sentence_sections, self.sections, section_code = _folded(sentences.column("section"))
-        self.sentence_texts = np.array(sentences.column("text").to_pylist(), dtype=object)
-        self._text = connect({"texts": pa.table({
-            "sentence": pa.array(np.arange(len(self.sentence_ids)), pa.int64()),
-            "text": sentences.column("text")})})
-        self._text.execute("CREATE TABLE s AS SELECT sentence, lower(text) AS ltext FROM texts")
-        self._text.unregister("texts")
-        self._local = threading.local()
-        n_reports = len(self.reports.ids)
-        empty = np.setdiff1d(np.arange(n_reports), self.sentence_report)
-        self.row_report = np.concatenate([self.sentence_report, empty])
-        # Filter columns as integer codes: comparing codes is ~10x faster than strings.
-        self.row_section = np.concatenate([section_code, np.full(len(empty), -1)])
-        self.report_date = np.array([int(d.replace("-", "")) if d else 0
-                                     for d in self.reports.date], dtype=np.int64)
-        self.size: dict[Unit, int] = {u: self.unit_map.size(u) for u in UNITS}
-        self.row_unit = {u: self._of_reports(u, self.row_report) for u in UNITS[1:]}
+    def __init__(self, units: UnitMap, report_type: pa.ChunkedArray, report_date: pa.ChunkedArray,
+                 sentence_section: pa.ChunkedArray, values: RowValues,
+                 findings: FindingMatcher) -> None:
+        """``units`` numbers sentences and reports by row (the shared numbering; a report's
+        sentences lie together, in index order); the columns hold one value per report or
+        sentence row (plain or dictionary-encoded strings); ``values`` gives the strings shown
+        and ``findings`` answers finding specs in the sentence numbering."""
+        self.findings, self.values, self.unit_map = findings, values, units
+        self.sentence_report = units.sentence_report
+        n_sentences, n_reports = len(self.sentence_report), units.size("report")
+        self.types, self.report_type, self._type_names, self._type_raw = _codes(report_type)
+        self.sections, section_code, self._section_names, self._section_raw = _codes(
+            sentence_section)
+        dates, date_raw = dictionary_codes(report_date)
+        dates = [d or "" for d in dates]
+        self.report_date = np.array([int(d.replace("-", "")) if d else 0 for d in dates],
+                                    dtype=np.int64)[date_raw]
+        # Evidence order, first key: the report's date as text (so undated first).
+        self._date_rank = np.unique(np.array(dates, dtype=str), return_inverse=True)[1].reshape(
+            -1)[date_raw]
+        self._section_code = section_code
+        self.size: dict[Unit, int] = {u: units.size(u) for u in UNITS}
+        self.sentence_unit = {"sentence": np.arange(n_sentences), **{
+            u: self._of_reports(u, self.sentence_report) for u in UNITS[1:]}}
         self.everything = {u: np.ones(self.size[u], dtype=bool) for u in UNITS}
-        self.row_unit["sentence"] = np.concatenate(
-            [np.arange(len(self.sentence_ids)), np.full(len(empty), -1)])
-        self.sentence_unit = {u: self.unit_map.of(u, "sentence", np.arange(len(self.sentence_ids)))
-                              for u in UNITS}
         # A report of each report, visit and patient, to show the unit's ids.
         reports_ = np.arange(n_reports)
         self.first_report: dict[Unit, np.ndarray] = {}
@@ -91,30 +136,66 @@ class CohortCorpus:
             first = np.zeros(self.size[unit], dtype=np.int64)
             first[self._of_reports(unit, reports_)[::-1]] = reports_[::-1]
             self.first_report[unit] = first
-        # Evidence order: earliest report date first (undated last), then report id, then
-        # sentence.
-        id_rank = np.empty(n_reports, dtype=np.int64)
-        id_rank[np.argsort(self.reports.ids.astype(str), kind="stable")] = reports_
-        dates = self.reports.date[self.sentence_report]
-        self.sentence_rank = np.empty(len(dates), dtype=np.int64)
-        order = np.lexsort((self.sentence_index, id_rank[self.sentence_report], dates == "",
-                            dates))
-        self.sentence_rank[order] = np.arange(len(order))
+
+    @cached_property
+    def _empty_reports(self) -> np.ndarray:
+        """The reports without a sentence (the rows after the sentences)."""
+        return np.flatnonzero(np.bincount(self.sentence_report, minlength=self.size["report"]) == 0)
+
+    @cached_property
+    def row_report(self) -> np.ndarray:
+        """The report of each row (the row arrays are built on a query's first filter)."""
+        return np.concatenate([self.sentence_report, self._empty_reports])
+
+    @cached_property
+    def row_section(self) -> np.ndarray:
+        """The section code of each row (-1: a report without sentences); comparing codes is
+        ~10x faster than strings."""
+        code = self._section_code
+        return np.concatenate([code, np.full(len(self._empty_reports), -1, code.dtype)])
+
+    @cached_property
+    def row_unit(self) -> dict[Unit, np.ndarray]:
+        """The unit of each row, per unit (-1: no sentence)."""
+        empty = self._empty_reports
+        out = {u: np.concatenate([self.sentence_unit[u], self._of_reports(u, empty)])
+               for u in UNITS[1:]}
+        out["sentence"] = np.concatenate([self.sentence_unit["sentence"],
+                                          np.full(len(empty), -1)])
+        return out
 
     @classmethod
     def from_index(cls, index: Index) -> CohortCorpus:
-        """Load an index's live generation: its core tables and its findings service."""
-        gen = index.generation
-        reports = gen.table("reports", ["id", "patient_id", "visit_id", "type", "date"])
-        sentences = gen.table("sentences", ["report_id", "id", "index", "section", "text"])
-        matcher = index.component("findings").matcher(sentences.column("id"))
-        return cls(reports, sentences, matcher)
+        """Load an index's live generation: its key columns, its filter columns as dictionary
+        codes and its findings service (ids and texts stay on disk until shown)."""
+        gen, store = index.generation, index.store
+        reports = gen.table("reports", ["type", "date"], dictionary=["type", "date"])
+        sections = gen.table("sentences", ["section"], dictionary=["section"]).column("section")
+        matcher = index.component("findings").matcher(store.sentence_rows)
+        return cls(store.units, reports.column("type"), reports.column("date"), sections,
+                   StoredRows(index), matcher)
 
     @classmethod
     def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
-        return cls(reports, sentences,
-                   FindingMatcher(findings, sentences.column("id").to_pylist()))
+        report_ids = reports.column("id").to_pylist()
+        row_of = {rid: row for row, rid in enumerate(report_ids)}
+        sentence_report = np.array([row_of[r] for r in sentences.column("report_id").to_pylist()],
+                                   dtype=np.int64)
+        order = np.lexsort((sentences.column("index").to_numpy(), sentence_report))
+        sentences, sentence_report = sentences.take(pa.array(order)), sentence_report[order]
+        # Report keys are report rows; a sentence's index is its place in its report.
+        first = np.searchsorted(sentence_report, np.arange(len(report_ids)))
+        sentence_of = {sid: row for row, sid in enumerate(sentences.column("id").to_pylist())}
+        at = np.array([sentence_of[s] for s in findings.column("sentence_id").to_pylist()],
+                      dtype=np.int64)
+        keyed = findings.append_column("report_key", pa.array(sentence_report[at])).append_column(
+            "sentence_index", pa.array(at - first[sentence_report[at]]))
+        units = UnitMap.from_ids(sentence_report, reports.column("patient_id"),
+                                 reports.column("visit_id"))
+        return cls(units, reports.column("type"), reports.column("date"),
+                   sentences.column("section"), ArrowRows(reports, sentences),
+                   FindingMatcher(keyed, lambda keys, indexes: first[keys] + indexes))
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
@@ -146,12 +227,16 @@ class CohortCorpus:
         out = []
         for flt in filters:
             if flt.key in ("type", "section"):
-                raw = self.reports.type if flt.key == "type" else self.sentence_sections
                 codes = self.types if flt.key == "type" else self.sections
                 if _code(codes, flt.value) < 0:
-                    values, counts = np.unique(np.asarray(raw, dtype=str), return_counts=True)
-                    shown = ", ".join(f'"{v}" ({n})' for v, n in zip(values, counts, strict=True)
-                                      if v) or "none recorded"
+                    names, raw = ((self._type_names, self._type_raw) if flt.key == "type"
+                                  else (self._section_names, self._section_raw))
+                    counts: dict[str, int] = {}
+                    for name, n in zip(names.tolist(), np.bincount(raw, minlength=len(names)),
+                                       strict=True):
+                        counts[name] = counts.get(name, 0) + int(n)
+                    shown = ", ".join(f'"{v}" ({n})' for v, n in sorted(counts.items())
+                                      if v and n) or "none recorded"
                     out.append(f"{flt.key}:{flt.value!r} matches nothing (compared without case,"
                                f" spaces or punctuation); {flt.key}s in this index: {shown}")
             elif flt.key == "date":
@@ -160,6 +245,11 @@ class CohortCorpus:
                     out.append(f"date: {undated:,} of {len(self.report_date):,} reports have no"
                                " date and never match a date filter")
         return out
+
+    def section_names(self) -> list[str]:
+        """The distinct sections of the sentences (lower-case, without the empty one)."""
+        present = np.unique(self._section_raw)
+        return sorted({str(s) for s in self._section_names[present] if s})
 
     def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""
@@ -184,12 +274,27 @@ class CohortCorpus:
             return self.sentence_unit[above]
         return self._of_reports(above, self.first_report[unit])
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's cursor on the text table (one connection is not safe across threads)."""
-        cursor = getattr(self._local, "cursor", None)
-        if cursor is None:
-            cursor = self._local.cursor = self._text.cursor()
-        return cursor
+    def evidence_rank(self, sentences: np.ndarray) -> np.ndarray:
+        """Each of ``sentences``' place in evidence order: report date as text (undated first),
+        then report id, then the sentence's place in its report; the ids are read for these
+        sentences' reports only."""
+        reports = self.sentence_report[sentences]
+        distinct, inverse = np.unique(reports, return_inverse=True)
+        ids = np.array(self.values.reports("id", distinct), dtype=str)
+        id_rank = np.empty(len(distinct), dtype=np.int64)
+        id_rank[np.argsort(ids, kind="stable")] = np.arange(len(distinct))
+        order = np.lexsort((sentences, id_rank[inverse.reshape(-1)], self._date_rank[reports]))
+        rank = np.empty(len(sentences), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank
+
+    def shown_sentences(self, sentences: np.ndarray) -> list[tuple[str, str, str, str]]:
+        """Report id, sentence id, section and text of each of ``sentences``."""
+        report_ids = self.values.reports("id", self.sentence_report[sentences])
+        sections = self._section_names[self._section_raw[sentences]].tolist()
+        return [(str(r), str(s), section, str(t)) for r, s, section, t in zip(
+            report_ids, self.values.sentences("id", sentences), sections,
+            self.values.sentences("text", sentences), strict=True)]
 
     def finding_sentences(self, spec: FindingSpec) -> np.ndarray:
         """Sentences holding a finding that matches ``spec`` (the findings service's answer)."""
@@ -197,21 +302,18 @@ class CohortCorpus:
 
     def text_sentences(self, phrase: str) -> np.ndarray:
         """Sentences whose text contains ``phrase`` (case-insensitive)."""
-        got = self._cursor().execute("SELECT sentence FROM s WHERE contains(ltext, ?)",
-                                     [phrase.lower()]).fetchnumpy()
-        return np.asarray(got["sentence"], dtype=np.int64)
+        return self.values.containing(phrase)
 
 
-def _folded(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A filter column: each row's value lower-cased (missing: ""), the sorted distinct folded
-    values (``syntax.fold``) and each row's code into them; the string work is done once per
-    distinct value, not per row."""
-    encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
-    lowered = np.array([(v or "").lower() for v in encoded.dictionary.to_pylist()], dtype=object)
-    folded = np.array([fold(v) for v in lowered], dtype=str)
-    values, code = np.unique(folded, return_inverse=True)
-    rows = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return lowered[rows], values, code[rows].astype(np.int64)
+def _codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A filter column as codes: the sorted distinct folded values (``syntax.fold``) and each
+    row's code into them, and each distinct stored value lower-cased (missing: "") with each
+    row's index into those; the string work is done once per distinct value, not per row."""
+    names, raw = dictionary_codes(column)
+    lowered = np.array([(v or "").lower() for v in names], dtype=object)
+    values, code = np.unique(np.array([fold(v) for v in lowered], dtype=str),
+                             return_inverse=True)
+    return values, code.reshape(-1).astype(raw.dtype)[raw], lowered, raw
 
 
 def _code(values: np.ndarray, value: str) -> int:

@@ -64,22 +64,24 @@ class CohortEngine:
     def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
         mask = self._evaluate(query, level)[2]
-        return sorted(self._shown(level, int(k)) for k in np.flatnonzero(mask))
+        return sorted(self._shown(level, np.flatnonzero(mask)))
 
     def members(self, query: str, level: Unit) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
         evaluator, tree, mask = self._evaluate(query, level)
         best = self._best_evidence(evaluator, tree, level, mask)
-        c = self.corpus
+        units = np.flatnonzero(mask)
+        found = [(int(k), *best[int(k)]) for k in units if int(k) in best]
+        shown = dict(zip([k for k, _, _ in found], self.corpus.shown_sentences(
+            np.array([s for _, s, _ in found], dtype=np.int64)), strict=True))
+        labels = {k: label for k, _, label in found}
         out = []
-        for k in np.flatnonzero(mask):
-            s, label = best.get(int(k), (-1, ""))
-            if s < 0:
-                out.append(Member(self._shown(level, int(k)), "", "", "", "", ""))
+        for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
+            if k not in shown:
+                out.append(Member(ids, "", "", "", "", ""))
                 continue
-            out.append(Member(self._shown(level, int(k)), str(c.reports.ids[c.sentence_report[s]]),
-                              str(c.sentence_ids[s]), label, str(c.sentence_sections[s]),
-                              str(c.sentence_texts[s])))
+            report_id, sentence_id, section, text = shown[k]
+            out.append(Member(ids, report_id, sentence_id, labels[k], section, text))
         out.sort(key=lambda m: m.ids)
         return out
 
@@ -99,23 +101,20 @@ class CohortEngine:
             return {}
         sentences, sources = np.concatenate(parts, axis=1)
         units = c.sentence_unit[level][sentences]
-        order = np.lexsort((sources, c.sentence_rank[sentences], units))
+        order = np.lexsort((sources, c.evidence_rank(sentences), units))
         first = np.ones(len(order), dtype=bool)
         first[1:] = units[order][1:] != units[order][:-1]
         return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])].label)
                 for i in order[first]}
 
-    def _shown(self, level: Unit, uid: int) -> tuple[str, ...]:
-        """The ID_COLUMNS values of unit ``uid`` of ``level``."""
+    def _shown(self, level: Unit, uids: np.ndarray) -> list[tuple[str, ...]]:
+        """The ID_COLUMNS values of the units ``uids`` of ``level`` (read for these only)."""
         c = self.corpus
-        if level == "sentence":
-            report = int(c.sentence_report[uid])
-        else:
-            report = int(c.first_report[level][uid])
-        ids = {"patient_id": c.reports.patient_ids[report], "visit_id": c.reports.visit_ids[report],
-               "report_id": c.reports.ids[report],
-               "sentence_id": c.sentence_ids[uid] if level == "sentence" else ""}
-        return tuple(str(ids[col]) for col in ID_COLUMNS[level])
+        reports = c.sentence_report[uids] if level == "sentence" else c.first_report[level][uids]
+        columns = [c.values.sentences("id", uids) if col == "sentence_id"
+                   else c.values.reports(col.removeprefix("report_"), reports)
+                   for col in ID_COLUMNS[level]]
+        return [tuple(str(v) for v in row) for row in zip(*columns, strict=True)]
 
 
 def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:

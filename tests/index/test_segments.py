@@ -222,3 +222,23 @@ def test_a_table_read_reads_only_the_columns_asked(
     table = fresh.generation.table("findings", ["report_key"])  # the key column itself
     assert table.column_names == ["report_key"] and table.num_rows
     assert asked == [["report_key"]] * len(fresh.generation.segments)
+
+
+def test_merged_segments_keep_row_groups_small(
+    tmp_path: Path, sample: list[Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merge appends whole segments; their rows still land in row groups of bounded size (a
+    reader fetching a few rows' ids or texts reads whole row groups)."""
+    from clinsearch.index import tables
+
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 40)
+    index = Index.build(sample[:25], tmp_path / "idx", progress=False)
+    index.add(sample[25:], progress=False)
+    assert index.optimize() == 2
+    (segment,) = index.generation.segments
+    for name in ("reports", "sentences"):
+        meta = pq.ParquetFile(index.generation.segment_path(segment) / f"{name}.parquet").metadata
+        sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        assert max(sizes) <= 40 and sum(sizes) == meta.num_rows
+    assert meta.num_rows > 40  # the sentences did need several row groups
+    assert check_index(index.path)[1] == []

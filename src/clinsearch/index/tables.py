@@ -66,6 +66,11 @@ class Counts:
     patients: int
 
 
+# At most this many rows per Parquet row group: a merge appends whole segments, and readers
+# that fetch ids or texts for a few rows read whole row groups.
+ROW_GROUP_ROWS = 32_768
+
+
 class SegmentWriter:
     """Writes the reports and sentences tables of one new segment, batch by batch."""
 
@@ -89,9 +94,11 @@ class SegmentWriter:
     def append(self, reports: pa.Table, sentences: pa.Table) -> None:
         """Append rows already in the tables' schemas (computed elsewhere, keys assigned and
         rising)."""
-        self._reports.write_table(reports.select(REPORTS_SCHEMA.names).cast(REPORTS_SCHEMA))
+        self._reports.write_table(reports.select(REPORTS_SCHEMA.names).cast(REPORTS_SCHEMA),
+                                  row_group_size=ROW_GROUP_ROWS)
         self._sentences.write_table(
-            sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA)
+            sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA),
+            row_group_size=ROW_GROUP_ROWS,
         )
         if reports.num_rows:
             keys = reports.column("key")

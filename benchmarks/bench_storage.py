@@ -63,6 +63,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--work", type=Path, default=None, help="folder for corpus and index")
     parser.add_argument("--build-only", action="store_true", help="measure only the build")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="measure only the warm and cold queries, on the index a full run"
+                        " left in --work (result in bench_storage_queries.json)")
     parser.add_argument(
         "--child-src", type=Path, default=None,
         help="run the clinsearch commands from this src folder (e.g. an older checkout's; with"
@@ -73,7 +76,8 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-storage-"))
     work.mkdir(parents=True, exist_ok=True)
     src = args.child_src or Path(__file__).resolve().parents[1] / "src"
-    bench = _Bench(work, {
+    name = "bench_storage_queries.json" if args.queries_only else "bench_storage.json"
+    bench = _Bench(work / name, {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.node()} ({available_cores()} cores, {platform.machine()})",
         "commit": _commit(src),
@@ -83,6 +87,13 @@ def main() -> None:
         "command": " ".join(sys.argv),
         "load_before": _uptime(),
     })
+    index = work / "index"
+    if args.queries_only:
+        with Index.open(index) as opened:
+            bench.record("reports", opened.manifest.counts.reports)
+        _queries(bench, index)
+        print(json.dumps(bench.result, indent=2))
+        return
     source, fmt = default_source()
     bench.result["source"] = fmt
     corpus, extra = work / "corpus.jsonl", work / "extra.jsonl"
@@ -91,7 +102,6 @@ def main() -> None:
         for path, count, start in ((corpus, args.reports, 0), (extra, 1000, args.reports)):
             write_json_lines(path, (_record(r) for r in synthetic_reports(pool, count, args.seed,
                                                                        start=start)), force=True)
-    index = work / "index"
     shutil.rmtree(index, ignore_errors=True)
     workers = ["--workers", str(args.workers)] if args.workers else []
     bench.run("index", ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])
@@ -110,33 +120,38 @@ def main() -> None:
             bench.record("optimized_vs_fresh", round(merged_mb / fresh_mb, 3))
         else:
             bench.record("optimize", "not available (no `clinsearch optimize` in this checkout)")
-        with bench.step("warm_queries"):
-            bench.record("warm_ms", _warm(index))
-        with bench.step("cold_cli"):
-            bench.record("cold_s", {
-                "search bm25": _cold(["search", str(index), "pleural effusion", "--format",
-                                      "trec"]),
-                "search concept": _cold(["search", str(index), "pleural effusion", "--method",
-                                         "concept", "--format", "trec"]),
-                "cohort": _cold(["cohort", str(index), "pneumothorax", "--json"]),
-            })
+        _queries(bench, index)
     bench.record("load_after", _uptime())
     print(json.dumps(bench.result, indent=2))
 
 
+def _queries(bench: _Bench, index: Path) -> None:
+    """The warm queries in one process, then the cold CLI commands."""
+    with bench.step("warm_queries"):
+        bench.record("warm_ms", _warm(index))
+    with bench.step("cold_cli"):
+        bench.record("cold_s", {
+            "search bm25": _cold(["search", str(index), "pleural effusion", "--format", "trec"]),
+            "search concept": _cold(["search", str(index), "pleural effusion", "--method",
+                                     "concept", "--format", "trec"]),
+            "cohort": _cold(["cohort", str(index), "pneumothorax", "--json"]),
+        })
+
+
 class _Bench:
-    """The result so far, rewritten to ``bench_storage.json`` in the work folder after every
+    """The result so far, rewritten to the JSON file ``path`` (in the work folder) after every
     step (a run cut short keeps what it measured)."""
 
-    def __init__(self, work: Path, result: dict[str, Any]) -> None:
-        self.work = work
+    def __init__(self, path: Path, result: dict[str, Any]) -> None:
+        self.path = path
+        self.work = path.parent
         self.result = result
         self.record("steps", {})
 
     def record(self, key: str, value: object) -> None:
         """Set one figure of the result and save it."""
         self.result[key] = value
-        (self.work / "bench_storage.json").write_text(json.dumps(self.result, indent=2))
+        self.path.write_text(json.dumps(self.result, indent=2))
 
     @contextmanager
     def step(self, name: str) -> Iterator[dict[str, Any]]:
@@ -251,7 +266,9 @@ def _tree_rss(pid: int) -> tuple[int, int]:
 
 
 def _warm(index_dir: Path) -> dict:
-    """p50/p95 milliseconds per method (and cohort count) after one warm-up call each."""
+    """p50/p95 milliseconds per method (and cohort count) after one warm-up call each: over the
+    first pass of the queries (each query's first run: it also reads the row groups of its hits
+    for the first time) and over a second pass of the same queries (``again_``)."""
     out: dict = {}
     with Index.open(index_dir) as index:
         for method in METHODS:
@@ -265,7 +282,14 @@ def _warm(index_dir: Path) -> dict:
                     failed.append(f"{query}: {type(exc).__name__}")
                     continue
                 times.append((time.perf_counter() - start) * 1000)
-            out[method] = _percentiles(times) | ({"failed": failed} if failed else {})
+            again = []
+            for query in QUERIES if not failed else ():
+                start = time.perf_counter()
+                index.search(query, method=method, top=10)
+                again.append((time.perf_counter() - start) * 1000)
+            out[method] = (_percentiles(times)
+                           | {f"again_{k}": v for k, v in _percentiles(again or [0.0]).items()}
+                           | ({"failed": failed} if failed else {}))
     cohort = Cohort(index_dir)
     cohort.counts(COHORTS[0])
     times = []

@@ -106,6 +106,8 @@ class Ranking:
         """The sentence codes and scores of the ``n`` best candidates, best first: those above
         the n-th best score, then its ties in code order (no sort of every candidate)."""
         values = self._scores
+        if n <= 0:
+            return self._candidates[:0], values[:0]
         if n < len(values):
             cut = np.partition(values, len(values) - n)[len(values) - n]
             above = np.flatnonzero(values > cut)

@@ -361,7 +361,7 @@ def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
     that value. One stable sort by group (none when already sorted) and reductions."""
     if len(groups) < 2 or bool((groups[1:] > groups[:-1]).all()):  # one row per group
         return groups, rows, values
-    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+    if not bool((groups[1:] >= groups[:-1]).all()):
         order = np.argsort(groups, kind="stable")
         groups, rows, values = groups[order], rows[order], values[order]
     start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])

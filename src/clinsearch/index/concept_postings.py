@@ -447,7 +447,8 @@ class ConceptIndex:
         return Posting(*columns)
 
     def mentions(self, value: str) -> np.ndarray:
-        """Sorted report keys with a finding that carries modifier ``value``."""
+        """Sorted report keys with a finding that carries modifier ``value`` (deleted reports'
+        keys included: callers test live reports' keys against them)."""
         if value not in self._mentions:
             parts = [np.zeros(0, np.int64)]
             for segment in self._segments:
@@ -457,6 +458,7 @@ class ConceptIndex:
         return self._mentions[value]
 
     def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
+        """The segment holding finding ``row`` and the row within it."""
         segment = self._segments[int(np.searchsorted(self._offsets, row, side="right")) - 1]
         return segment, row - segment.offset
 

@@ -154,3 +154,11 @@ def test_a_sentence_index_beyond_the_sentence_code_is_refused(tmp_path: Path) ->
                             (f"r1#{1 << SENTENCE_BITS}", "pneumonia", "present", "")])
     with pytest.raises(ClinsearchError, match="sentences or more"):
         write_postings(folder, HIERARCHY)
+
+
+def test_a_hierarchy_deeper_than_the_stored_depth_is_refused(tmp_path: Path) -> None:
+    chain = Hierarchy({f"c{i}": (f"c{i - 1}",) if i else () for i in range(200)})
+    _, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "c199", "present", "")])
+    with pytest.raises(ClinsearchError, match="at most 127 levels"):
+        write_postings(folder, chain)

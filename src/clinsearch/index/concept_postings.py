@@ -275,6 +275,9 @@ def _postings(concepts: np.ndarray, names: list[str], hierarchy: Hierarchy, row_
     under: dict[str, dict[int, list[int]]] = {}  # key: depth: concept codes
     for code, concept in enumerate(names):
         for key, depth in hierarchy.ancestors(concept).items():
+            if depth > np.iinfo(np.int8).max:  # depths are stored as int8
+                raise ClinsearchError(f"concept {concept!r} lies {depth} levels below {key!r};"
+                                      " the concept hierarchy may be at most 127 levels deep")
             under.setdefault(key, {}).setdefault(depth, []).append(code)
     rows, depths, table = [], [], {"key": [], "start": [], "count": []}
     start = 0

@@ -13,6 +13,7 @@ from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import (
     DELETED_FILE,
+    SENTENCE_BITS,
     Generation,
     Segment,
     sentence_codes,
@@ -145,3 +146,19 @@ def test_check_finds_postings_that_disagree_with_the_findings(tmp_path: Path) ->
     np.save(folder / "concepts" / "rows.npy", np.array([0, 1, 7], np.int32))
     problems = ConceptComponent().check(gen, None, info)
     assert problems == [f"{folder / 'concepts' / 'rows.npy'}: rows outside the 2 findings"]
+
+
+def test_a_sentence_index_beyond_the_sentence_code_is_refused(tmp_path: Path) -> None:
+    _, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "pneumonia", "present", ""),
+                            (f"r1#{1 << SENTENCE_BITS}", "pneumonia", "present", "")])
+    with pytest.raises(ClinsearchError, match="sentences or more"):
+        write_postings(folder, HIERARCHY)
+
+
+def test_a_hierarchy_deeper_than_the_stored_depth_is_refused(tmp_path: Path) -> None:
+    chain = Hierarchy({f"c{i}": (f"c{i - 1}",) if i else () for i in range(200)})
+    _, folder = one_segment(tmp_path)
+    write_findings(folder, [("r1#0", "c199", "present", "")])
+    with pytest.raises(ClinsearchError, match="at most 127 levels"):
+        write_postings(folder, chain)

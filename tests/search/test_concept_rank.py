@@ -17,7 +17,7 @@ from clinsearch.search.concept.modifier_relations import (
     UNSTATED_CREDIT,
     modifier_categories,
 )
-from clinsearch.search.concept.ranking import TIE_WEIGHT, ConceptRanker, PolarityOptions
+from clinsearch.search.concept.ranking import TIE_WEIGHT, ConceptRanker, PolarityOptions, Ranking
 from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
@@ -160,3 +160,10 @@ def test_query_anatomy_is_a_part_matched_in_the_same_sentence(
     parts = ranking.parts(int(ranking.sentences[0]))
     assert parts[0].match.explain()["anatomy"] == {"rib": 1.0}
     assert ranking.scores[1] == pytest.approx(2 / 3, abs=0.01)
+
+
+def test_ranking_top_of_nothing_is_empty() -> None:
+    ranking = Ranking(np.array([5, 7, 9]), np.array([0.2, 0.9, 0.5]), lambda _: ())
+    codes, scores = ranking.top(0)
+    assert codes.tolist() == [] and scores.tolist() == []
+    assert ranking.top(2)[0].tolist() == [7, 9]

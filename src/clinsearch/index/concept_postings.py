@@ -184,7 +184,9 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     for batch in source.iter_batches(columns=[*_READ_COLUMNS, "name", "polarity"]):
         end = at + batch.num_rows
         keys = batch.column("report_key").to_numpy()
-        fields["sentences"][at:end] = sentence_codes(keys, batch.column("sentence_index"))
+        indexes = batch.column("sentence_index").to_numpy()
+        _check_codable(folder / FINDINGS_FILE, keys, indexes)
+        fields["sentences"][at:end] = sentence_codes(keys, indexes)
         fields["contexts"][at:end] = context_bits(batch.column("context"))
         fields["starts"][at:end] = batch.column("start").to_numpy(zero_copy_only=False)
         fields["ends"][at:end] = batch.column("end").to_numpy(zero_copy_only=False)
@@ -227,6 +229,15 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     return {"keys": key_table.num_rows, "postings": len(rows)}
 
 
+def _check_codable(path: Path, keys: np.ndarray, indexes: np.ndarray) -> None:
+    """Refuse findings whose (report key, sentence index) would not fit a sentence code: an
+    index of 2**SENTENCE_BITS or more would read as a sentence of the next report."""
+    if len(indexes) and (int(indexes.max()) >> SENTENCE_BITS or int(indexes.min()) < 0
+                         or int(keys.max()) >> (62 - SENTENCE_BITS) or int(keys.min()) < 0):
+        raise ClinsearchError(f"{path}: a report has {1 << SENTENCE_BITS:,} sentences or more"
+                              " (or a report key out of range); split it into smaller reports")
+
+
 _PATTERN_SCHEMA = pa.schema([("pattern", pa.string()), ("concept", pa.string()),
                              ("name", pa.string()), ("polarity", pa.string()),
                              ("modifiers", pa.list_(pa.string()))])
@@ -264,6 +275,9 @@ def _postings(concepts: np.ndarray, names: list[str], hierarchy: Hierarchy, row_
     under: dict[str, dict[int, list[int]]] = {}  # key: depth: concept codes
     for code, concept in enumerate(names):
         for key, depth in hierarchy.ancestors(concept).items():
+            if depth > np.iinfo(np.int8).max:  # depths are stored as int8
+                raise ClinsearchError(f"concept {concept!r} lies {depth} levels below {key!r};"
+                                      " the concept hierarchy may be at most 127 levels deep")
             under.setdefault(key, {}).setdefault(depth, []).append(code)
     rows, depths, table = [], [], {"key": [], "start": [], "count": []}
     start = 0
@@ -436,7 +450,8 @@ class ConceptIndex:
         return Posting(*columns)
 
     def mentions(self, value: str) -> np.ndarray:
-        """Sorted report keys with a finding that carries modifier ``value``."""
+        """Sorted report keys with a finding that carries modifier ``value`` (deleted reports'
+        keys included: callers test live reports' keys against them)."""
         if value not in self._mentions:
             parts = [np.zeros(0, np.int64)]
             for segment in self._segments:
@@ -446,6 +461,7 @@ class ConceptIndex:
         return self._mentions[value]
 
     def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
+        """The segment holding finding ``row`` and the row within it."""
         segment = self._segments[int(np.searchsorted(self._offsets, row, side="right")) - 1]
         return segment, row - segment.offset
 

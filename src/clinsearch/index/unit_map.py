@@ -68,7 +68,7 @@ def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | Non
     with no Python string per row; ``column`` may already be dictionary-encoded (as Parquet reads
     it with ``read_dictionary``)."""
     if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column, null_encoding="encode")
+        column = pc.dictionary_encode(column)  # nulls as null indices: chunks can be unified
     if isinstance(column, pa.ChunkedArray):
         column = (column.unify_dictionaries().combine_chunks() if column.num_chunks
                   else pa.array([], column.type))

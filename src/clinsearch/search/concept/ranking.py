@@ -106,6 +106,8 @@ class Ranking:
         """The sentence codes and scores of the ``n`` best candidates, best first: those above
         the n-th best score, then its ties in code order (no sort of every candidate)."""
         values = self._scores
+        if n <= 0:
+            return self._candidates[:0], values[:0]
         if n < len(values):
             cut = np.partition(values, len(values) - n)[len(values) - n]
             above = np.flatnonzero(values > cut)
@@ -359,7 +361,7 @@ def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
     that value. One stable sort by group (none when already sorted) and reductions."""
     if len(groups) < 2 or bool((groups[1:] > groups[:-1]).all()):  # one row per group
         return groups, rows, values
-    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+    if not bool((groups[1:] >= groups[:-1]).all()):
         order = np.argsort(groups, kind="stable")
         groups, rows, values = groups[order], rows[order], values[order]
     start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])

@@ -66,8 +66,8 @@ def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
         if json.loads(header) != _header(path, payload):
             return None
         return load(payload)
-    except (OSError, ValueError, TypeError, AttributeError, KeyError, re.error):
-        return None
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError, re.error):
+        return None  # RecursionError: JSON nested deeper than the parser goes
     finally:
         if collecting:
             gc.enable()

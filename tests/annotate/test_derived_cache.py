@@ -33,3 +33,10 @@ def test_rule_specs_medspacy_would_refuse_are_recomputed(tmp_path: Path) -> None
     hostile = [{**specs[0], "no_such_argument": 1}, *specs[1:]]
     _plant(stored, json.dumps(hostile).encode())
     assert cached_rule_specs(False, tmp_path) == specs
+
+
+def test_a_cache_folder_it_makes_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "thing.json"
+    derived_cache.cached(path, lambda: [1], lambda x: json.dumps(x).encode(), json.loads)
+    assert path.parent.stat().st_mode & 0o077 == 0
+    assert path.stat().st_mode & 0o077 == 0

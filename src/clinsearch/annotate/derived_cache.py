@@ -79,6 +79,8 @@ def _header(path: Path, payload: bytes) -> dict[str, str]:
 
 
 def _store(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` atomically, after its header line (private file)."""
+    """Write ``payload`` to ``path`` atomically, after its header line (private file, in a
+    private folder when this makes it)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with atomic_path(path, mode=0o600) as tmp:
         tmp.write_bytes(json.dumps(_header(path, payload)).encode() + b"\n" + payload)

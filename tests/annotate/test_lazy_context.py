@@ -72,7 +72,8 @@ def test_cached_rules_and_cues_are_the_rules_own(radiology: bool, tmp_path: Path
 def test_cue_data_of_the_wrong_shape_is_refused() -> None:
     good = RuleCues.of(context_rule_specs(False)).to_data()
     assert RuleCues.from_data(good).to_data() == good
-    for bad in ({**good, "patterns": [["no"]]}, {**good, "always": 1}, {}):
+    for bad in ({**good, "patterns": [["no"]]}, {**good, "always": 1}, {},
+                {**good, "longest": 2}):  # would stop the search before longer phrases
         with pytest.raises(ValueError):
             RuleCues.from_data(bad)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from clinsearch import Index
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.corpus.model import SegmentedReport
+from clinsearch.errors import ClinsearchError
 from clinsearch.index.config import IndexConfig
-from clinsearch.index.findings import FindingsTable
+from clinsearch.index.findings import FINDINGS_SCHEMA, FindingsTable, _SegmentFiles
 
 KEY = ("report_id", "sentence_id", "pattern", "start", "end", "text")
 
@@ -90,3 +93,12 @@ def test_lexicon_option_chooses_the_lexicon(tmp_path: Path, corpus: list[Segment
     concepts = {r["concept"] for r in index.component("findings")}
     assert concepts <= set(annotator_for(str(mini)).lexicon.concepts)
     assert "pneumothorax" in concepts
+
+
+def test_findings_out_of_key_order_are_refused_not_misfiled(tmp_path: Path) -> None:
+    rows = FINDINGS_SCHEMA.empty_table()
+    files = _SegmentFiles([tmp_path / "0.parquet", tmp_path / "1.parquet"])
+    files.write(1, rows)
+    with pytest.raises(ClinsearchError, match="report-key order"):
+        files.write(0, rows)  # would have gone into file 1
+    files.close(complete=False)

@@ -63,10 +63,12 @@ class RuleCues:
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> RuleCues:
-        """The cues ``to_data`` gave; ValueError when ``data`` does not have its shape."""
+        """The cues ``to_data`` gave; ValueError when ``data`` does not have its shape or its
+        ``longest`` is not its phrases' (a smaller one would hide longer phrases' rules)."""
         phrases, longest, patterns, always = (
             data.get(k) for k in ("phrases", "longest", "patterns", "always"))
-        if not (_strings(phrases) and isinstance(longest, int) and isinstance(always, bool)
+        if not (_strings(phrases) and isinstance(always, bool)
+                and longest == max(map(len, phrases), default=0)  # it bounds the phrase search
                 and isinstance(patterns, list)
                 and all(isinstance(p, list) and all(map(_strings, p)) for p in patterns)):
             raise ValueError("not ConText rule cue data")

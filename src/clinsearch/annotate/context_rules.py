@@ -153,11 +153,25 @@ def _derived_path(kind: str, radiology: bool, cache_dir: Path | None) -> Path:
     return (cache_dir or default_cache_dir()) / f"{kind}-{key.hexdigest()[:32]}.json"
 
 
+# The ``ConTextRule`` arguments a stored spec may hold, with their JSON types (None: absent)
+_SPEC_TYPES: dict[str, tuple[type, ...]] = {
+    "literal": (str,), "category": (str,), "direction": (str,), "pattern": (list, type(None)),
+    "allowed_types": (list, type(None)), "excluded_types": (list, type(None)),
+    "max_scope": (int, type(None)), "max_targets": (int, type(None)),
+    "terminated_by": (list, type(None)), "metadata": (dict, type(None)),
+}
+
+
 def _rule_specs(data: Any) -> list[dict[str, Any]]:
-    """``data`` if it is a list of rule specs (a literal and a category each), else ValueError."""
+    """``data`` if it is a list of rule specs (a literal and a category each, only arguments
+    ``ConTextRule`` takes, of their types), else ValueError: a spec ``ConTextRule`` refused
+    would fail the first text a rule may match, not the cache load."""
     if not isinstance(data, list) or not all(
         isinstance(spec, dict) and isinstance(spec.get("literal"), str)
-        and isinstance(spec.get("category"), str) for spec in data
+        and isinstance(spec.get("category"), str)
+        and all(key in _SPEC_TYPES and isinstance(value, _SPEC_TYPES[key])
+                for key, value in spec.items())
+        for spec in data
     ):
         raise ValueError("not a list of ConText rule specs")
     return data

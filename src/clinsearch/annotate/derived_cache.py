@@ -66,8 +66,8 @@ def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
         if json.loads(header) != _header(path, payload):
             return None
         return load(payload)
-    except (OSError, ValueError, TypeError, AttributeError, KeyError, re.error):
-        return None
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError, re.error):
+        return None  # RecursionError: JSON nested deeper than the parser goes
     finally:
         if collecting:
             gc.enable()
@@ -79,6 +79,8 @@ def _header(path: Path, payload: bytes) -> dict[str, str]:
 
 
 def _store(path: Path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` atomically, after its header line (private file)."""
+    """Write ``payload`` to ``path`` atomically, after its header line (private file, in a
+    private folder when this makes it)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with atomic_path(path, mode=0o600) as tmp:
         tmp.write_bytes(json.dumps(_header(path, payload)).encode() + b"\n" + payload)

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.duck import ParquetRows
+from clinsearch.errors import ClinsearchError
 from clinsearch.parallel import Workers
 
 SEGMENTS_DIR = "segments"
@@ -37,8 +38,13 @@ SENTENCE_BITS = 20  # a sentence code is report key << SENTENCE_BITS | sentence 
 
 
 def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
-    """One int64 per (report key, sentence index) pair, ordered as the pairs are."""
-    return (np.asarray(keys, np.int64) << SENTENCE_BITS) + np.asarray(indexes, np.int64)
+    """One int64 per (report key, sentence index) pair, ordered as the pairs are;
+    ClinsearchError for an index that does not fit in ``SENTENCE_BITS`` (its code would be
+    another report's sentence)."""
+    indexes = np.asarray(indexes, np.int64)
+    if indexes.size and (indexes.min() < 0 or indexes.max() >> SENTENCE_BITS):
+        raise ClinsearchError(f"a report has more than {1 << SENTENCE_BITS:,} sentences")
+    return (np.asarray(keys, np.int64) << SENTENCE_BITS) + indexes
 
 
 def sentence_parts(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -432,7 +432,10 @@ class _SegmentFiles:
         self._rows = 0
 
     def write(self, number: int, rows: pa.Table) -> None:
-        """Append rows to file ``number`` (never one before the open one)."""
+        """Append rows to file ``number`` (never one before the open one: ClinsearchError, as
+        those rows would land in the wrong segment's file)."""
+        if number < self._opened - 1:
+            raise ClinsearchError("findings not given in report-key order")
         while self._opened <= number:
             self._next()
         self._pending.append(rows)

@@ -40,11 +40,13 @@ SENTENCE_BITS = 20  # a sentence code is report key << SENTENCE_BITS | sentence 
 def sentence_codes(keys: np.ndarray, indexes: np.ndarray) -> np.ndarray:
     """One int64 per (report key, sentence index) pair, ordered as the pairs are;
     ClinsearchError for an index that does not fit in ``SENTENCE_BITS`` (its code would be
-    another report's sentence)."""
-    indexes = np.asarray(indexes, np.int64)
-    if indexes.size and (indexes.min() < 0 or indexes.max() >> SENTENCE_BITS):
-        raise ClinsearchError(f"a report has more than {1 << SENTENCE_BITS:,} sentences")
-    return (np.asarray(keys, np.int64) << SENTENCE_BITS) + indexes
+    another report's sentence) or a key that does not fit in the rest of the int64."""
+    keys, indexes = np.asarray(keys, np.int64), np.asarray(indexes, np.int64)
+    if indexes.size and (indexes.min() < 0 or indexes.max() >> SENTENCE_BITS
+                         or keys.min() < 0 or keys.max() >> (62 - SENTENCE_BITS)):
+        raise ClinsearchError(f"a report has {1 << SENTENCE_BITS:,} sentences or more (or a"
+                              " report key is out of range); split it into smaller reports")
+    return (keys << SENTENCE_BITS) + indexes
 
 
 def sentence_parts(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

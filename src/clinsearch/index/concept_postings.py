@@ -185,8 +185,10 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
         end = at + batch.num_rows
         keys = batch.column("report_key").to_numpy()
         indexes = batch.column("sentence_index").to_numpy()
-        _check_codable(folder / FINDINGS_FILE, keys, indexes)
-        fields["sentences"][at:end] = sentence_codes(keys, indexes)
+        try:
+            fields["sentences"][at:end] = sentence_codes(keys, indexes)
+        except ClinsearchError as exc:
+            raise ClinsearchError(f"{folder / FINDINGS_FILE}: {exc}") from None
         fields["contexts"][at:end] = context_bits(batch.column("context"))
         fields["starts"][at:end] = batch.column("start").to_numpy(zero_copy_only=False)
         fields["ends"][at:end] = batch.column("end").to_numpy(zero_copy_only=False)
@@ -227,15 +229,6 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     pq.write_table(pa.Table.from_pylist(patterns, schema=_PATTERN_SCHEMA), out / PATTERNS_FILE)
     pq.write_table(key_table, out / KEYS_FILE)
     return {"keys": key_table.num_rows, "postings": len(rows)}
-
-
-def _check_codable(path: Path, keys: np.ndarray, indexes: np.ndarray) -> None:
-    """Refuse findings whose (report key, sentence index) would not fit a sentence code: an
-    index of 2**SENTENCE_BITS or more would read as a sentence of the next report."""
-    if len(indexes) and (int(indexes.max()) >> SENTENCE_BITS or int(indexes.min()) < 0
-                         or int(keys.max()) >> (62 - SENTENCE_BITS) or int(keys.min()) < 0):
-        raise ClinsearchError(f"{path}: a report has {1 << SENTENCE_BITS:,} sentences or more"
-                              " (or a report key out of range); split it into smaller reports")
 
 
 _PATTERN_SCHEMA = pa.schema([("pattern", pa.string()), ("concept", pa.string()),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench_cold_start import _env, _export
-from bench_storage import QUERIES, _uptime
+from bench_storage import QUERIES, _percentiles, _uptime
 
 ROUNDS = 2
 
@@ -67,15 +66,9 @@ def _time_queries(index_dir: Path) -> dict[str, dict[str, float]]:
                 index.search(query, method="bm25", top=10)
                 wall.append((time.perf_counter() - start) * 1000)
                 cpu.append((time.process_time() - cpu_start) * 1000)
-            out[f"round {round_}"] = _percentiles("", wall) | _percentiles("cpu_", cpu)
+            out[f"round {round_}"] = _percentiles(wall) | {
+                f"cpu_{k}": v for k, v in _percentiles(cpu).items()}
     return out
-
-
-def _percentiles(prefix: str, times: list[float]) -> dict[str, float]:
-    """p50 and p95 of milliseconds, keys prefixed."""
-    ranked = sorted(times)
-    return {f"{prefix}p50": round(statistics.median(ranked), 2),
-            f"{prefix}p95": round(ranked[min(len(ranked) - 1, int(0.95 * len(ranked)))], 2)}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_storage import _uptime
+from bench_storage import _children_cpu, _uptime
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.datasets import IU_XRAY, shared_data
 
@@ -121,12 +120,6 @@ def _medians(sides: dict[str, Path], runs: int, index: Path, command: list[str]
             times[side].append((time.perf_counter() - start, _children_cpu() - cpu))
     return {side: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for side, t in times.items()}
-
-
-def _children_cpu() -> float:
-    """CPU seconds (user + system) of this process's finished children so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

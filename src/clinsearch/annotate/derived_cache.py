@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import inspect
 import json
 import logging
 import re
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from clinsearch.atomic import atomic_path
@@ -28,12 +30,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def digest(code: Iterable[str | None]) -> Any:
+def digest(code: Iterable[ModuleType | Path]) -> Any:
     """A hash (``hashlib`` object) over the format, the source files ``code`` making the data
-    and the libraries' versions; callers add their inputs."""
+    (modules or files) and the libraries' versions; callers add their inputs."""
     out = hashlib.sha256(FORMAT.encode())
-    for path in code:
-        out.update(Path(str(path)).read_bytes())
+    for source in code:
+        path = Path(inspect.getfile(source)) if isinstance(source, ModuleType) else source
+        out.update(path.read_bytes())
     for package in LIBRARIES:
         out.update(f"\0{package} {version(package)}".encode())
     return out

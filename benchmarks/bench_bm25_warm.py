@@ -16,12 +16,11 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench_cold_start import _env, _export
-from bench_storage import QUERIES, _percentiles, _uptime
+from bench_cold_start import _env, compared_sources
+from bench_storage import QUERIES, _percentiles
 
 ROUNDS = 2
 
@@ -37,10 +36,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(_time_queries(args.index[0])))
         return
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _export(args.before, Path(tmp)), "after": root / "src"}
-        print(f"load before: {_uptime()}")
+    with compared_sources(args.before) as sides:
         for index in args.index:
             for _ in range(args.pairs):
                 for side, src in sides.items():
@@ -49,7 +45,6 @@ def main() -> None:
                         env=_env(src), check=True, capture_output=True, text=True,
                     ).stdout
                     print(f"{index} {side}: {out.strip()}", flush=True)
-        print(f"load after: {_uptime()}")
 
 
 def _time_queries(index_dir: Path) -> dict[str, dict[str, float]]:

@@ -23,6 +23,8 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench_storage import _children_cpu, _uptime
@@ -56,12 +58,9 @@ def main() -> None:
     args = parser.parse_args()
     commands = {label: COMMANDS[label] for label in args.command} or COMMANDS
     indexes = {str(path): path for path in args.index} or _default_indexes(args.work)
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _export(args.before, Path(tmp)), "after": ROOT / "src"}
-        print(f"load before: {_uptime()}")
+    with compared_sources(args.before) as sides:
         rows = [(name, label, _medians(sides, args.runs, index, command))
                 for name, index in indexes.items() for label, command in commands.items()]
-        print(f"load after: {_uptime()}")
     print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
     print("| index | command | wall before | wall after | before / after | CPU before |"
           " CPU after |")
@@ -89,6 +88,17 @@ def _index(folder: Path, corpus: Path, fmt: str) -> Path:
         subprocess.run([*CLI, "index", str(corpus), "-f", fmt, "-o", str(folder), "--skip-bad"],
                        env=_env(ROOT / "src"), check=True)
     return folder
+
+
+@contextmanager
+def compared_sources(before: str) -> Iterator[dict[str, Path]]:
+    """The ``src`` folders to compare, ``before`` (git ``before`` exported to a temporary
+    folder) and ``after`` (this checkout), with the load averages printed before and after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {"before": _export(before, Path(tmp)), "after": ROOT / "src"}
+        print(f"load before: {_uptime()}")
+        yield sides
+        print(f"load after: {_uptime()}")
 
 
 def _export(ref: str, folder: Path) -> Path:

@@ -22,12 +22,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench_storage import _children_cpu, _uptime
+from bench_storage import _timed_run, _uptime
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.datasets import IU_XRAY, shared_data
 
@@ -125,9 +124,7 @@ def _medians(sides: dict[str, Path], runs: int, index: Path, command: list[str]
     times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for _ in range(runs):
         for side, src in sides.items():
-            start, cpu = time.perf_counter(), _children_cpu()
-            subprocess.run([*CLI, *args], env=_env(src), check=True, stdout=subprocess.DEVNULL)
-            times[side].append((time.perf_counter() - start, _children_cpu() - cpu))
+            times[side].append(_timed_run(args, _env(src), stderr=None))
     return {side: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for side, t in times.items()}
 

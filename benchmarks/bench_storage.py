@@ -308,9 +308,9 @@ def _percentiles(times: list[float]) -> dict:
             "p95": round(ranked[min(len(ranked) - 1, int(0.95 * len(ranked)))], 2)}
 
 
-def _cold(args: list[str]) -> float:
-    """Median wall seconds of three fresh ``clinsearch`` processes."""
-    return round(statistics.median(_timed_run(args, _CHILD_ENV)[0] for _ in range(3)), 2)
+def _cold(args: list[str], env: dict[str, str] = _CHILD_ENV) -> float:
+    """Median wall seconds of three fresh ``clinsearch`` processes (environment ``env``)."""
+    return round(statistics.median(_timed_run(args, env)[0] for _ in range(3)), 2)
 
 
 def _timed_run(args: list[str], env: dict[str, str], stderr: int | None = subprocess.DEVNULL

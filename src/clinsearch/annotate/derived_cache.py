@@ -15,7 +15,6 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
@@ -69,7 +68,7 @@ def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
         if json.loads(header) != _header(path, payload):
             return None
         return load(payload)
-    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError, re.error):
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError):
         return None  # RecursionError: JSON nested deeper than the parser goes
     finally:
         if collecting:

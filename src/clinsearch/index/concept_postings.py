@@ -33,6 +33,7 @@ from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import SENTENCE_BITS, Change, Generation, Segment, sentence_codes
 from clinsearch.index.findings import FINDINGS_FILE
+from clinsearch.index.unit_map import dictionary_codes
 
 NAME = "concepts"
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
@@ -177,7 +178,7 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
               "contexts": np.empty(n, np.int8), "starts": np.empty(n, np.int32),
               "ends": np.empty(n, np.int32), "modifier_offsets": np.zeros(n + 1, np.int64)}
     concepts, concept_ids, patterns, pattern_ids, value_ids = (
-        np.empty(n, np.int32), _Codes(), [], _Codes(), _Codes())
+        np.empty(n, np.int32), _RunningCodes(), [], _RunningCodes(), _RunningCodes())
     modifiers: dict[str, list[np.ndarray]] = {k: [] for k in MODIFIER_ARRAYS}
     mentions: list[tuple[np.ndarray, np.ndarray]] = []
     at = 0
@@ -236,18 +237,17 @@ _PATTERN_SCHEMA = pa.schema([("pattern", pa.string()), ("concept", pa.string()),
                              ("modifiers", pa.list_(pa.string()))])
 
 
-class _Codes:
-    """Dense codes for the distinct strings of a column, in order of first appearance."""
+class _RunningCodes:
+    """Dense codes for the distinct strings of a column read batch by batch, in order of first
+    appearance over all batches."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.values: list[str] = []
+        self.ids: dict[str | None, int] = {}
+        self.values: list[str | None] = []
 
     def encode(self, column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Codes per row (int32), and the rows where a value appears for the first time."""
-        coded = pc.dictionary_encode(column)
-        indices = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        local = coded.dictionary.to_pylist()
+        local, indices = dictionary_codes(column)
         first = np.full(len(local), len(indices), np.int64)
         np.minimum.at(first, indices, np.arange(len(indices)))
         new = []

@@ -95,7 +95,7 @@ class ConceptComponent:
         """Problems: missing files, postings or fields that disagree with their segment's
         findings or with the key, pattern and value tables, totals that differ from the
         manifest's."""
-        problems, postings, names = [], 0, set()
+        problems, whole = [], []
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
             missing = [f for f in FILES if not (folder / f).is_file()]
@@ -104,11 +104,12 @@ class ConceptComponent:
                 continue
             findings = pq.ParquetFile(gen.segment_path(segment) / FINDINGS_FILE).metadata.num_rows
             problems += _segment_problems(folder, findings)
-            postings += len(_array(folder, "rows"))
-            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
-        if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
-            problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
-                            f" manifest says {entry.get('postings')} under {entry.get('keys')}")
+            whole.append(folder)
+        totals = _totals(whole)
+        if (entry.get("postings"), entry.get("keys")) != (totals["postings"], totals["keys"]):
+            problems.append(f"{gen.path / NAME}: {totals['postings']} postings under"
+                            f" {totals['keys']} keys, the manifest says {entry.get('postings')}"
+                            f" under {entry.get('keys')}")
         return problems
 
     def _write(self, gen: Generation, segments: Iterable[Segment]) -> dict[str, Any]:
@@ -116,12 +117,17 @@ class ConceptComponent:
         keys over all segments (as one build of the same findings would count them)."""
         for segment in segments:
             write_postings(gen.segment_path(segment), self.hierarchy)
-        postings, names = 0, set()
-        for segment in gen.segments:
-            folder = gen.segment_path(segment) / NAME
-            postings += len(_array(folder, "rows"))
-            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
-        return {"keys": len(names), "postings": postings}
+        return _totals([gen.segment_path(segment) / NAME for segment in gen.segments])
+
+
+def _totals(folders: Iterable[Path]) -> dict[str, int]:
+    """Postings stored and distinct keys over these segments' concept folders (the manifest
+    entry)."""
+    postings, names = 0, set()
+    for folder in folders:
+        postings += len(_array(folder, "rows"))
+        names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
+    return {"keys": len(names), "postings": postings}
 
 
 def _segment_problems(folder: Path, findings: int) -> list[str]:

@@ -394,9 +394,14 @@ def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Doc
             yield doc
 
 
+def _meta_segments(folder: Path) -> list[dict[str, Any]]:
+    """The segments a tantivy index's ``meta.json`` lists, in its order."""
+    return json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+
+
 def _counts(folder: Path) -> tuple[int, int]:
     """(live, deleted) documents of a tantivy index, from its ``meta.json``."""
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     stored = sum(int(segment["max_doc"]) for segment in segments)
     deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
                   for segment in segments)
@@ -486,7 +491,7 @@ def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) 
     recorded = _recorded_ranges(folder)
     if not recorded:
         return []
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     problems = [
         f"{folder}: tantivy segment {segment['segment_id']} has key range {found}, {ORDER_FILE}"
         f" says {recorded.get(segment['segment_id'])}"
@@ -518,7 +523,7 @@ def _ordered_prefix(folder: Path, searcher: tantivy.Searcher, granularity: str) 
     The first document of each segment in order is checked against the record (the searcher
     numbers segments as ``meta.json`` lists them)."""
     recorded = _recorded_ranges(folder)
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     ranges = [recorded.get(segment["segment_id"]) for segment in segments]
     if any(r is None for r in ranges) or searcher.num_segments != len(ranges):
         return 0

@@ -98,9 +98,8 @@ class ConceptComponent:
         problems, whole = [], []
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
-            missing = [f for f in FILES if not (folder / f).is_file()]
-            if missing:
-                problems.append(f"{folder / missing[0]}: missing; rebuild the index")
+            if missing := _missing(folder):
+                problems.append(f"{folder / missing}: missing; rebuild the index")
                 continue
             findings = pq.ParquetFile(gen.segment_path(segment) / FINDINGS_FILE).metadata.num_rows
             problems += _segment_problems(folder, findings)
@@ -165,6 +164,11 @@ def _segment_problems(folder: Path, findings: int) -> list[str]:
     if sum(values["count"]) != len(a["mention_keys"]):
         problems.append(f"{folder / VALUES_FILE}: offsets do not cover the mention keys exactly")
     return problems
+
+
+def _missing(folder: Path) -> str | None:
+    """The first of the concept files that a segment's folder lacks, if any."""
+    return next((name for name in FILES if not (folder / name).is_file()), None)
 
 
 def _array(folder: Path, name: str) -> np.ndarray:
@@ -419,10 +423,9 @@ class ConceptIndex:
         clinsearch (no such files) is refused with the remedy."""
         folders = [gen.segment_path(s) / NAME for s in gen.segments]
         for folder in folders:
-            missing = [f for f in FILES if not (folder / f).is_file()]
-            if missing:
+            if missing := _missing(folder):
                 raise ClinsearchError(f"{folder}: concept postings of an older clinsearch (no"
-                                      f" {missing[0]}); rebuild the index")
+                                      f" {missing}); rebuild the index")
         return cls(folders, gen.deleted_keys())
 
     def lookup(self, concept: str, *, exact: bool = False) -> Posting:

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import SENTENCE_BITS, Change, Generation, Segment, sentence_codes
+from clinsearch.index.component import Change, Generation, Segment, sentence_codes, sentence_parts
 from clinsearch.index.findings import FINDINGS_FILE
 from clinsearch.index.unit_map import dictionary_codes
 
@@ -437,7 +437,7 @@ class ConceptIndex:
             if not len(columns[0]):
                 continue
             if len(self.dropped):
-                keep = ~np.isin(columns[2] >> SENTENCE_BITS, self.dropped)
+                keep = ~np.isin(sentence_parts(columns[2])[0], self.dropped)
                 columns = [c[keep] for c in columns]
             rows, depths, sentences, patterns, contexts = columns
             parts.append((rows + segment.offset, depths, sentences, segment.pattern_map[patterns],

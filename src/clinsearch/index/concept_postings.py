@@ -48,7 +48,7 @@ MENTION_ARRAYS = ("mention_keys",)
 ARRAYS = POSTING_ARRAYS + FINDING_ARRAYS + MODIFIER_ARRAYS + MENTION_ARRAYS
 FILES = (KEYS_FILE, PATTERNS_FILE, VALUES_FILE, *(f"{a}.npy" for a in ARRAYS))
 _READ_COLUMNS = ["report_key", "sentence_index", "concept", "pattern", "context", "start", "end",
-                 "modifiers"]
+                 "modifiers", "name", "polarity"]
 
 
 class ConceptComponent:
@@ -192,7 +192,7 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
     modifiers: dict[str, list[np.ndarray]] = {k: [] for k in MODIFIER_ARRAYS}
     mentions: list[tuple[np.ndarray, np.ndarray]] = []
     at = 0
-    for batch in source.iter_batches(columns=[*_READ_COLUMNS, "name", "polarity"]):
+    for batch in source.iter_batches(columns=_READ_COLUMNS):
         end = at + batch.num_rows
         keys = batch.column("report_key").to_numpy()
         indexes = batch.column("sentence_index").to_numpy()

@@ -91,3 +91,13 @@ def test_corrupt_weights_are_a_clear_error(tmp_path: Path, tiny_encoder_dir: Pat
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(ClinsearchError, match=r"corrupt.*could not be loaded"):
         SentenceEncoder(broken)
+
+
+def test_loading_shows_no_progress_bar_of_transformers(
+    tiny_encoder_dir: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from transformers.utils import logging as hf_logging
+
+    SentenceEncoder(tiny_encoder_dir)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()  # restored for training's bars

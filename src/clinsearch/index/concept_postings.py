@@ -31,8 +31,9 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import SENTENCE_BITS, Change, Generation, Segment, sentence_codes
+from clinsearch.index.component import Change, Generation, Segment, sentence_codes, sentence_parts
 from clinsearch.index.findings import FINDINGS_FILE
+from clinsearch.index.unit_map import dictionary_codes
 
 NAME = "concepts"
 KEYS_FILE = "keys.parquet"  # key, start, count into the postings
@@ -47,7 +48,7 @@ MENTION_ARRAYS = ("mention_keys",)
 ARRAYS = POSTING_ARRAYS + FINDING_ARRAYS + MODIFIER_ARRAYS + MENTION_ARRAYS
 FILES = (KEYS_FILE, PATTERNS_FILE, VALUES_FILE, *(f"{a}.npy" for a in ARRAYS))
 _READ_COLUMNS = ["report_key", "sentence_index", "concept", "pattern", "context", "start", "end",
-                 "modifiers"]
+                 "modifiers", "name", "polarity"]
 
 
 class ConceptComponent:
@@ -94,20 +95,20 @@ class ConceptComponent:
         """Problems: missing files, postings or fields that disagree with their segment's
         findings or with the key, pattern and value tables, totals that differ from the
         manifest's."""
-        problems, postings, names = [], 0, set()
+        problems, whole = [], []
         for segment in gen.segments:
             folder = gen.segment_path(segment) / NAME
-            missing = [f for f in FILES if not (folder / f).is_file()]
-            if missing:
-                problems.append(f"{folder / missing[0]}: missing; rebuild the index")
+            if missing := _missing(folder):
+                problems.append(f"{folder / missing}: missing; rebuild the index")
                 continue
             findings = pq.ParquetFile(gen.segment_path(segment) / FINDINGS_FILE).metadata.num_rows
             problems += _segment_problems(folder, findings)
-            postings += len(_array(folder, "rows"))
-            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
-        if (entry.get("postings"), entry.get("keys")) != (postings, len(names)):
-            problems.append(f"{gen.path / NAME}: {postings} postings under {len(names)} keys, the"
-                            f" manifest says {entry.get('postings')} under {entry.get('keys')}")
+            whole.append(folder)
+        totals = _totals(whole)
+        if (entry.get("postings"), entry.get("keys")) != (totals["postings"], totals["keys"]):
+            problems.append(f"{gen.path / NAME}: {totals['postings']} postings under"
+                            f" {totals['keys']} keys, the manifest says {entry.get('postings')}"
+                            f" under {entry.get('keys')}")
         return problems
 
     def _write(self, gen: Generation, segments: Iterable[Segment]) -> dict[str, Any]:
@@ -115,12 +116,17 @@ class ConceptComponent:
         keys over all segments (as one build of the same findings would count them)."""
         for segment in segments:
             write_postings(gen.segment_path(segment), self.hierarchy)
-        postings, names = 0, set()
-        for segment in gen.segments:
-            folder = gen.segment_path(segment) / NAME
-            postings += len(_array(folder, "rows"))
-            names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
-        return {"keys": len(names), "postings": postings}
+        return _totals([gen.segment_path(segment) / NAME for segment in gen.segments])
+
+
+def _totals(folders: Iterable[Path]) -> dict[str, int]:
+    """Postings stored and distinct keys over these segments' concept folders (the manifest
+    entry)."""
+    postings, names = 0, set()
+    for folder in folders:
+        postings += len(_array(folder, "rows"))
+        names.update(pq.ParquetFile(folder / KEYS_FILE).read(["key"]).column(0).to_pylist())
+    return {"keys": len(names), "postings": postings}
 
 
 def _segment_problems(folder: Path, findings: int) -> list[str]:
@@ -160,6 +166,11 @@ def _segment_problems(folder: Path, findings: int) -> list[str]:
     return problems
 
 
+def _missing(folder: Path) -> str | None:
+    """The first of the concept files that a segment's folder lacks, if any."""
+    return next((name for name in FILES if not (folder / name).is_file()), None)
+
+
 def _array(folder: Path, name: str) -> np.ndarray:
     """A memory-mapped array of a segment's concept files (never a pickle)."""
     return np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
@@ -177,11 +188,11 @@ def write_postings(folder: Path, hierarchy: Hierarchy) -> dict[str, Any]:
               "contexts": np.empty(n, np.int8), "starts": np.empty(n, np.int32),
               "ends": np.empty(n, np.int32), "modifier_offsets": np.zeros(n + 1, np.int64)}
     concepts, concept_ids, patterns, pattern_ids, value_ids = (
-        np.empty(n, np.int32), _Codes(), [], _Codes(), _Codes())
+        np.empty(n, np.int32), _RunningCodes(), [], _RunningCodes(), _RunningCodes())
     modifiers: dict[str, list[np.ndarray]] = {k: [] for k in MODIFIER_ARRAYS}
     mentions: list[tuple[np.ndarray, np.ndarray]] = []
     at = 0
-    for batch in source.iter_batches(columns=[*_READ_COLUMNS, "name", "polarity"]):
+    for batch in source.iter_batches(columns=_READ_COLUMNS):
         end = at + batch.num_rows
         keys = batch.column("report_key").to_numpy()
         indexes = batch.column("sentence_index").to_numpy()
@@ -236,18 +247,17 @@ _PATTERN_SCHEMA = pa.schema([("pattern", pa.string()), ("concept", pa.string()),
                              ("modifiers", pa.list_(pa.string()))])
 
 
-class _Codes:
-    """Dense codes for the distinct strings of a column, in order of first appearance."""
+class _RunningCodes:
+    """Dense codes for the distinct strings of a column read batch by batch, in order of first
+    appearance over all batches."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.values: list[str] = []
+        self.ids: dict[str | None, int] = {}
+        self.values: list[str | None] = []
 
     def encode(self, column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Codes per row (int32), and the rows where a value appears for the first time."""
-        coded = pc.dictionary_encode(column)
-        indices = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        local = coded.dictionary.to_pylist()
+        local, indices = dictionary_codes(column)
         first = np.full(len(local), len(indices), np.int64)
         np.minimum.at(first, indices, np.arange(len(indices)))
         new = []
@@ -413,10 +423,9 @@ class ConceptIndex:
         clinsearch (no such files) is refused with the remedy."""
         folders = [gen.segment_path(s) / NAME for s in gen.segments]
         for folder in folders:
-            missing = [f for f in FILES if not (folder / f).is_file()]
-            if missing:
+            if missing := _missing(folder):
                 raise ClinsearchError(f"{folder}: concept postings of an older clinsearch (no"
-                                      f" {missing[0]}); rebuild the index")
+                                      f" {missing}); rebuild the index")
         return cls(folders, gen.deleted_keys())
 
     def lookup(self, concept: str, *, exact: bool = False) -> Posting:
@@ -428,7 +437,7 @@ class ConceptIndex:
             if not len(columns[0]):
                 continue
             if len(self.dropped):
-                keep = ~np.isin(columns[2] >> SENTENCE_BITS, self.dropped)
+                keep = ~np.isin(sentence_parts(columns[2])[0], self.dropped)
                 columns = [c[keep] for c in columns]
             rows, depths, sentences, patterns, contexts = columns
             parts.append((rows + segment.offset, depths, sentences, segment.pattern_map[patterns],

@@ -332,10 +332,9 @@ class LexicalSearcher:
             hits = _hits_through_ties(searcher, query, limit)
         addresses = [address for _, address in hits]
         scores = np.fromiter((score for score, _ in hits), np.float32, len(addresses))
-        report_keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+        report_keys, indexes = _doc_keys(searcher, granularity, addresses)
         exhausted = len(hits) <= limit
         if granularity == "sentences":
-            indexes = np.asarray(searcher.fast_field_values("index", addresses), np.int64)
             order = np.lexsort((indexes, report_keys, -scores))[:limit]
             return Ranked(scores[order], report_keys[order], indexes[order], exhausted)
         order = np.lexsort((report_keys, -scores))[:limit]
@@ -394,9 +393,14 @@ def _documents(batches: Iterable[Any], granularity: str) -> Iterable[tantivy.Doc
             yield doc
 
 
+def _meta_segments(folder: Path) -> list[dict[str, Any]]:
+    """The segments a tantivy index's ``meta.json`` lists, in its order."""
+    return json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+
+
 def _counts(folder: Path) -> tuple[int, int]:
     """(live, deleted) documents of a tantivy index, from its ``meta.json``."""
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     stored = sum(int(segment["max_doc"]) for segment in segments)
     deleted = sum(int((segment.get("deletes") or {}).get("num_deleted_docs", 0))
                   for segment in segments)
@@ -464,9 +468,7 @@ def _key_range(
     for start in range(0, documents, _READ_CHUNK):
         addresses = [tantivy.DocAddress(ordinal, doc)
                      for doc in range(start, min(start + _READ_CHUNK, documents))]
-        keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
-        indexes = (np.asarray(searcher.fast_field_values("index", addresses), np.int64)
-                   if granularity == "sentences" else np.zeros_like(keys))
+        keys, indexes = _doc_keys(searcher, granularity, addresses)
         step = np.diff(keys)
         in_order &= bool(np.all((step > 0) | ((step == 0) & (np.diff(indexes) > 0))))
         order = np.lexsort((indexes, keys))
@@ -486,7 +488,7 @@ def _order_problems(folder: Path, searcher: tantivy.Searcher, granularity: str) 
     recorded = _recorded_ranges(folder)
     if not recorded:
         return []
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     problems = [
         f"{folder}: tantivy segment {segment['segment_id']} has key range {found}, {ORDER_FILE}"
         f" says {recorded.get(segment['segment_id'])}"
@@ -518,7 +520,7 @@ def _ordered_prefix(folder: Path, searcher: tantivy.Searcher, granularity: str) 
     The first document of each segment in order is checked against the record (the searcher
     numbers segments as ``meta.json`` lists them)."""
     recorded = _recorded_ranges(folder)
-    segments = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["segments"]
+    segments = _meta_segments(folder)
     ranges = [recorded.get(segment["segment_id"]) for segment in segments]
     if any(r is None for r in ranges) or searcher.num_segments != len(ranges):
         return 0
@@ -530,8 +532,16 @@ def _ordered_prefix(folder: Path, searcher: tantivy.Searcher, granularity: str) 
             break
         if later_first[i + 1] is None or r.last < later_first[i + 1]:
             prefix = i + 1
-    firsts = [tantivy.DocAddress(ordinal, 0) for ordinal in range(prefix)]
-    found = list(zip(searcher.fast_field_values("report_key", firsts),
-                     searcher.fast_field_values("index", firsts) if granularity == "sentences"
-                     else [0] * prefix, strict=True))
+    keys, indexes = _doc_keys(searcher, granularity,
+                              [tantivy.DocAddress(ordinal, 0) for ordinal in range(prefix)])
+    found = list(zip(keys.tolist(), indexes.tolist(), strict=True))
     return prefix if found == [r.first for r in known[:prefix]] else 0
+
+
+def _doc_keys(searcher: tantivy.Searcher, granularity: str, addresses: list[Any]
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Report keys and sentence indexes (zeros for reports) of documents, from fast fields."""
+    keys = np.asarray(searcher.fast_field_values("report_key", addresses), np.int64)
+    indexes = (np.asarray(searcher.fast_field_values("index", addresses), np.int64)
+               if granularity == "sentences" else np.zeros_like(keys))
+    return keys, indexes

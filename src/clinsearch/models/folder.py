@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -133,7 +134,8 @@ def load_model_folder(
     """
     folder = check_model_folder(path, what)
     try:
-        model: Any = loader(str(folder))
+        with _quiet_loading():
+            model: Any = loader(str(folder))
     except Exception as exc:  # any loader failure is a bad folder, reported with its path
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise ClinsearchError(
@@ -145,3 +147,18 @@ def load_model_folder(
             " passages into windows"
         )
     return folder, model
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """transformers' own "Loading weights" bar off while a model loads (a search's stderr shows
+    clinsearch's messages only); restored afterwards for training's bars."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()

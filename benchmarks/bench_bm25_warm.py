@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from bench_cold_start import _env, _export
-from bench_storage import QUERIES, _uptime
+from bench_cold_start import _env, compared_sources
+from bench_storage import QUERIES, _percentiles
 
 ROUNDS = 2
 
@@ -38,10 +36,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(_time_queries(args.index[0])))
         return
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _export(args.before, Path(tmp)), "after": root / "src"}
-        print(f"load before: {_uptime()}")
+    with compared_sources(args.before) as sides:
         for index in args.index:
             for _ in range(args.pairs):
                 for side, src in sides.items():
@@ -50,7 +45,6 @@ def main() -> None:
                         env=_env(src), check=True, capture_output=True, text=True,
                     ).stdout
                     print(f"{index} {side}: {out.strip()}", flush=True)
-        print(f"load after: {_uptime()}")
 
 
 def _time_queries(index_dir: Path) -> dict[str, dict[str, float]]:
@@ -67,15 +61,9 @@ def _time_queries(index_dir: Path) -> dict[str, dict[str, float]]:
                 index.search(query, method="bm25", top=10)
                 wall.append((time.perf_counter() - start) * 1000)
                 cpu.append((time.process_time() - cpu_start) * 1000)
-            out[f"round {round_}"] = _percentiles("", wall) | _percentiles("cpu_", cpu)
+            out[f"round {round_}"] = _percentiles(wall) | {
+                f"cpu_{k}": v for k, v in _percentiles(cpu).items()}
     return out
-
-
-def _percentiles(prefix: str, times: list[float]) -> dict[str, float]:
-    """p50 and p95 of milliseconds, keys prefixed."""
-    ranked = sorted(times)
-    return {f"{prefix}p50": round(statistics.median(ranked), 2),
-            f"{prefix}p95": round(ranked[min(len(ranked) - 1, int(0.95 * len(ranked)))], 2)}
 
 
 if __name__ == "__main__":

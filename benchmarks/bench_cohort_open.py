@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from bench_cold_start import _export
-from bench_storage import COHORTS, _uptime
+from bench_cold_start import _env, compared_sources
+from bench_storage import COHORTS
 
 TEXT_QUERY = 'text:"pleural" AND NOT pneumothorax'
 CHILD = r"""
@@ -72,20 +70,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="fresh processes per side")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds of the queries")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _export(args.before, Path(tmp)),
-                 "after": Path(__file__).resolve().parents[1] / "src"}
-        print(f"load before: {_uptime()}")
+    with compared_sources(args.before) as sides:
         runs: dict[str, list[dict]] = {side: [] for side in sides}
         for _ in range(args.runs):
             for side, src in sides.items():
                 done = subprocess.run(
                     [sys.executable, "-c", CHILD, str(args.index), json.dumps(COHORTS),
                      str(args.rounds), TEXT_QUERY],
-                    env={**os.environ, "PYTHONPATH": str(src)}, check=True, capture_output=True,
-                    text=True)
+                    env=_env(src), check=True, capture_output=True, text=True)
                 runs[side].append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(f"load after: {_uptime()}")
     print(f"\n{args.index}, medians of {args.runs} processes per side, before = {args.before};"
           f" counts of {', '.join(COHORTS)}, {args.rounds} rounds\n")
     print("| | before | after | before / after |")

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from bench_storage import _uptime
+from bench_storage import _timed_run, _uptime
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.datasets import IU_XRAY, shared_data
 
@@ -57,12 +57,9 @@ def main() -> None:
     args = parser.parse_args()
     commands = {label: COMMANDS[label] for label in args.command} or COMMANDS
     indexes = {str(path): path for path in args.index} or _default_indexes(args.work)
-    with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _export(args.before, Path(tmp)), "after": ROOT / "src"}
-        print(f"load before: {_uptime()}")
+    with compared_sources(args.before) as sides:
         rows = [(name, label, _medians(sides, args.runs, index, command))
                 for name, index in indexes.items() for label, command in commands.items()]
-        print(f"load after: {_uptime()}")
     print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
     print("| index | command | wall before | wall after | before / after | CPU before |"
           " CPU after |")
@@ -92,6 +89,17 @@ def _index(folder: Path, corpus: Path, fmt: str) -> Path:
     return folder
 
 
+@contextmanager
+def compared_sources(before: str) -> Iterator[dict[str, Path]]:
+    """The ``src`` folders to compare, ``before`` (git ``before`` exported to a temporary
+    folder) and ``after`` (this checkout), with the load averages printed before and after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {"before": _export(before, Path(tmp)), "after": ROOT / "src"}
+        print(f"load before: {_uptime()}")
+        yield sides
+        print(f"load after: {_uptime()}")
+
+
 def _export(ref: str, folder: Path) -> Path:
     """The ``src`` folder of git ``ref``, written under ``folder``."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref, "src"],
@@ -116,17 +124,9 @@ def _medians(sides: dict[str, Path], runs: int, index: Path, command: list[str]
     times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for _ in range(runs):
         for side, src in sides.items():
-            start, cpu = time.perf_counter(), _children_cpu()
-            subprocess.run([*CLI, *args], env=_env(src), check=True, stdout=subprocess.DEVNULL)
-            times[side].append((time.perf_counter() - start, _children_cpu() - cpu))
+            times[side].append(_timed_run(args, _env(src), stderr=None))
     return {side: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for side, t in times.items()}
-
-
-def _children_cpu() -> float:
-    """CPU seconds (user + system) of this process's finished children so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 if __name__ == "__main__":

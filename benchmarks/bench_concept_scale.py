@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import bench_storage
+from bench_cold_start import _env
 from bench_storage import QUERIES, _cold, _percentiles, _uptime
 
 _CHILD = """
@@ -58,8 +57,7 @@ def main() -> None:
     hits = {}
     for _ in range(2):
         for src in args.src:
-            env = dict(os.environ, PYTHONPATH=str(src.resolve()))
-            bench_storage._CHILD_ENV["PYTHONPATH"] = env["PYTHONPATH"]  # for _cold
+            env = _env(src.resolve())
             index = index_of[str(src)]
             child = subprocess.run([sys.executable, "-c", _CHILD, str(index),
                                     json.dumps(QUERIES)], env=env, check=True,
@@ -71,7 +69,7 @@ def main() -> None:
                 "warm_ms": _percentiles(got["passes"][0]),
                 "fully_warm_ms": _percentiles(got["passes"][1]),
                 "cold_cli_s": _cold(["search", str(index), "pleural effusion", "--method",
-                                     "concept", "--format", "trec"]),
+                                     "concept", "--format", "trec"], env),
             })
     out["identical_hits"] = all(h == hits[str(args.src[0])] for h in hits.values())
     out["load_after"] = _uptime()

@@ -308,15 +308,18 @@ def _percentiles(times: list[float]) -> dict:
             "p95": round(ranked[min(len(ranked) - 1, int(0.95 * len(ranked)))], 2)}
 
 
-def _cold(args: list[str]) -> float:
-    """Median wall seconds of three fresh ``clinsearch`` processes."""
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "clinsearch", *args], check=True, env=_CHILD_ENV,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times), 2)
+def _cold(args: list[str], env: dict[str, str] = _CHILD_ENV) -> float:
+    """Median wall seconds of three fresh ``clinsearch`` processes (environment ``env``)."""
+    return round(statistics.median(_timed_run(args, env)[0] for _ in range(3)), 2)
+
+
+def _timed_run(args: list[str], env: dict[str, str], stderr: int | None = subprocess.DEVNULL
+               ) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one fresh ``clinsearch`` process."""
+    start, cpu = time.perf_counter(), _children_cpu()
+    subprocess.run([sys.executable, "-m", "clinsearch", *args], check=True, env=env,
+                   stdout=subprocess.DEVNULL, stderr=stderr)
+    return time.perf_counter() - start, _children_cpu() - cpu
 
 
 def _uptime() -> str:

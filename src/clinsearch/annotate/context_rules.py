@@ -148,7 +148,7 @@ def cached_rule_specs(radiology: bool = True, cache_dir: Path | None = None
 
 def _derived_path(kind: str, radiology: bool, cache_dir: Path | None) -> Path:
     """The cache file of ``kind`` derived from the rules (``derived_cache``)."""
-    key = digest([__file__, context_cues.__file__, default_rules_path(), _radiology_file()])
+    key = digest([Path(__file__), context_cues, default_rules_path(), _radiology_file()])
     key.update(f"\0radiology={radiology}".encode())
     return (cache_dir or default_cache_dir()) / f"{kind}-{key.hexdigest()[:32]}.json"
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import inspect
 import json
 import logging
-import re
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 from clinsearch.atomic import atomic_path
@@ -28,12 +29,13 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def digest(code: Iterable[str | None]) -> Any:
+def digest(code: Iterable[ModuleType | Path]) -> Any:
     """A hash (``hashlib`` object) over the format, the source files ``code`` making the data
-    and the libraries' versions; callers add their inputs."""
+    (modules or files) and the libraries' versions; callers add their inputs."""
     out = hashlib.sha256(FORMAT.encode())
-    for path in code:
-        out.update(Path(str(path)).read_bytes())
+    for source in code:
+        path = Path(inspect.getfile(source)) if isinstance(source, ModuleType) else source
+        out.update(path.read_bytes())
     for package in LIBRARIES:
         out.update(f"\0{package} {version(package)}".encode())
     return out
@@ -66,7 +68,7 @@ def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
         if json.loads(header) != _header(path, payload):
             return None
         return load(payload)
-    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError, re.error):
+    except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError):
         return None  # RecursionError: JSON nested deeper than the parser goes
     finally:
         if collecting:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from clinsearch.annotate.lexicon import Concept, Lexicon
 from clinsearch.annotate.modifiers import ModifierMatcher
-from clinsearch.annotate.surface_index import concept_index
+from clinsearch.annotate.surface_cache import cached_concept_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,5 +20,5 @@ class LookupResult:
 
 def lookup(lexicon: Lexicon, term: str) -> LookupResult:
     """Resolve ``term`` as a whole (case, hyphens, plurals and XXXX handled as in annotation)."""
-    concepts = tuple(lexicon.concepts[cid] for cid in concept_index(lexicon).lookup(term))
+    concepts = tuple(lexicon.concepts[cid] for cid in cached_concept_index(lexicon).lookup(term))
     return LookupResult(term, concepts, ModifierMatcher(lexicon).lookup(term))

@@ -22,7 +22,7 @@ from clinsearch.cache_dir import default_cache_dir
 
 def surface_key(terms: Sequence[Entry], abbreviations: Sequence[Entry] = ()) -> str:
     """A hash of everything ``index_of(terms, abbreviations)`` is derived from."""
-    out = digest([surface.__file__, surface_index.__file__])
+    out = digest([surface, surface_index])
     out.update(json.dumps([terms, abbreviations]).encode())
     return str(out.hexdigest()[:32])
 

@@ -128,7 +128,6 @@ class CohortCorpus:
         self.size: dict[Unit, int] = {u: units.size(u) for u in UNITS}
         self.sentence_unit = {"sentence": np.arange(n_sentences), **{
             u: self._of_reports(u, self.sentence_report) for u in UNITS[1:]}}
-        self.everything = {u: np.ones(self.size[u], dtype=bool) for u in UNITS}
         # A report of each report, visit and patient, to show the unit's ids.
         reports_ = np.arange(n_reports)
         self.first_report: dict[Unit, np.ndarray] = {}
@@ -254,7 +253,7 @@ class CohortCorpus:
     def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""
         if rows is None:
-            return self.everything[unit].copy()
+            return np.ones(self.size[unit], dtype=bool)
         mask = np.zeros(self.size[unit], dtype=bool)
         ids = self.row_unit[unit][rows]
         mask[ids[ids >= 0]] = True

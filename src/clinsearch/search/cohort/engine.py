@@ -71,17 +71,16 @@ class CohortEngine:
         evaluator, tree, mask = self._evaluate(query, level)
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
-        found = [(int(k), *best[int(k)]) for k in units if int(k) in best]
-        shown = dict(zip([k for k, _, _ in found], self.corpus.shown_sentences(
-            np.array([s for _, s, _ in found], dtype=np.int64)), strict=True))
-        labels = {k: label for k, _, label in found}
+        evidenced = [k for k in units.tolist() if k in best]
+        shown = dict(zip(evidenced, self.corpus.shown_sentences(
+            np.array([best[k][0] for k in evidenced], dtype=np.int64)), strict=True))
         out = []
         for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
             if k not in shown:
                 out.append(Member(ids, "", "", "", "", ""))
                 continue
             report_id, sentence_id, section, text = shown[k]
-            out.append(Member(ids, report_id, sentence_id, labels[k], section, text))
+            out.append(Member(ids, report_id, sentence_id, best[k][1], section, text))
         out.sort(key=lambda m: m.ids)
         return out
 

@@ -158,10 +158,11 @@ class ConceptRanker:
         Arrays span the candidate sentences only, never the corpus.
         """
         sites = query.sites or tuple(() for _ in query.groups)
-        found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
-        for group, anatomy in zip(query.groups, sites, strict=True):
-            masks = [(self._site_sentences(a.concept), _site_words(a)) for a in anatomy]
-            found.append([self._best_per_sentence(q, options, masks) for q in group])
+        # Per group, per anatomy site: the sentences mentioning it and its words as a modifier.
+        site_masks = [[(self._site_sentences(a.concept), _site_words(a)) for a in anatomy]
+                      for anatomy in sites]
+        found = [[self._best_per_sentence(q, options, masks) for q in group]
+                 for group, masks in zip(query.groups, site_masks, strict=True)]
         # Candidate sentence codes, sorted; everything below is indexed by position in them.
         codes_found = [s for part in found for s, _, _ in part]
         sentences = (codes_found[0] if len(codes_found) == 1 else  # unique already
@@ -184,12 +185,11 @@ class ConceptRanker:
         def parts(sentence: int) -> tuple[PartMatch, ...]:
             at = int(np.searchsorted(sentences, sentence))
             g = int(winner[at])
-            anatomy = sites[g]
             out = []
             for q, best_row in zip(query.groups[g], rows[g], strict=True):
                 row = int(best_row[at])
                 if row >= 0:
-                    out.append(self._explained(q, row, sentence, anatomy))
+                    out.append(self._explained(q, row, sentence, sites[g], site_masks[g]))
             return tuple(out)
 
         return Ranking(sentences[candidates], best[candidates], parts)
@@ -284,15 +284,16 @@ class ConceptRanker:
             self._numbers[key] = (m.total, m.parts, sim, *unstated)
         return self._scored[key]
 
-    def _explained(self, q: Finding, row: int, sentence: int, anatomy: tuple[Finding, ...]
-                   ) -> PartMatch:
+    def _explained(self, q: Finding, row: int, sentence: int, anatomy: tuple[Finding, ...],
+                   masks: list[tuple[np.ndarray, set[str]]]) -> PartMatch:
         """The match of finding ``row`` (of sentence code ``sentence``) with ``q``, anatomy
-        parts included."""
+        parts included (``masks``: per site, its sentences and words, as ``rank`` found them)."""
         code = self.index.pattern_of(row)
         proto = self._score(q, code)
         mods = set(self.index.pattern_modifiers[code])
-        sites = tuple((a.name, float(sentence in self._site_sentences(a.concept)
-                                     or bool(_site_words(a) & mods))) for a in anatomy)
+        sites = tuple((a.name, float(bool(_within(np.array([sentence]), mentioned)[0])
+                                     or bool(words & mods)))
+                      for a, (mentioned, words) in zip(anatomy, masks, strict=True))
         modifiers = tuple(
             (v, ELSEWHERE_CREDIT if s == UNSTATED_CREDIT
              and self._report_mentions(v, np.array([sentence]))[0] else s)

@@ -11,3 +11,9 @@ def default_cache_dir() -> Path:
     """``$CLINSEARCH_CACHE`` or ``~/.cache/clinsearch``."""
     env = os.environ.get("CLINSEARCH_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "clinsearch"
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder``, made (with its parents) readable by this user only when it does not exist."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder

@@ -187,3 +187,13 @@ def test_train_terms_then_search_with_it(tiny_terms: Path, index_dir: Path,
                        "--term-model", out)
     assert code == 0, output
     assert json.loads(output)["counts"]["patient"] == 1
+
+
+def test_term_vectors_cache_is_private(tmp_path: Path) -> None:
+    from clinsearch.search.vocabulary import _save_atomically
+
+    path = tmp_path / "new-cache" / "terms-x.npy"
+    _save_atomically(path, np.zeros((2, 3), np.float32))
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert np.load(path).shape == (2, 3)

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any, TypeVar
 
 from clinsearch.atomic import atomic_path
+from clinsearch.cache_dir import private_folder
 
 FORMAT = "clinsearch derived data 1"
 LIBRARIES = ("spacy", "medspacy")  # their tokenizer and rules go into the data
@@ -83,6 +84,6 @@ def _header(path: Path, payload: bytes) -> dict[str, str]:
 def _store(path: Path, payload: bytes) -> None:
     """Write ``payload`` to ``path`` atomically, after its header line (private file, in a
     private folder when this makes it)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_folder(path.parent)
     with atomic_path(path, mode=0o600) as tmp:
         tmp.write_bytes(json.dumps(_header(path, payload)).encode() + b"\n" + payload)

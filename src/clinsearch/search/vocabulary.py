@@ -19,7 +19,7 @@ import numpy as np
 from clinsearch.annotate.finding import POLARITIES
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.atomic import atomic_path
-from clinsearch.cache_dir import default_cache_dir
+from clinsearch.cache_dir import default_cache_dir, private_folder
 
 
 class Encoder(Protocol):
@@ -135,6 +135,8 @@ class TermVectors:
 
 
 def _save_atomically(path: Path, vectors: np.ndarray) -> None:
-    """Write ``vectors`` to ``path`` through a temporary file, so readers never see half of it."""
-    with atomic_path(path) as tmp, tmp.open("wb") as out:
+    """Write ``vectors`` to ``path`` through a temporary file, so readers never see half of it
+    (a private file, in a private folder when this makes it)."""
+    private_folder(path.parent)
+    with atomic_path(path, mode=0o600) as tmp, tmp.open("wb") as out:
         np.save(out, vectors)

@@ -32,6 +32,7 @@ from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, sentence_codes, sentence_parts
+from clinsearch.index.finding_match import SentenceRows, relation
 from clinsearch.index.findings import FINDINGS_FILE
 from clinsearch.index.unit_map import dictionary_codes
 
@@ -462,6 +463,32 @@ class ConceptIndex:
             self._mentions[value] = np.unique(np.concatenate(parts))
         return self._mentions[value]
 
+    def findings(self, sentence_rows: SentenceRows) -> PostedFindings:
+        """The findings of concepts as a finding matcher reads them (``index.finding_match``),
+        sentences numbered by ``sentence_rows``."""
+        return PostedFindings(self, sentence_rows)
+
+    def modifier_lists(self, rows: np.ndarray) -> pa.ListArray:
+        """The modifier values of each finding of ``rows``, in the finding's order (as its
+        findings row lists them)."""
+        rows = np.asarray(rows, np.int64)
+        at = np.searchsorted(self._offsets, rows, side="right") - 1
+        order = np.argsort(at, kind="stable")
+        counts, codes = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for i in np.unique(at).tolist():
+            segment = self._segments[i]
+            local = rows[order][at[order] == i] - segment.offset
+            offsets = segment.array("modifier_offsets")
+            first = np.asarray(offsets[local], np.int64)
+            count = np.asarray(offsets[local + 1], np.int64) - first
+            flat = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
+            counts.append(count)
+            codes.append(segment.value_map[np.asarray(segment.array("modifier_values")[flat])])
+        values = pa.array(self.modifier_names, pa.string()).take(pa.array(np.concatenate(codes)))
+        offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int32)
+        lists = pa.ListArray.from_arrays(pa.array(offsets), values)
+        return lists.take(pa.array(np.argsort(order)))
+
     def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
         """The segment holding finding ``row`` and the row within it."""
         segment = self._segments[int(np.searchsorted(self._offsets, row, side="right")) - 1]
@@ -490,3 +517,43 @@ class ConceptIndex:
 def context_flags(bits: int) -> tuple[str, ...]:
     """The context flags of a finding's context bits."""
     return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
+
+
+class PostedFindings:
+    """``FindingRows`` (``index.finding_match``) from the concept postings: each concept's own
+    findings (depth 0, deleted reports left out) with their polarity from their pattern, their
+    context flags from their bits (the bits hold every flag of ``CONTEXTS``, the only ones a
+    spec names) and their modifier values from the per-finding arrays; nothing is read for the
+    other concepts."""
+
+    def __init__(self, index: ConceptIndex, sentence_rows: SentenceRows) -> None:
+        self.index, self._sentence_rows = index, sentence_rows
+        values, codes = dictionary_codes(pa.array(index.pattern_polarity, pa.string()))
+        self._polarities = pa.array(values, pa.string())
+        self._polarity_of = codes.astype(np.int32)  # per pattern code
+        self._contexts = pa.array([list(context_flags(b)) for b in range(1 << len(CONTEXTS))],
+                                  pa.list_(pa.string()))
+
+    def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
+        """See ``FindingRows.relation``."""
+        columns: list[list[np.ndarray]] = [[np.zeros(0, dtype)] for dtype in (
+            np.int64, np.int64, np.int32, np.int8, np.int32)]
+        polarity_names = self._polarities.to_numpy(zero_copy_only=False)
+        for code, (concept, polarities) in enumerate(wanted.items()):
+            posting = self.index.lookup(concept, exact=True)
+            polarity = self._polarity_of[posting.patterns]
+            keep = (np.ones(len(polarity), bool) if polarities is None
+                    else np.isin(polarity_names, list(polarities))[polarity])
+            for column, values in zip(columns, (
+                    posting.rows, posting.sentences, polarity, posting.contexts,
+                    np.full(len(polarity), code, np.int32)), strict=True):
+                column.append(values[keep])
+        rows, sentences, polarity, contexts, concept = (np.concatenate(c) for c in columns)
+        keys, indexes = sentence_parts(sentences)
+        return relation(
+            self._sentence_rows(keys, indexes),
+            pa.DictionaryArray.from_arrays(pa.array(concept, pa.int32()),
+                                           pa.array(list(wanted), pa.string())),
+            pa.DictionaryArray.from_arrays(pa.array(polarity, pa.int32()), self._polarities),
+            self._contexts.take(pa.array(contexts.astype(np.int64))),
+            self.index.modifier_lists(rows) if modifiers else None)

@@ -18,7 +18,7 @@ import numpy as np
 from clinsearch.annotate.finding import POLARITIES
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
-from clinsearch.index.finding_match import FindingSpec
+from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class PolarityFilter:
         self.base = base
         self.polarity = polarity
         self.store = index.store
-        self.matcher = index.component("findings").matcher(self.store.sentence_rows)
+        self.matcher = finding_matcher(index)
         from clinsearch.annotate.annotator import annotator_for
         from clinsearch.search.concept.tools import index_lexicon_path
 

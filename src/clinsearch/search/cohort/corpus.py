@@ -19,7 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from clinsearch.duck import connect
-from clinsearch.index.finding_match import FindingMatcher, FindingSpec
+from clinsearch.index.finding_match import (
+    FindingMatcher,
+    FindingSpec,
+    TableFindings,
+    finding_matcher,
+)
 from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
 
@@ -170,7 +175,7 @@ class CohortCorpus:
         gen, store = index.generation, index.store
         reports = gen.table("reports", ["type", "date"], dictionary=["type", "date"])
         sections = gen.table("sentences", ["section"], dictionary=["section"]).column("section")
-        matcher = index.component("findings").matcher(store.sentence_rows)
+        matcher = finding_matcher(index)
         return cls(store.units, reports.column("type"), reports.column("date"), sections,
                    StoredRows(index), matcher)
 
@@ -192,9 +197,9 @@ class CohortCorpus:
             "sentence_index", pa.array(at - first[sentence_report[at]]))
         units = UnitMap.from_ids(sentence_report, reports.column("patient_id"),
                                  reports.column("visit_id"))
+        matcher = FindingMatcher(TableFindings(keyed, lambda keys, indexes: first[keys] + indexes))
         return cls(units, reports.column("type"), reports.column("date"),
-                   sentences.column("section"), ArrowRows(reports, sentences),
-                   FindingMatcher(keyed, lambda keys, indexes: first[keys] + indexes))
+                   sentences.column("section"), ArrowRows(reports, sentences), matcher)
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""

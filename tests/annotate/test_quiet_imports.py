@@ -1,6 +1,6 @@
 """The import hook that keeps spaCy and medspaCy from loading torch, SciPy and scikit-learn,
-and defers NLTK, tested on throw-away packages (tests/search/test_cold_parse.py checks the
-real libraries)."""
+and defers NLTK and langcodes, tested on throw-away packages (tests/search/test_cold_parse.py
+checks the real libraries)."""
 
 from __future__ import annotations
 

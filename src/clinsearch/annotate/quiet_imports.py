@@ -12,10 +12,12 @@ never hidden, and one hidden during that import can be imported normally afterwa
 which spaCy uses for trained transformer pipelines, never for a blank pipeline's tokenizer
 and matchers.
 
-NLTK, which medspaCy imports through QuickUMLS (about 0.2 s) and which only QuickUMLS's
-constructor uses, is deferred instead: imported by a guarded package's first import, it is
-created empty (``importlib.util.LazyLoader``) and runs on its first attribute access, by
-whoever touches it. A module imported a second time runs then (Python 3.11 reads the
+Two libraries imported once and used only by functions the annotator never calls are deferred
+instead: NLTK, which medspaCy imports through QuickUMLS (about 0.2 s; only QuickUMLS's
+constructor uses it), and langcodes, which ``spacy.util`` imports (about 0.04 s; it matches
+language names to spaCy's languages). Imported by a guarded package's first import, such a
+module is created empty (``importlib.util.LazyLoader``) and runs on its first attribute access,
+by whoever touches it. A module imported a second time runs then (Python 3.11 reads the
 module's ``__spec__`` on every import), so only a module imported once is worth deferring.
 
 ``install`` puts the hook on ``sys.meta_path``; ``clinsearch.annotate`` installs it, so every
@@ -35,7 +37,7 @@ from typing import Any
 
 GUARDED = ("spacy", "medspacy")  # packages imported with HIDDEN out of sight
 HIDDEN = ("torch", "scipy", "sklearn")  # optional imports of theirs that the annotator skips
-DEFERRED = ("nltk",)  # imports of theirs run on first use (none by the annotator)
+DEFERRED = ("nltk", "langcodes")  # imports of theirs run on first use (none by the annotator)
 
 
 def _within(name: str, packages: Sequence[str]) -> bool:

@@ -131,7 +131,8 @@ def _queries(bench: _Bench, index: Path) -> None:
         bench.record("warm_ms", _warm(index))
     with bench.step("cold_cli"):
         bench.record("cold_s", {
-            "search bm25": _cold(["search", str(index), "pleural effusion", "--format", "trec"]),
+            "search bm25": _cold(["search", str(index), "pleural effusion", "--method", "bm25",
+                                  "--format", "trec"]),
             "search concept": _cold(["search", str(index), "pleural effusion", "--method",
                                      "concept", "--format", "trec"]),
             "cohort": _cold(["cohort", str(index), "pneumothorax", "--json"]),

@@ -55,3 +55,21 @@ def test_rows_across_segments_and_deletions_match_the_generation_tables(
     assert store.report_ids.rows_of(["r9", "r2", "r1", "r9"]).tolist() == [6, -1, 0, 6]
     assert store.groups("patient", "report", np.arange(store.num_reports)).tolist() == [
         0, 1, 1, 2, 3, 3, 4]
+
+
+def test_the_report_of_a_sentence_is_found_without_the_per_sentence_array(
+    built: Index,
+) -> None:
+    built.add([segmented("r9", (), "p9", "v9"),  # a report without sentences
+               segmented("r10", ("Small effusion.", "No pneumothorax."), "p9", "v9")],
+              progress=False)
+    built.delete(["r2"])
+    index = Index.open(built.path)
+    store, gen = index.store, index.generation
+    sentences = gen.table("sentences", ["report_id"]).column("report_id").to_pylist()
+    rows = np.arange(len(sentences))
+    assert "sentence_report_row" not in vars(store)  # not built at open
+    found = store.sentence_reports(rows)
+    assert [store.report_ids[r] for r in found.tolist()] == sentences
+    assert store.sentence_report_row.tolist() == found.tolist()
+    assert store.sentence_counts(store.report_ids.rows_of(["r9", "r10"])).tolist() == [0, 2]

@@ -2,9 +2,9 @@
 benchmarks/bench_cold_start.py, never here).
 
 In a fresh Python process, parsing concept queries and cohort terms must not import torch,
-SciPy or scikit-learn (``annotate.quiet_imports``), nor build ConText's rule matchers for
-queries without a cue (``LazyConText``), nor any PyRuSH sentence splitter; a query with a cue
-builds them and is read as before.
+SciPy or scikit-learn nor run NLTK or langcodes (``annotate.quiet_imports``), nor build
+ConText's rule matchers for queries without a cue (``LazyConText``), nor any PyRuSH sentence
+splitter; a query with a cue builds them and is read as before.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ parsed = [tools.parser.parse(q, map_unknown=False) for q in queries]
 context = tools.parser.annotator.context
 out = {"patterns": [p.patterns for p in parsed], "built": context.built,
        "pipes": tools.parser.annotator.nlp.pipe_names,
-       "loaded": sorted(m for m in ("torch", "scipy", "sklearn") if m in sys.modules)}
+       "loaded": sorted(m for m in ("torch", "scipy", "sklearn") if m in sys.modules),
+       "ran": sorted(m for m in ("nltk.tokenize", "langcodes.tag_parser") if m in sys.modules)}
 out["negated"] = tools.parser.parse("no pneumothorax").patterns
 out["built_after_cue"] = context.built
 print(json.dumps(out))
@@ -37,6 +38,7 @@ def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
                           env=env, check=True, timeout=120)
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["loaded"] == []  # no torch, SciPy or scikit-learn
+    assert out["ran"] == []  # NLTK and langcodes imported but not run
     assert out["pipes"] == ["sentencizer"]  # no PyRuSH, no ConText matchers yet
     assert out["built"] is False
     assert out["patterns"][0] == ["disease|present|pneumonia|right|lower lobe"]

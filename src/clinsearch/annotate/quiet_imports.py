@@ -1,4 +1,4 @@
-"""spaCy and medspaCy imported without the heavy libraries they only probe for.
+"""spaCy and medspaCy imported without the heavy libraries they only probe for or never use.
 
 Importing spaCy imports thinc, which imports torch when it is installed (about 1.2 s on 2
 cores); importing medspaCy imports QuickUMLS and with it NLTK, whose collocation, parser and
@@ -12,6 +12,14 @@ never hidden, and one hidden during that import can be imported normally afterwa
 which spaCy uses for trained transformer pipelines, never for a blank pipeline's tokenizer
 and matchers.
 
+Two libraries imported once and used only by functions the annotator never calls are deferred
+instead: NLTK, which medspaCy imports through QuickUMLS (about 0.2 s; only QuickUMLS's
+constructor uses it), and langcodes, which ``spacy.util`` imports (about 0.04 s; it matches
+language names to spaCy's languages). Imported by a guarded package's first import, such a
+module is created empty (``importlib.util.LazyLoader``) and runs on its first attribute access,
+by whoever touches it. A module imported a second time runs then (Python 3.11 reads the
+module's ``__spec__`` on every import), so only a module imported once is worth deferring.
+
 ``install`` puts the hook on ``sys.meta_path``; ``clinsearch.annotate`` installs it, so every
 clinsearch module that imports spaCy (all of them live in that package) imports it this way.
 """
@@ -23,11 +31,13 @@ import threading
 from collections.abc import Sequence
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec, PathFinder
+from importlib.util import LazyLoader
 from types import ModuleType
 from typing import Any
 
 GUARDED = ("spacy", "medspacy")  # packages imported with HIDDEN out of sight
 HIDDEN = ("torch", "scipy", "sklearn")  # optional imports of theirs that the annotator skips
+DEFERRED = ("nltk", "langcodes")  # imports of theirs run on first use (none by the annotator)
 
 
 def _within(name: str, packages: Sequence[str]) -> bool:
@@ -37,20 +47,29 @@ def _within(name: str, packages: Sequence[str]) -> bool:
 
 class QuietImports(MetaPathFinder):
     """An import hook: the first import of a ``guarded`` package runs with ``hidden`` modules
-    not found (for the importing thread only, and only those not already imported)."""
+    not found and ``deferred`` ones loaded lazily (for the importing thread only, and only
+    those not already imported)."""
 
-    def __init__(self, guarded: Sequence[str] = GUARDED, hidden: Sequence[str] = HIDDEN) -> None:
+    def __init__(self, guarded: Sequence[str] = GUARDED, hidden: Sequence[str] = HIDDEN,
+                 deferred: Sequence[str] = DEFERRED) -> None:
         self.guarded = tuple(guarded)
         self.hidden = tuple(hidden)
+        self.deferred = tuple(deferred)
         self._threads: set[int] = set()  # threads now executing a guarded package's import
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
-        """Hide a ``hidden`` module from a guarded import; give a guarded package a loader
-        that runs its import that way; leave every other import to the other finders."""
+        """Hide a ``hidden`` module from a guarded import and defer a ``deferred`` one; give a
+        guarded package a loader that runs its import that way; leave every other import to
+        the other finders."""
         if threading.get_ident() in self._threads:
             if _within(name, self.hidden):
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            if name in self.deferred:
+                spec = PathFinder.find_spec(name, path)
+                if spec is not None and spec.loader is not None:
+                    spec.loader = LazyLoader(spec.loader)
+                return spec
             return None
         if name not in self.guarded:
             return None

@@ -40,9 +40,9 @@ class LiveRows:
         keys, self.file_rows = [], []
         for path in self.files:
             file_keys = pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0).to_numpy()
-            live = ~np.isin(file_keys, dropped)
-            keys.append(file_keys[live])
-            self.file_rows.append(None if live.all() else np.flatnonzero(live))
+            live = ~np.isin(file_keys, dropped) if len(dropped) else None
+            keys.append(file_keys if live is None else file_keys[live])
+            self.file_rows.append(None if live is None or live.all() else np.flatnonzero(live))
         self.keys: np.ndarray = np.concatenate(keys) if keys else np.empty(0, np.int64)
         self.starts = np.cumsum([0, *(len(k) for k in keys)])
         self._opened: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}  # footers read once
@@ -177,11 +177,21 @@ class Store:
         self.sentence_starts = Column(sentences, "start")  # offsets in the report text (ints)
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
-        self.sentence_report_row = self.report_row_by_key[sentences.keys]
-        self.first_sentence_row = np.searchsorted(
-            self.sentence_report_row, np.arange(len(keys)), side="left"
-        )
+        # rows of both tables rise with the report key: a report's sentences start where the
+        # sentence keys reach its key
+        self.first_sentence_row = np.searchsorted(sentences.keys, keys, side="left")
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentences))
+
+    @cached_property
+    def sentence_report_row(self) -> np.ndarray:
+        """The report row of every sentence row (built on first use; ``sentence_reports``
+        answers a few rows without it)."""
+        return np.repeat(np.arange(len(self.report_keys)),
+                         self.end_sentence_row - self.first_sentence_row)
+
+    def sentence_reports(self, rows: np.ndarray) -> np.ndarray:
+        """The report row of each of the sentence ``rows``."""
+        return np.searchsorted(self.first_sentence_row, rows, side="right") - 1
 
     @cached_property
     def units(self) -> UnitMap:
@@ -214,5 +224,5 @@ class Store:
         if level == unit:
             return rows
         if (level, unit) == ("report", "sentence"):  # no visit or patient ids needed
-            return self.sentence_report_row[rows]
+            return self.sentence_reports(rows)
         return self.units.of(level, unit, rows)  # type: ignore[arg-type]

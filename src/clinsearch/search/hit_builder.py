@@ -23,7 +23,7 @@ def make_hits(
 ) -> list[Hit]:
     """Hits ranked 1..n, each with its best sentence, highlight spans and explanation."""
     hits = []
-    reports = store.sentence_report_row[sentence_rows]
+    reports = store.sentence_reports(sentence_rows)
     columns = {"sentence": store.sentence_ids.take(sentence_rows),
                "report": store.report_ids.take(reports),
                "visit": store.visit_ids.take(reports),

@@ -103,7 +103,7 @@ class ConceptRetriever:
 
     def _sentence_code(self, row: int) -> int:
         """The concept index's sentence code of store sentence ``row``."""
-        report = self.store.sentence_report_row[row]
+        report = int(self.store.sentence_reports(np.array([row]))[0])
         index = row - self.store.first_sentence_row[report]
         return int(sentence_codes(self.store.report_keys[report], index))
 

@@ -22,9 +22,8 @@ import pyarrow as pa
 
 from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.duck import connect
-from clinsearch.index.unit_map import UnitMap, dictionary_codes
+from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
-from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import Index
@@ -120,12 +119,6 @@ class FindingMatcher:
         finally:
             cursor.unregister("x")
         return np.sort(np.asarray(got["sentence"], dtype=np.int64))
-
-    def unit_mask(self, spec: FindingSpec, level: Level, units: UnitMap) -> np.ndarray:
-        """A boolean mask over the ``level`` units holding a finding that matches ``spec``."""
-        mask = np.zeros(units.size(level), dtype=bool)
-        mask[units.of(level, "sentence", self.sentences(spec))] = True
-        return mask
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's connection (one DuckDB connection is not safe across threads, and a

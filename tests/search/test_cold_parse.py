@@ -4,7 +4,8 @@ benchmarks/bench_cold_start.py, never here).
 In a fresh Python process, parsing concept queries and cohort terms must not import torch,
 SciPy or scikit-learn nor run NLTK or langcodes (``annotate.quiet_imports``), nor build
 ConText's rule matchers for queries without a cue (``LazyConText``), nor any PyRuSH sentence
-splitter; a query with a cue builds them and is read as before.
+splitter; a query with a cue builds them and is read as before. A cold BM25 or concept search
+never imports pandas (``arrow_numbers``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from clinsearch import Index
 
 PARSE = """
 import json, sys
@@ -44,3 +47,19 @@ def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
     assert out["patterns"][0] == ["disease|present|pneumonia|right|lower lobe"]
     assert out["negated"] == ["finding|absent|pneumothorax"]
     assert out["built_after_cue"] is True
+
+
+SEARCH = """
+import atexit, runpy, sys
+atexit.register(lambda: print("pandas loaded:", "pandas" in sys.modules))
+sys.argv = ["clinsearch", "search", sys.argv[1], sys.argv[2], "--method", sys.argv[3]]
+runpy.run_module("clinsearch", run_name="__main__")
+"""
+
+
+def test_a_cold_search_never_imports_pandas(index: Index) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    for method, query in (("bm25", "pleural effusion"), ("concept", "no pneumothorax")):
+        done = subprocess.run([sys.executable, "-c", SEARCH, str(index.path), query, method],
+                              capture_output=True, text=True, env=env, check=True, timeout=120)
+        assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", method

@@ -10,7 +10,6 @@ validated on load): nothing in them is executed.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import inspect
 import json
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 
 from clinsearch.atomic import atomic_path
 from clinsearch.cache_dir import private_folder
+from clinsearch.gc_pause import collector_paused
 
 FORMAT = "clinsearch derived data 1"
 LIBRARIES = ("spacy", "medspacy")  # their tokenizer and rules go into the data
@@ -62,18 +62,14 @@ def _load(path: Path, load: Callable[[bytes], T]) -> T | None:
 
     The cyclic garbage collector is paused meanwhile: the ~100k containers a surface index
     makes hold no cycles, and the passes they would trigger took half its load time."""
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        header, _, payload = path.read_bytes().partition(b"\n")
-        if json.loads(header) != _header(path, payload):
-            return None
-        return load(payload)
+        with collector_paused():
+            header, _, payload = path.read_bytes().partition(b"\n")
+            if json.loads(header) != _header(path, payload):
+                return None
+            return load(payload)
     except (OSError, ValueError, TypeError, AttributeError, KeyError, RecursionError):
         return None  # RecursionError: JSON nested deeper than the parser goes
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _header(path: Path, payload: bytes) -> dict[str, str]:

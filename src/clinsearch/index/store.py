@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.arrow_numbers import arrow_of, numpy_of
 from clinsearch.index.component import KEY_COLUMNS, Generation
 from clinsearch.index.unit_map import UnitMap
 
@@ -39,7 +40,7 @@ class LiveRows:
         self.files: tuple[Path, ...] = tuple(gen.files(name))
         keys, self.file_rows = [], []
         for path in self.files:
-            file_keys = pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0).to_numpy()
+            file_keys = numpy_of(pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0))
             live = ~np.isin(file_keys, dropped) if len(dropped) else None
             keys.append(file_keys if live is None else file_keys[live])
             self.file_rows.append(None if live is None or live.all() else np.flatnonzero(live))
@@ -70,12 +71,12 @@ class LiveRows:
             for group in np.unique(group_of).tolist():
                 inside = np.flatnonzero(group_of == group)
                 values = self._group(segment, group, column)
-                parts.append(values.take(pa.array(file_rows[inside] - bounds[group])))
+                parts.append(values.take(arrow_of(file_rows[inside] - bounds[group])))
                 order.append(at[inside])
         if not parts:
             return pa.array([], pa.string())
         values = pa.concat_arrays(parts)
-        return values.take(pa.array(np.argsort(np.concatenate(order), kind="stable")))
+        return values.take(arrow_of(np.argsort(np.concatenate(order), kind="stable")))
 
     def _bounds(self, segment: int) -> np.ndarray:
         """The first file row of each row group of ``segment``, and the file's row count."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.errors import ClinsearchError
+from clinsearch.gc_pause import collector_paused
 from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
@@ -47,15 +48,18 @@ class ConceptTools:
 @lru_cache(maxsize=4)
 def concept_tools(lexicon_path: str | None = None, term_model: str | None = None) -> ConceptTools:
     """The tools for the lexicon at ``lexicon_path`` (None: the shipped one) with term vectors
-    from the model folder ``term_model`` (None: MiniLM), once per process."""
-    from clinsearch.annotate.annotator import annotator_for
+    from the model folder ``term_model`` (None: MiniLM), once per process (spaCy imported and
+    the annotator built with the garbage collector paused: all of it lives on)."""
     from clinsearch.search.vocabulary import DefaultEncoder
 
-    annotator = annotator_for(lexicon_path)  # the one the findings component uses, shared
-    lexicon = annotator.lexicon
+    with collector_paused():
+        from clinsearch.annotate.annotator import annotator_for
+
+        annotator = annotator_for(lexicon_path)  # the one the findings component uses, shared
+        lexicon = annotator.lexicon
+        hierarchy = Hierarchy.from_lexicon(lexicon)
     encoder = DefaultEncoder(term_model, TERM_MODEL)
-    return ConceptTools(lexicon, Hierarchy.from_lexicon(lexicon), QueryParser(annotator, encoder),
-                        lexicon_path)
+    return ConceptTools(lexicon, hierarchy, QueryParser(annotator, encoder), lexicon_path)
 
 
 def index_concept_tools(index: Index, term_model: str | Path | None = None) -> ConceptTools:

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.arrow_numbers import arrow_of, strings_of
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, sentence_codes, sentence_parts
 from clinsearch.index.finding_match import SentenceRows, relation
@@ -484,10 +485,10 @@ class ConceptIndex:
             flat = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
             counts.append(count)
             codes.append(segment.value_map[np.asarray(segment.array("modifier_values")[flat])])
-        values = pa.array(self.modifier_names, pa.string()).take(pa.array(np.concatenate(codes)))
+        values = strings_of(self.modifier_names).take(arrow_of(np.concatenate(codes)))
         offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int32)
-        lists = pa.ListArray.from_arrays(pa.array(offsets), values)
-        return lists.take(pa.array(np.argsort(order)))
+        lists = pa.ListArray.from_arrays(arrow_of(offsets), values)
+        return lists.take(arrow_of(np.argsort(order)))
 
     def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
         """The segment holding finding ``row`` and the row within it."""
@@ -528,22 +529,23 @@ class PostedFindings:
 
     def __init__(self, index: ConceptIndex, sentence_rows: SentenceRows) -> None:
         self.index, self._sentence_rows = index, sentence_rows
-        values, codes = dictionary_codes(pa.array(index.pattern_polarity, pa.string()))
-        self._polarities = pa.array(values, pa.string())
-        self._polarity_of = codes.astype(np.int32)  # per pattern code
-        self._contexts = pa.array([list(context_flags(b)) for b in range(1 << len(CONTEXTS))],
-                                  pa.list_(pa.string()))
+        self._polarity_names = list(dict.fromkeys(index.pattern_polarity))
+        code = {p: i for i, p in enumerate(self._polarity_names)}
+        self._polarity_of = np.array([code[p] for p in index.pattern_polarity], np.int32)
+        flags = [context_flags(bits) for bits in range(1 << len(CONTEXTS))]  # per context bits
+        self._contexts = pa.ListArray.from_arrays(
+            arrow_of(np.cumsum([0, *map(len, flags)]).astype(np.int32)),
+            strings_of([f for each in flags for f in each]))
 
     def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
         """See ``FindingRows.relation``."""
         columns: list[list[np.ndarray]] = [[np.zeros(0, dtype)] for dtype in (
             np.int64, np.int64, np.int32, np.int8, np.int32)]
-        polarity_names = self._polarities.to_numpy(zero_copy_only=False)
         for code, (concept, polarities) in enumerate(wanted.items()):
             posting = self.index.lookup(concept, exact=True)
             polarity = self._polarity_of[posting.patterns]
-            keep = (np.ones(len(polarity), bool) if polarities is None
-                    else np.isin(polarity_names, list(polarities))[polarity])
+            keep = (np.ones(len(polarity), bool) if polarities is None else np.array(
+                [p in polarities for p in self._polarity_names], bool)[polarity])
             for column, values in zip(columns, (
                     posting.rows, posting.sentences, polarity, posting.contexts,
                     np.full(len(polarity), code, np.int32)), strict=True):
@@ -552,8 +554,7 @@ class PostedFindings:
         keys, indexes = sentence_parts(sentences)
         return relation(
             self._sentence_rows(keys, indexes),
-            pa.DictionaryArray.from_arrays(pa.array(concept, pa.int32()),
-                                           pa.array(list(wanted), pa.string())),
-            pa.DictionaryArray.from_arrays(pa.array(polarity, pa.int32()), self._polarities),
-            self._contexts.take(pa.array(contexts.astype(np.int64))),
+            pa.DictionaryArray.from_arrays(arrow_of(concept), strings_of(list(wanted))),
+            pa.DictionaryArray.from_arrays(arrow_of(polarity), strings_of(self._polarity_names)),
+            self._contexts.take(arrow_of(contexts.astype(np.int64))),
             self.index.modifier_lists(rows) if modifiers else None)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from clinsearch.annotate.finding import CONTEXTS
+from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
 from clinsearch.duck import connect
 from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
@@ -143,9 +144,9 @@ def relation(sentences: np.ndarray, concept: pa.Array, polarity: pa.Array,
              context: pa.Array | pa.ChunkedArray | None,
              modifiers: pa.Array | pa.ChunkedArray | None) -> pa.Table:
     """The ``f`` relation of ``FindingRows.relation`` (missing context or modifiers: empty)."""
-    empty = pa.ListArray.from_arrays(pa.array(np.zeros(len(sentences) + 1, np.int32)),
-                                     pa.array([], pa.string()))
-    return pa.table({"sentence": pa.array(np.asarray(sentences, np.int64)), "concept": concept,
+    empty = pa.ListArray.from_arrays(arrow_of(np.zeros(len(sentences) + 1, np.int32)),
+                                     pa.nulls(0, pa.string()))
+    return pa.table({"sentence": arrow_of(np.asarray(sentences, np.int64)), "concept": concept,
                      "polarity": polarity, "ctx": empty if context is None else context,
                      "mods": empty if modifiers is None else modifiers})
 
@@ -164,8 +165,8 @@ class TableFindings:
 
     def __init__(self, findings: pa.Table, sentence_rows: SentenceRows,
                  read_modifiers: Callable[[], pa.ChunkedArray] | None = None) -> None:
-        self._report_key = np.asarray(findings.column("report_key").to_numpy(), np.int64)
-        self._sentence_index = findings.column("sentence_index").to_numpy()
+        self._report_key = np.asarray(numpy_of(findings.column("report_key")), np.int64)
+        self._sentence_index = numpy_of(findings.column("sentence_index"))
         self._sentence_rows = sentence_rows
         self._concept, self._concept_code = _Codes.of(findings.column("concept"))
         self._polarity, self._polarity_code = _Codes.of(findings.column("polarity"))
@@ -230,7 +231,7 @@ class _Codes:
         values, codes = dictionary_codes(column)
         if len(values) <= np.iinfo(np.uint16).max:
             codes = codes.astype(np.uint16)
-        return cls(pa.array(values, pa.string()), {v: i for i, v in enumerate(values)}), codes
+        return cls(strings_of(values), {v: i for i, v in enumerate(values)}), codes
 
     def codes(self, values: Iterable[str]) -> list[int]:
         """The codes of those of ``values`` that occur, sorted."""
@@ -238,4 +239,4 @@ class _Codes:
 
     def take(self, codes: np.ndarray, rows: np.ndarray) -> pa.DictionaryArray:
         """The values of ``rows`` (dictionary-encoded: no string per row)."""
-        return pa.DictionaryArray.from_arrays(pa.array(codes[rows].astype(np.int32)), self.values)
+        return pa.DictionaryArray.from_arrays(arrow_of(codes[rows].astype(np.int32)), self.values)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinsearch.arrow_numbers import numpy_of
 from clinsearch.units import LEVELS, Level
 
 
@@ -93,4 +94,4 @@ def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | Non
     if indices.null_count:  # a missing value read as a null index: give it a value of its own
         indices = pc.fill_null(indices, len(values))
         values.append(None)
-    return values, indices.to_numpy(zero_copy_only=False)
+    return values, numpy_of(indices)

@@ -1,7 +1,8 @@
-"""ConText is built on the first text a rule may match; until then results are the same.
+"""ConText is built for the rules a text may match; results are the full ConText's.
 
-``RuleCues`` is a necessary condition for a ConText rule to match, so a text it rules out must
-come out of the rule-less ConText exactly as out of the full one.
+``RuleCues`` names the rules that may match a text (a necessary condition), so a text must come
+out of the rule-less ConText (no candidate) or of the ConText of its candidates alone exactly
+as out of the full one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.context_rules import cached_rule_specs, context_rule_specs, rule_cues
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.medspacy_pipeline import LazyConText
 from clinsearch.corpus.sample import sample_reports_path
 
 QUERIES = ("right lower lobe pneumonia", "pleural effusion", "enlarged heart", "cardiomegaly",
@@ -33,27 +35,30 @@ def _sample_sentences() -> list[str]:
 def test_phrase_cues_follow_tokens_not_characters() -> None:
     cues = RuleCues.of([{"literal": "no", "category": "NEGATED_EXISTENCE"},
                         {"literal": "rule  out", "category": "POSSIBLE_EXISTENCE"},
-                        {"literal": "x-ray", "category": "INDICATION"}])
-    assert cues.may_match(["no", "effusion"])
-    assert not cues.may_match(["pneumonia", "normal"])  # "no" only inside words
-    assert cues.may_match(["to", "rule", "out", "mass"])  # whitespace never counts
-    assert cues.may_match(["x", "-", "ray"])
-    assert not cues.may_match(["ruled", "out"])
+                        {"literal": "x-ray", "category": "INDICATION"},
+                        {"literal": "No", "category": "PSEUDO"}])
+    assert cues.candidates(["no", "effusion"]) == (0, 3)  # both rules spelling "no"
+    assert cues.candidates(["pneumonia", "normal"]) == ()  # "no" only inside words
+    assert cues.candidates(["to", "rule", "out", "mass"]) == (1,)  # whitespace never counts
+    assert cues.candidates(["x", "-", "ray", "no"]) == (0, 2, 3)
+    assert cues.candidates(["ruled", "out"]) == ()
 
 
 def test_pattern_cues_need_every_required_word() -> None:
     pattern = [{"LOWER": {"IN": ["is", "are"]}, "OP": "?"}, {"LOWER": "within"},
                {"LOWER": {"IN": ["limits", "range"]}}, {"IS_SENT_START": True}]
-    cues = RuleCues.of([{"literal": "wnl", "category": "WITHIN_NORMAL", "pattern": pattern}])
-    assert cues.may_match(["heart", "within", "normal", "limits"])
-    assert not cues.may_match(["heart", "within", "normal", "size"])
-    assert not cues.may_match(["heart", "is", "normal"])
+    cues = RuleCues.of([{"literal": "no", "category": "NEGATED_EXISTENCE"},
+                        {"literal": "wnl", "category": "WITHIN_NORMAL", "pattern": pattern}])
+    assert cues.candidates(["heart", "within", "normal", "limits"]) == (1,)
+    assert cues.candidates(["heart", "within", "normal", "size"]) == ()
+    assert cues.candidates(["heart", "is", "normal"]) == ()
 
 
 def test_rules_without_a_bound_match_every_text() -> None:
     regex = RuleCues.of([{"literal": "r/o", "category": "POSSIBLE_EXISTENCE", "pattern": "r/o"}])
-    accent = RuleCues.of([{"literal": "négatif", "category": "NEGATED_EXISTENCE"}])
-    assert regex.may_match(["anything"]) and accent.may_match(["anything"])
+    accent = RuleCues.of([{"literal": "no", "category": "NEGATED_EXISTENCE"},
+                          {"literal": "négatif", "category": "NEGATED_EXISTENCE"}])
+    assert regex.candidates(["anything"]) == (0,) and accent.candidates(["anything"]) == (1,)
 
 
 @pytest.mark.parametrize("radiology", [True, False])
@@ -73,6 +78,7 @@ def test_cue_data_of_the_wrong_shape_is_refused() -> None:
     good = RuleCues.of(context_rule_specs(False)).to_data()
     assert RuleCues.from_data(good).to_data() == good
     for bad in ({**good, "patterns": [["no"]]}, {**good, "always": 1}, {},
+                {**good, "always": [True]}, {**good, "phrases": {"no": ["1"]}},
                 {**good, "longest": 2}):  # would stop the search before longer phrases
         with pytest.raises(ValueError):
             RuleCues.from_data(bad)
@@ -84,7 +90,7 @@ def test_texts_without_cues_get_the_full_contexts_findings(radiology_rules: bool
     annotator = Annotator(Lexicon.load(), radiology_rules=radiology_rules)
     cues = annotator.context._cues
     texts = [*QUERIES, *_sample_sentences()]
-    quiet = [t for t in texts if not cues.may_match(
+    quiet = [t for t in texts if not cues.candidates(
         [tok.lower_ for tok in annotator.nlp.make_doc(t)])]
     assert len(quiet) > 50  # the test covers many texts, queries among them
     assert set(QUERIES) <= set(quiet)
@@ -92,6 +98,45 @@ def test_texts_without_cues_get_the_full_contexts_findings(radiology_rules: bool
     assert not annotator.context.built
     assert "specs" not in vars(annotator.context)  # the rules were not even read
     assert annotator.annotate("No pneumothorax.")[0].polarity == "absent"
+    assert annotator.context.subsets == 1 and not annotator.context.built
+    annotator.context = LazyConText(annotator.nlp, radiology_rules, subset_rules=0)
+    assert annotator.annotate("No pneumothorax.")[0].polarity == "absent"
     assert annotator.context.built
     assert list(annotator.annotate_many(quiet)) == before
     assert any(f.modifiers for findings in before for f in findings)  # not trivially empty
+
+
+TRICKY = ("No pneumothorax but small left effusion.", "Clear of infiltrate, however mild edema.",
+          "Patient denies chest pain although cough is present.", "No effusion.",
+          "Possible pneumonia versus atelectasis.", "Heart within normal limits.",
+          "Lungs are clear. No focal consolidation, though there is mild scarring.",
+          "Negative for pneumothorax; no evidence of effusion or edema.",
+          "Mother had breast cancer.", "History of tuberculosis, no active disease.")
+
+
+def _contexts_agree(texts: list[str], radiology_rules: bool = True) -> int:
+    """Annotate ``texts`` with a ConText of each text's candidate rules and with the full one;
+    both give the same findings. Returns how many candidate ConTexts were built."""
+    lexicon = Lexicon.load()
+    by_subset = Annotator(lexicon, radiology_rules=radiology_rules)
+    by_subset.context = LazyConText(by_subset.nlp, radiology_rules, subset_rules=10**6,
+                                    subsets=10**6)
+    full = Annotator(lexicon, radiology_rules=radiology_rules)
+    full.context = LazyConText(full.nlp, radiology_rules, subset_rules=0)
+    assert list(by_subset.annotate_many(texts)) == list(full.annotate_many(texts))
+    assert full.context.built and not by_subset.context.built
+    return by_subset.context.subsets
+
+
+@pytest.mark.parametrize("radiology_rules", [True, False])
+def test_a_context_of_the_candidate_rules_gives_the_full_contexts_findings(
+        radiology_rules: bool) -> None:
+    texts = [*TRICKY, *QUERIES, *_sample_sentences()]
+    assert _contexts_agree(texts, radiology_rules) >= 20
+
+
+def test_the_negex_sentences_get_the_full_contexts_findings(negex_file: Path) -> None:
+    with negex_file.open(encoding="utf-8") as rows:
+        sentences = [line.split("\t")[2] for line in list(rows)[1:] if line.count("\t") >= 2]
+    assert len(sentences) > 2000
+    assert _contexts_agree(sentences) > 300

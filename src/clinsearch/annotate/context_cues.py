@@ -4,10 +4,11 @@ A phrase rule (no ``pattern``) matches through spaCy's PhraseMatcher on the lowe
 its literal, so a text it matches holds a run of tokens whose lower-case forms, joined, spell
 the literal's lower-case form without whitespace. A token-pattern rule needs, for each of its
 tokens that must occur, a token of the text with one of the words that token accepts. Rules
-whose matches this cannot bound (regular expressions, non-ASCII literals) make every text a
-candidate. A text with no candidate rule is left unmodified by ConText, whatever the rules say
-about it: so the annotator builds ConText (``medspacy_pipeline.LazyConText``) only for texts
-that pass this test, and still gets ConText's exact result for every text.
+whose matches this cannot bound (regular expressions, non-ASCII literals) are candidates for
+every text. ConText's result for a text depends only on the rules that match it: so the
+annotator (``medspacy_pipeline.LazyConText``) gives a text without candidates a ConText without
+rules, and a short text a ConText of its candidates alone, and still gets ConText's exact
+result for every text.
 """
 
 from __future__ import annotations
@@ -27,39 +28,41 @@ def _squeezed(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RuleCues:
-    """What a text must hold for at least one of a set of ConText rules to match it."""
+    """What a text must hold for each of a list of ConText rules (by index) to match it."""
 
-    phrases: frozenset[str]  # phrase rules' literals, lower case, whitespace removed
+    phrases: dict[str, tuple[int, ...]]  # literal, lower case, whitespace removed -> its rules
     longest: int  # characters in the longest of ``phrases``
-    patterns: tuple[tuple[frozenset[str], ...], ...]  # per pattern rule, words for each token
-    always: bool  # some rule may match any text
+    patterns: tuple[tuple[int, tuple[frozenset[str], ...]], ...]  # (rule, words for each token)
+    always: tuple[int, ...]  # rules that may match any text
 
     @classmethod
     def of(cls, specs: Iterable[dict[str, Any]]) -> RuleCues:
         """The cues of ConText rules given as ``ConTextRule`` keyword arguments."""
-        phrases: set[str] = set()
-        patterns: list[tuple[frozenset[str], ...]] = []
-        always = False
-        for spec in specs:
+        phrases: dict[str, list[int]] = {}
+        patterns: list[tuple[int, tuple[frozenset[str], ...]]] = []
+        always: list[int] = []
+        for index, spec in enumerate(specs):
             pattern = spec.get("pattern")
             if pattern is None:
                 literal = str(spec["literal"])
-                if literal.isascii():
-                    phrases.add(_squeezed(literal.lower()))
-                else:  # per-token lower case may differ from the literal's: not bounded
-                    always = True
+                if not literal.isascii():  # per-token lower case may differ: not bounded
+                    always.append(index)
+                elif squeezed := _squeezed(literal.lower()):
+                    phrases.setdefault(squeezed, []).append(index)
             elif isinstance(pattern, list):
-                patterns.append(_required_words(pattern))
+                patterns.append((index, _required_words(pattern)))
             else:  # a regular expression
-                always = True
-        phrases.discard("")
-        return cls(frozenset(phrases), max(map(len, phrases), default=0), tuple(patterns), always)
+                always.append(index)
+        return cls({k: tuple(v) for k, v in phrases.items()}, max(map(len, phrases), default=0),
+                   tuple(patterns), tuple(always))
 
     def to_data(self) -> dict[str, Any]:
         """The cues as JSON-ready data (``from_data`` makes them back)."""
-        return {"phrases": sorted(self.phrases), "longest": self.longest,
-                "patterns": [[sorted(words) for words in pattern] for pattern in self.patterns],
-                "always": self.always}
+        return {"phrases": {k: list(v) for k, v in sorted(self.phrases.items())},
+                "longest": self.longest,
+                "patterns": [[index, [sorted(words) for words in pattern]]
+                             for index, pattern in self.patterns],
+                "always": list(self.always)}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> RuleCues:
@@ -67,21 +70,25 @@ class RuleCues:
         ``longest`` is not its phrases' (a smaller one would hide longer phrases' rules)."""
         phrases, longest, patterns, always = (
             data.get(k) for k in ("phrases", "longest", "patterns", "always"))
-        if not (_strings(phrases) and isinstance(always, bool)
+        if not (isinstance(phrases, dict) and all(map(_numbers, phrases.values()))
+                and _numbers(always)
                 and longest == max(map(len, phrases), default=0)  # it bounds the phrase search
                 and isinstance(patterns, list)
-                and all(isinstance(p, list) and all(map(_strings, p)) for p in patterns)):
+                and all(isinstance(p, list) and len(p) == 2 and _numbers(p[:1])
+                        and isinstance(p[1], list) and all(map(_strings, p[1]))
+                        for p in patterns)):
             raise ValueError("not ConText rule cue data")
-        return cls(frozenset(phrases), longest,
-                   tuple(tuple(frozenset(words) for words in p) for p in patterns), always)
+        return cls({k: tuple(v) for k, v in phrases.items()}, longest,
+                   tuple((index, tuple(frozenset(words) for words in words_per_token))
+                         for index, words_per_token in patterns), tuple(always))
 
-    def may_match(self, words: Sequence[str]) -> bool:
-        """Whether some rule may match a text with these tokens (``Token.lower_``, in order)."""
-        if self.always:
-            return True
+    def candidates(self, words: Sequence[str]) -> tuple[int, ...]:
+        """The rules (indexes, ascending) that may match a text with these tokens
+        (``Token.lower_``, in order): none of the others can."""
+        found = set(self.always)
         present = set(words)
-        if any(all(options & present for options in pattern) for pattern in self.patterns):
-            return True
+        found.update(index for index, pattern in self.patterns
+                     if all(options & present for options in pattern))
         squeezed = [s for s in map(_squeezed, words) if s]
         for start in range(len(squeezed)):
             joined = ""
@@ -89,14 +96,18 @@ class RuleCues:
                 joined += word
                 if len(joined) > self.longest:
                     break
-                if joined in self.phrases:
-                    return True
-        return False
+                found.update(self.phrases.get(joined, ()))
+        return tuple(sorted(found))
 
 
 def _strings(value: Any) -> bool:
     """Whether ``value`` is a list of strings."""
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _numbers(value: Any) -> bool:
+    """Whether ``value`` is a list of rule indexes (integers, not booleans)."""
+    return isinstance(value, list) and all(type(v) is int for v in value)
 
 
 def _required_words(pattern: list[dict[str, Any]]) -> tuple[frozenset[str], ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
@@ -28,6 +28,8 @@ logging.getLogger("PyRuSH").setLevel(logging.WARNING)
 # ConText's token Matcher may hold no patterns once they are expanded into phrases.
 warnings.filterwarnings("ignore", message=r"\[W036\]")
 CONTEXT_NAME = "clinsearch_context"
+SUBSET_RULES = 64  # a text with at most this many candidate rules gets a ConText of them alone
+SUBSETS = 64  # ... for this many distinct sets of candidates; then all rules are built
 
 
 def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -72,22 +74,30 @@ def build_pipeline() -> Language:
 
 
 class LazyConText:
-    """ConText over the spans in ``doc.ents``, its matchers built once a text needs them.
+    """ConText over the spans in ``doc.ents``, its matchers built for the rules a text needs.
 
-    Building matchers for the ~10,500 rules takes about 0.3 s, most of a cold query's parse,
-    and most queries ("right lower lobe pneumonia") hold no cue. Until a Doc comes that one of
-    the rules may match (``RuleCues``, a necessary condition, kept in the private cache, so the
-    rules are not even read until then), Docs go through a ConText
-    without rules: exactly what the full ConText does to a Doc none of its rules matches. The
-    full ConText (every rule, in order) then handles that Doc and every later one.
+    Building matchers for the ~10,500 rules takes about 0.3 s, most of a cold query's parse.
+    ``RuleCues`` (a necessary condition, kept in the private cache) names the rules that may
+    match a Doc; no other rule can match it, and ConText's result depends only on the rules
+    that match. So a Doc with no candidate goes through a ConText without rules, and a Doc
+    with few (a query: "no pneumothorax") through a ConText of its candidates alone, added in
+    the full ConText's order under the same rule ids (medspaCy orders matches of one span by
+    their ids), built in milliseconds and kept for Docs with the same candidates. Once many
+    texts have needed rules (a corpus), the full ConText (every rule, in order) is built and
+    handles every later Doc.
     """
 
-    def __init__(self, nlp: Language, radiology_rules: bool = True) -> None:
-        """ConText for Docs of ``nlp``: medspaCy's rules, plus the radiology rules if asked."""
+    def __init__(self, nlp: Language, radiology_rules: bool = True,
+                 subset_rules: int = SUBSET_RULES, subsets: int = SUBSETS) -> None:
+        """ConText for Docs of ``nlp``: medspaCy's rules, plus the radiology rules if asked;
+        Docs with at most ``subset_rules`` candidate rules get a ConText of those alone, for
+        up to ``subsets`` distinct sets of candidates (then the full ConText is built)."""
         self._nlp = nlp
         self._radiology = radiology_rules
         self._cues = rule_cues(radiology_rules)
         self._ruleless = ContainmentAwareConText(nlp, CONTEXT_NAME, rules=None)
+        self._subset_rules, self._subsets_left = subset_rules, subsets
+        self._subsets: dict[tuple[int, ...], ContainmentAwareConText] = {}
         self._full: ContainmentAwareConText | None = None
         self._lock = threading.Lock()
 
@@ -98,17 +108,43 @@ class LazyConText:
 
     @property
     def built(self) -> bool:
-        """Whether the rules' matchers have been built (a Doc needed them)."""
+        """Whether the matchers of every rule have been built (texts needed them)."""
         return self._full is not None
+
+    @property
+    def subsets(self) -> int:
+        """How many ConTexts of a text's candidate rules have been built."""
+        return len(self._subsets)
 
     def __call__(self, doc: Doc) -> Doc:
         """``doc`` with ConText applied to ``doc.ents``."""
-        if self._full is None:
-            if not self._cues.may_match([t.lower_ for t in doc]):
-                return self._ruleless(doc)
-            with self._lock:
-                if self._full is None:
-                    full = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
-                    full.add([ConTextRule(**spec) for spec in self.specs])
-                    self._full = full
-        return self._full(doc)
+        if self._full is not None:
+            return self._full(doc)
+        rules = self._cues.candidates([t.lower_ for t in doc])
+        if not rules:
+            return self._ruleless(doc)
+        with self._lock:
+            context = self._full or self._subset(rules)
+            if context is None:
+                context = self._full = self._context(range(len(self.specs)))
+        return context(doc)
+
+    def _subset(self, rules: tuple[int, ...]) -> ContainmentAwareConText | None:
+        """The ConText of ``rules`` alone, or None when there are too many of them or too many
+        such ConTexts were built already."""
+        if rules not in self._subsets:
+            if len(rules) > self._subset_rules or not self._subsets_left:
+                return None
+            self._subsets_left -= 1
+            self._subsets[rules] = self._context(rules)
+        return self._subsets[rules]
+
+    def _context(self, rules: Iterable[int]) -> ContainmentAwareConText:
+        """A ConText of the rules at ``rules`` (ascending), each under the id it has among
+        all the rules (``{category}_{index}``, medspaCy's numbering)."""
+        context = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
+        matcher = context._ConText__matcher  # type: ignore[attr-defined]
+        for index in rules:
+            matcher._MedspacyMatcher__rule_count = index  # the id's number (medspaCy 1.3)
+            context.add([ConTextRule(**self.specs[index])])
+        return context

@@ -448,7 +448,7 @@ class ConceptIndex:
             empty = np.zeros(0, np.int64)
             return Posting(empty, np.zeros(0, np.int16), empty, empty, np.zeros(0, np.int8))
         columns = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        if len(parts) > 1:
+        if len(parts) > 1 and not exact:  # exact: depth 0 alone, rows already rise
             order = np.argsort(columns[1], kind="stable")  # rows already rise within each depth
             columns = [c[order] for c in columns]
         return Posting(*columns)
@@ -540,17 +540,21 @@ class PostedFindings:
     def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
         """See ``FindingRows.relation``."""
         columns: list[list[np.ndarray]] = [[np.zeros(0, dtype)] for dtype in (
-            np.int64, np.int64, np.int32, np.int8, np.int32)]
+            np.int64, np.int32, np.int8, np.int32, np.int64)]
         for code, (concept, polarities) in enumerate(wanted.items()):
             posting = self.index.lookup(concept, exact=True)
-            polarity = self._polarity_of[posting.patterns]
-            keep = (np.ones(len(polarity), bool) if polarities is None else np.array(
-                [p in polarities for p in self._polarity_names], bool)[polarity])
-            for column, values in zip(columns, (
-                    posting.rows, posting.sentences, polarity, posting.contexts,
-                    np.full(len(polarity), code, np.int32)), strict=True):
-                column.append(values[keep])
-        rows, sentences, polarity, contexts, concept = (np.concatenate(c) for c in columns)
+            patterns: np.ndarray = posting.patterns
+            keep: slice | np.ndarray = slice(None)
+            if polarities is not None:  # by pattern first: one pass over the postings
+                admitted = np.array([p in polarities for p in self._polarity_names], bool)
+                keep = admitted[self._polarity_of][patterns]
+                patterns = patterns[keep]
+            kept = (posting.sentences[keep], self._polarity_of[patterns],
+                    posting.contexts[keep], np.full(len(patterns), code, np.int32),
+                    posting.rows[keep] if modifiers else np.zeros(0, np.int64))
+            for column, values in zip(columns, kept, strict=True):
+                column.append(values)
+        sentences, polarity, contexts, concept, rows = (np.concatenate(c) for c in columns)
         keys, indexes = sentence_parts(sentences)
         return relation(
             self._sentence_rows(keys, indexes),

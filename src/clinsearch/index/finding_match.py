@@ -5,8 +5,8 @@ polarities, carrying all its modifier values, and for each anatomy site named wi
 finding of the site in the same sentence or the site's word as a modifier. Which concepts a
 term expands to (the concept alone, or with its descendants) is the caller's choice, made when
 the spec is built. ``FindingMatcher`` answers a spec with the sentences (in the shared sentence
-numbering) or the units that hold such a finding, by DuckDB over the findings of the spec's
-concepts, which it gets from the concept postings (an index's) or from a findings table.
+numbering) that hold such a finding, by DuckDB over the findings of the spec's concepts, which
+it gets from the concept postings (an index's) or from a findings table.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class FindingRows(Protocol):
 
 
 class FindingMatcher:
-    """The sentences and units holding a finding that matches a spec.
+    """The sentences holding a finding that matches a spec.
 
     A spec is answered by DuckDB (``FindingSpec.where``) over the findings of its own concepts
     and its sites' concepts only, which ``rows`` gives; modifiers are gathered only for a spec

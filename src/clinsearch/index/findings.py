@@ -378,9 +378,10 @@ class FindingsTable:
             con.close()
 
     def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
-        """Which sentences and units hold a matching finding; sentences are numbered by
-        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``.
-        Reads integer keys and dictionary codes; modifiers only when a term needs them."""
+        """Which sentences hold a matching finding, from this table (numbered by
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``;
+        ``finding_match.finding_matcher`` prefers an index's concept postings). Reads integer
+        keys and dictionary codes; modifiers only when a term needs them."""
         return FindingMatcher(TableFindings(
             self.generation.table(
                 NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],

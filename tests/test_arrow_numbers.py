@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from clinsearch.arrow_numbers import arrow_of, numpy_of
+from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -33,10 +33,17 @@ def test_numpy_numbers_become_arrow_arrays() -> None:
         arrow_of(np.array(["a"]))
 
 
+def test_python_strings_become_arrow_strings() -> None:
+    values = ["right", None, "", "épanchement"]
+    assert strings_of(values).to_pylist() == values and strings_of(values).null_count == 1
+    assert strings_of([]).type == pa.string() and len(strings_of([])) == 0
+
+
 def test_neither_way_imports_pandas() -> None:
     code = ("import sys, numpy as np, pyarrow as pa\n"
-            "from clinsearch.arrow_numbers import arrow_of, numpy_of\n"
+            "from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of\n"
             "numpy_of(pa.chunked_array([arrow_of(np.arange(3))]))\n"
+            "strings_of(['a', None])\n"
             "print('pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": SRC}, check=True, timeout=60)

@@ -1,4 +1,5 @@
-"""NumPy arrays of Arrow number columns and Arrow arrays of NumPy numbers, without pandas.
+"""NumPy arrays of Arrow number columns, Arrow arrays of NumPy numbers and of Python strings,
+without pandas.
 
 pyarrow imports pandas (about 0.1 s, plus the collection passes its objects trigger) the first
 time it converts between Arrow and NumPy (``to_numpy``, ``pa.array``); a cold query needs none
@@ -6,6 +7,8 @@ of it. A number column without nulls is its data buffer, read as is.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,3 +41,16 @@ def arrow_of(values: np.ndarray) -> pa.Array:
         raise TypeError(f"not a number array: {values.dtype}")
     return pa.Array.from_buffers(_ARROW_TYPES[values.dtype], len(values),
                                  [None, pa.py_buffer(values)])
+
+
+def strings_of(values: Sequence[str | None]) -> pa.Array:
+    """An Arrow string array of Python strings (None: null), built from its buffers: a cold
+    query that turns a few names into an Arrow column needs no pandas either."""
+    encoded = [b"" if v is None else v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, np.int32)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    valid = None
+    if any(v is None for v in values):
+        valid = pa.py_buffer(np.packbits([v is not None for v in values], bitorder="little"))
+    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets),
+                                       pa.py_buffer(b"".join(encoded)), valid)

@@ -41,12 +41,13 @@ def connect(
     """
     import duckdb  # loaded on first use: importing this module (for ParquetRows) stays cheap
     import pyarrow as pa
-    import pyarrow.dataset as ds
 
     con = duckdb.connect(config={"enable_external_access": False})
     for name, source in (tables or {}).items():
         if not _NAME.match(name):
             raise ValueError(f"not a table name: {name!r}")
+        if isinstance(source, str | Path | ParquetRows):
+            import pyarrow.dataset as ds  # only for files: it imports pandas (~0.1 s cold)
         if isinstance(source, str | Path):
             source = ds.dataset(str(source), format="parquet")
         elif isinstance(source, ParquetRows):

@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from clinsearch import Index
+from clinsearch.annotate.finding import POLARITIES
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+from clinsearch.index.concept_postings import PostedFindings
+from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.search.cohort import Cohort
 
 QUERIES = (  # the first 36 sample reports are mostly normal: negated findings are common
@@ -38,18 +41,68 @@ def answers(index: Index) -> list[object]:
             for query in QUERIES]
 
 
-def test_segments_and_deletion_marks_give_the_cohorts_of_a_fresh_build(
-    tmp_path: Path, sample: list[Report]
-) -> None:
-    index = Index.build(sample[:12], tmp_path / "idx", progress=False)
-    index.add(sample[12:24], progress=False)
-    index.add(sample[24:], progress=False)
-    gone = {sample[2].id, sample[13].id, sample[30].id}
+CONTEXTS = (  # findings with context flags, which the first sample reports lack
+    "History of pneumonia in the right lower lobe. Evaluate for pneumothorax.",
+    "Family history of lung cancer. History of pneumonia.",
+)
+
+
+@pytest.fixture(scope="module")
+def segmented(tmp_path_factory: pytest.TempPathFactory, sample: list[Report]
+              ) -> tuple[Index, list[Report], set[str]]:
+    """The sample and two reports with context flags in four segments, three reports deleted;
+    the reports and the deleted ones' ids."""
+    reports = [*sample, *(Report(id=f"ctx{i}", text=text, patient_id=f"ctx{i}")
+                          for i, text in enumerate(CONTEXTS))]
+    index = Index.build(reports[:12], tmp_path_factory.mktemp("cohort") / "idx", progress=False)
+    for part in (reports[12:24], reports[24:36], reports[36:]):
+        index.add(part, progress=False)
+    gone = {reports[2].id, reports[13].id, reports[30].id}
     index.delete(sorted(gone))
     assert len(index.generation.segments) > 1 and len(index.generation.deleted_keys()) == 3
-    kept = [r for r in sample if r.id not in gone]
+    return index, reports, gone
+
+
+def test_segments_and_deletion_marks_give_the_cohorts_of_a_fresh_build(
+    tmp_path: Path, segmented: tuple[Index, list[Report], set[str]]
+) -> None:
+    index, reports, gone = segmented
+    kept = [r for r in reports if r.id not in gone]
     seen = answers(index)
     assert seen == answers(Index.build(kept, tmp_path / "fresh", progress=False))
     assert all(counts["report"] for _, counts, _, _ in seen[:-1]) and seen[-1][2]
     shown = {m[1] for *_, members in seen for m in members["report"]}  # evidence reports
     assert shown and not gone & shown
+
+
+def test_concept_postings_and_findings_table_match_the_same_findings(
+    segmented: tuple[Index, list[Report], set[str]],
+) -> None:
+    """The cohort matcher reads a term's findings from the concept postings; the findings
+    table (the source where an index has no postings) gives the same sentences for every
+    concept, polarity, context, modifier and site, deleted reports left out of both."""
+    index = segmented[0]
+    posted = finding_matcher(index)
+    assert isinstance(posted.rows, PostedFindings)
+    table = index.component("findings").matcher(index.store.sentence_rows)
+    rows = index.component("findings").table(["concept", "modifiers"]).to_pylist()
+    concepts = sorted({r["concept"] for r in rows})
+    values = {r["concept"]: m["value"] for r in rows for m in r["modifiers"]}
+    specs = [FindingSpec("x", ("no such concept",), POLARITIES)]
+    for i, concept in enumerate(concepts):
+        other = (concepts[(i + 1) % len(concepts)], concepts[(i + 2) % len(concepts)])
+        word = values.get(concept, "right")
+        specs += [FindingSpec(concept, (concept,), ("present",)),
+                  FindingSpec(concept, (concept, other[0]), POLARITIES, contexts=None),
+                  FindingSpec(concept, (concept,), ("absent",), contexts=("historical",)),
+                  FindingSpec(concept, (concept,), POLARITIES, required_context=("historical",)),
+                  FindingSpec(concept, (concept,), POLARITIES, modifiers=(word,)),
+                  FindingSpec(concept, (concept,), POLARITIES, sites=((other, (word,)),))]
+    found: set[str] = set()
+    for spec in specs:
+        sentences = posted.sentences(spec)
+        assert sentences.tolist() == table.sentences(spec).tolist(), spec
+        if len(sentences):
+            found |= {"modifiers"} if spec.modifiers else {"sites"} if spec.sites else {
+                "required"} if spec.required_context else {spec.polarities[0]}
+    assert found == {"present", "absent", "modifiers", "sites", "required"}, found

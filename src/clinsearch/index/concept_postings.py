@@ -30,8 +30,10 @@ import pyarrow.parquet as pq
 
 from clinsearch.annotate.finding import CONTEXTS, Modifier, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.arrow_numbers import arrow_of, strings_of
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, sentence_codes, sentence_parts
+from clinsearch.index.finding_match import SentenceRows, relation
 from clinsearch.index.findings import FINDINGS_FILE
 from clinsearch.index.unit_map import dictionary_codes
 
@@ -446,7 +448,7 @@ class ConceptIndex:
             empty = np.zeros(0, np.int64)
             return Posting(empty, np.zeros(0, np.int16), empty, empty, np.zeros(0, np.int8))
         columns = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        if len(parts) > 1:
+        if len(parts) > 1 and not exact:  # exact: depth 0 alone, rows already rise
             order = np.argsort(columns[1], kind="stable")  # rows already rise within each depth
             columns = [c[order] for c in columns]
         return Posting(*columns)
@@ -461,6 +463,32 @@ class ConceptIndex:
                 parts.append(np.asarray(segment.array("mention_keys")[start : start + count]))
             self._mentions[value] = np.unique(np.concatenate(parts))
         return self._mentions[value]
+
+    def findings(self, sentence_rows: SentenceRows) -> PostedFindings:
+        """The findings of concepts as a finding matcher reads them (``index.finding_match``),
+        sentences numbered by ``sentence_rows``."""
+        return PostedFindings(self, sentence_rows)
+
+    def modifier_lists(self, rows: np.ndarray) -> pa.ListArray:
+        """The modifier values of each finding of ``rows``, in the finding's order (as its
+        findings row lists them)."""
+        rows = np.asarray(rows, np.int64)
+        at = np.searchsorted(self._offsets, rows, side="right") - 1
+        order = np.argsort(at, kind="stable")
+        counts, codes = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+        for i in np.unique(at).tolist():
+            segment = self._segments[i]
+            local = rows[order][at[order] == i] - segment.offset
+            offsets = segment.array("modifier_offsets")
+            first = np.asarray(offsets[local], np.int64)
+            count = np.asarray(offsets[local + 1], np.int64) - first
+            flat = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
+            counts.append(count)
+            codes.append(segment.value_map[np.asarray(segment.array("modifier_values")[flat])])
+        values = strings_of(self.modifier_names).take(arrow_of(np.concatenate(codes)))
+        offsets = np.concatenate([[0], np.cumsum(np.concatenate(counts))]).astype(np.int32)
+        lists = pa.ListArray.from_arrays(arrow_of(offsets), values)
+        return lists.take(arrow_of(np.argsort(order)))
 
     def _locate(self, row: int) -> tuple[_SegmentPostings, int]:
         """The segment holding finding ``row`` and the row within it."""
@@ -490,3 +518,47 @@ class ConceptIndex:
 def context_flags(bits: int) -> tuple[str, ...]:
     """The context flags of a finding's context bits."""
     return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
+
+
+class PostedFindings:
+    """``FindingRows`` (``index.finding_match``) from the concept postings: each concept's own
+    findings (depth 0, deleted reports left out) with their polarity from their pattern, their
+    context flags from their bits (the bits hold every flag of ``CONTEXTS``, the only ones a
+    spec names) and their modifier values from the per-finding arrays; nothing is read for the
+    other concepts."""
+
+    def __init__(self, index: ConceptIndex, sentence_rows: SentenceRows) -> None:
+        self.index, self._sentence_rows = index, sentence_rows
+        self._polarity_names = list(dict.fromkeys(index.pattern_polarity))
+        code = {p: i for i, p in enumerate(self._polarity_names)}
+        self._polarity_of = np.array([code[p] for p in index.pattern_polarity], np.int32)
+        flags = [context_flags(bits) for bits in range(1 << len(CONTEXTS))]  # per context bits
+        self._contexts = pa.ListArray.from_arrays(
+            arrow_of(np.cumsum([0, *map(len, flags)]).astype(np.int32)),
+            strings_of([f for each in flags for f in each]))
+
+    def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
+        """See ``FindingRows.relation``."""
+        columns: list[list[np.ndarray]] = [[np.zeros(0, dtype)] for dtype in (
+            np.int64, np.int32, np.int8, np.int32, np.int64)]
+        for code, (concept, polarities) in enumerate(wanted.items()):
+            posting = self.index.lookup(concept, exact=True)
+            patterns: np.ndarray = posting.patterns
+            keep: slice | np.ndarray = slice(None)
+            if polarities is not None:  # by pattern first: one pass over the postings
+                admitted = np.array([p in polarities for p in self._polarity_names], bool)
+                keep = admitted[self._polarity_of][patterns]
+                patterns = patterns[keep]
+            kept = (posting.sentences[keep], self._polarity_of[patterns],
+                    posting.contexts[keep], np.full(len(patterns), code, np.int32),
+                    posting.rows[keep] if modifiers else np.zeros(0, np.int64))
+            for column, values in zip(columns, kept, strict=True):
+                column.append(values)
+        sentences, polarity, contexts, concept, rows = (np.concatenate(c) for c in columns)
+        keys, indexes = sentence_parts(sentences)
+        return relation(
+            self._sentence_rows(keys, indexes),
+            pa.DictionaryArray.from_arrays(arrow_of(concept), strings_of(list(wanted))),
+            pa.DictionaryArray.from_arrays(arrow_of(polarity), strings_of(self._polarity_names)),
+            self._contexts.take(arrow_of(contexts.astype(np.int64))),
+            self.index.modifier_lists(rows) if modifiers else None)

@@ -5,25 +5,29 @@ polarities, carrying all its modifier values, and for each anatomy site named wi
 finding of the site in the same sentence or the site's word as a modifier. Which concepts a
 term expands to (the concept alone, or with its descendants) is the caller's choice, made when
 the spec is built. ``FindingMatcher`` answers a spec with the sentences (in the shared sentence
-numbering) or the units that hold such a finding, by DuckDB over the findings of the spec's
-concepts.
+numbering) that hold such a finding, by DuckDB over the findings of the spec's concepts, which
+it gets from the concept postings (an index's) or from a findings table.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from clinsearch.annotate.finding import CONTEXTS
+from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
 from clinsearch.duck import connect
-from clinsearch.index.unit_map import UnitMap, dictionary_codes
+from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
-from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.index import Index
 
 SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows
 
@@ -75,24 +79,94 @@ class FindingSpec:
         return sql
 
 
+class FindingRows(Protocol):
+    """Where a matcher's findings come from: a findings table (``TableFindings``) or the
+    concept postings (``index.concept_postings.PostedFindings``)."""
+
+    def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
+        """The findings of the ``wanted`` concepts (each with the polarities admitted; None:
+        any) as the ``f`` relation: ``sentence`` (the shared sentence numbering), ``concept``,
+        ``polarity``, ``ctx`` (context flags) and ``mods`` (modifier values; empty lists unless
+        ``modifiers``)."""
+        ...
+
+
 class FindingMatcher:
-    """The sentences and units holding a finding that matches a spec, over one findings table.
+    """The sentences holding a finding that matches a spec.
+
+    A spec is answered by DuckDB (``FindingSpec.where``) over the findings of its own concepts
+    and its sites' concepts only, which ``rows`` gives; modifiers are gathered only for a spec
+    that looks at them (most terms carry no modifier and no site).
+    """
+
+    def __init__(self, rows: FindingRows) -> None:
+        self.rows = rows
+        self._local = threading.local()
+
+    def sentences(self, spec: FindingSpec) -> np.ndarray:
+        """Numbers of the sentences holding a finding that matches ``spec`` (one per finding,
+        sorted)."""
+        wanted: dict[str, tuple[str, ...] | None] = dict.fromkeys(spec.concepts, spec.polarities)
+        wanted |= {c: None for site, _ in spec.sites for c in site}
+        relation = self.rows.relation(wanted, bool(spec.modifiers or spec.sites))
+        where, params = spec.where()
+        cursor = self._cursor()
+        cursor.register("x", relation)
+        try:
+            got = cursor.execute(
+                "WITH f AS (SELECT sentence, concept, polarity, coalesce(mods, []) AS mods,"
+                f" coalesce(ctx, []) AS ctx FROM x) SELECT sentence FROM f WHERE {where}",
+                params).fetchnumpy()
+        finally:
+            cursor.unregister("x")
+        return np.sort(np.asarray(got["sentence"], dtype=np.int64))
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's connection (one DuckDB connection is not safe across threads, and a
+        relation registered on it is its own)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = connect()
+        return cursor
+
+
+def finding_matcher(index: Index) -> FindingMatcher:
+    """The matcher of an index's live generation: over its concept postings (only the postings
+    of a spec's concepts are read), or its findings table when it has no ``concepts``
+    component."""
+    sentence_rows = index.store.sentence_rows
+    if "concepts" in index.config.components:
+        return FindingMatcher(index.component("concepts").findings(sentence_rows))
+    return index.component("findings").matcher(sentence_rows)
+
+
+def relation(sentences: np.ndarray, concept: pa.Array, polarity: pa.Array,
+             context: pa.Array | pa.ChunkedArray | None,
+             modifiers: pa.Array | pa.ChunkedArray | None) -> pa.Table:
+    """The ``f`` relation of ``FindingRows.relation`` (missing context or modifiers: empty)."""
+    empty = pa.ListArray.from_arrays(arrow_of(np.zeros(len(sentences) + 1, np.int32)),
+                                     pa.nulls(0, pa.string()))
+    return pa.table({"sentence": arrow_of(np.asarray(sentences, np.int64)), "concept": concept,
+                     "polarity": polarity, "ctx": empty if context is None else context,
+                     "mods": empty if modifiers is None else modifiers})
+
+
+class TableFindings:
+    """``FindingRows`` of one findings table, grouped by concept once.
 
     ``findings`` needs ``report_key`` and ``sentence_index`` (where the finding is),
     ``concept`` and ``polarity`` (plain or dictionary-encoded strings), may have ``context``
     (flags; a table without it holds asserted findings only) and ``modifiers`` (modifier
     records with a ``value``, or the values themselves). ``sentence_rows`` numbers sentences
     from (report keys, sentence indexes) in the shared numbering (``Store.sentence_rows``).
-    Without ``modifiers``, ``read_modifiers`` gives that column (row for row) on the first spec
-    that needs it: most terms carry no modifier and no site, and it is the costliest column to
-    read. Rows are grouped by concept once, so a spec is answered by DuckDB over the rows of
-    its own concepts only, and only those are numbered.
+    Without ``modifiers``, ``read_modifiers`` gives that column (row for row) on the first
+    request that needs it: it is the costliest column to read.
     """
 
     def __init__(self, findings: pa.Table, sentence_rows: SentenceRows,
                  read_modifiers: Callable[[], pa.ChunkedArray] | None = None) -> None:
-        self._report_key = np.asarray(findings.column("report_key").to_numpy(), np.int64)
-        self._sentence_index = findings.column("sentence_index").to_numpy()
+        self._report_key = np.asarray(numpy_of(findings.column("report_key")), np.int64)
+        self._sentence_index = numpy_of(findings.column("sentence_index"))
         self._sentence_rows = sentence_rows
         self._concept, self._concept_code = _Codes.of(findings.column("concept"))
         self._polarity, self._polarity_code = _Codes.of(findings.column("polarity"))
@@ -104,55 +178,27 @@ class FindingMatcher:
         self._modifiers = findings.column("modifiers") if "modifiers" in names else None
         self._read_modifiers = read_modifiers
         self._lock = threading.Lock()
-        self._local = threading.local()
 
-    def _rows(self, spec: FindingSpec) -> np.ndarray:
-        """The findings rows the spec's condition can select or look at: those of its concepts
-        with one of its polarities, and those of its sites' concepts (a superset, found by
-        integer codes)."""
-        def of(concepts: Iterable[str]) -> np.ndarray:
-            codes = self._concept.codes(concepts)
-            return np.concatenate([np.empty(0, np.int64), *(
-                self._order[self._starts[c]:self._starts[c + 1]] for c in codes)])
-
-        allowed = np.zeros(len(self._polarity.values), dtype=bool)
-        allowed[self._polarity.codes(spec.polarities)] = True
-        rows = of(spec.concepts)
-        rows = rows[allowed[self._polarity_code[rows]]]
-        if not spec.sites:
-            return rows
-        return np.union1d(rows, of(c for site, _ in spec.sites for c in site))
-
-    def sentences(self, spec: FindingSpec) -> np.ndarray:
-        """Numbers of the sentences holding a finding that matches ``spec`` (one per finding)."""
-        rows = self._rows(spec)
-        taken = {"concept": self._concept.take(self._concept_code, rows),
-                 "polarity": self._polarity.take(self._polarity_code, rows)}
-        context = "[]::VARCHAR[]"
-        if self._context is not None:
-            taken["context"] = self._context.take(rows)
-            context = "coalesce(x.context, [])"
-        values = "[]::VARCHAR[]"
-        if spec.modifiers or spec.sites:  # the only conditions that look at modifiers
-            modifiers = self._modifier_column()
-            taken["modifiers"] = modifiers.take(rows)
-            values = "x.modifiers"
-            if pa.types.is_struct(modifiers.type.value_type):
-                values = "list_transform(x.modifiers, lambda m: m.value)"
-        taken["sentence"] = pa.array(np.asarray(self._sentence_rows(
-            self._report_key[rows], self._sentence_index[rows]), np.int64))
-        where, params = spec.where()
-        cursor = self._cursor()
-        cursor.register("x", pa.table(taken))
-        try:
-            got = cursor.execute(
-                "WITH f AS (SELECT x.sentence, x.concept, x.polarity,"
-                f" coalesce({values}, []) AS mods,"
-                f" {context} AS ctx FROM x) SELECT sentence FROM f WHERE {where}",
-                params).fetchnumpy()
-        finally:
-            cursor.unregister("x")
-        return np.asarray(got["sentence"], dtype=np.int64)
+    def relation(self, wanted: Mapping[str, tuple[str, ...] | None], modifiers: bool) -> pa.Table:
+        """See ``FindingRows.relation``; rows are found by integer codes."""
+        parts = [np.empty(0, np.int64)]
+        for concept, polarities in wanted.items():
+            for code in self._concept.codes([concept]):
+                rows = self._order[self._starts[code]:self._starts[code + 1]]
+                if polarities is not None:
+                    allowed = np.zeros(len(self._polarity.values), dtype=bool)
+                    allowed[self._polarity.codes(polarities)] = True
+                    rows = rows[allowed[self._polarity_code[rows]]]
+                parts.append(rows)
+        rows = np.sort(np.concatenate(parts))
+        values = None
+        if modifiers:
+            values = _modifier_values(self._modifier_column().take(rows))
+        return relation(
+            self._sentence_rows(self._report_key[rows], self._sentence_index[rows]),
+            self._concept.take(self._concept_code, rows),
+            self._polarity.take(self._polarity_code, rows),
+            None if self._context is None else self._context.take(rows), values)
 
     def _modifier_column(self) -> pa.ChunkedArray:
         """The modifiers column, read on first use."""
@@ -162,19 +208,14 @@ class FindingMatcher:
                 self._modifiers = self._read_modifiers()
             return self._modifiers
 
-    def unit_mask(self, spec: FindingSpec, level: Level, units: UnitMap) -> np.ndarray:
-        """A boolean mask over the ``level`` units holding a finding that matches ``spec``."""
-        mask = np.zeros(units.size(level), dtype=bool)
-        mask[units.of(level, "sentence", self.sentences(spec))] = True
-        return mask
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
-        """This thread's connection (one DuckDB connection is not safe across threads, and a
-        relation registered on it is its own)."""
-        cursor = getattr(self._local, "cursor", None)
-        if cursor is None:
-            cursor = self._local.cursor = connect()
-        return cursor
+def _modifier_values(column: pa.ChunkedArray) -> pa.Array:
+    """A modifiers column (records with a ``value``, or values) as lists of values."""
+    lists = column.combine_chunks() if column.num_chunks else pa.array([], column.type)
+    if not pa.types.is_struct(lists.type.value_type):
+        return lists
+    return pa.ListArray.from_arrays(lists.offsets, lists.values.field("value"),
+                                    mask=lists.is_null())
 
 
 @dataclass(frozen=True)
@@ -190,7 +231,7 @@ class _Codes:
         values, codes = dictionary_codes(column)
         if len(values) <= np.iinfo(np.uint16).max:
             codes = codes.astype(np.uint16)
-        return cls(pa.array(values, pa.string()), {v: i for i, v in enumerate(values)}), codes
+        return cls(strings_of(values), {v: i for i, v in enumerate(values)}), codes
 
     def codes(self, values: Iterable[str]) -> list[int]:
         """The codes of those of ``values`` that occur, sorted."""
@@ -198,4 +239,4 @@ class _Codes:
 
     def take(self, codes: np.ndarray, rows: np.ndarray) -> pa.DictionaryArray:
         """The values of ``rows`` (dictionary-encoded: no string per row)."""
-        return pa.DictionaryArray.from_arrays(pa.array(codes[rows].astype(np.int32)), self.values)
+        return pa.DictionaryArray.from_arrays(arrow_of(codes[rows].astype(np.int32)), self.values)

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
-from clinsearch.index.finding_match import FindingMatcher, SentenceRows
+from clinsearch.index.finding_match import FindingMatcher, SentenceRows, TableFindings
 from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
@@ -344,7 +344,8 @@ class FindingsTable:
 
     Read it whole (``table``), query it with DuckDB (``sql``, the table registered as
     ``findings``), or ask which sentences and units hold a finding matching a term
-    (``matcher``: ``index.finding_match``).
+    (``matcher``: ``index.finding_match``; an index with concept postings answers from those,
+    ``finding_matcher``).
     """
 
     def __init__(self, gen: Generation) -> None:
@@ -377,16 +378,17 @@ class FindingsTable:
             con.close()
 
     def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
-        """Which sentences and units hold a matching finding; sentences are numbered by
-        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``.
-        Reads integer keys and dictionary codes; modifiers only when a term needs them."""
-        return FindingMatcher(
+        """Which sentences hold a matching finding, from this table (numbered by
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``;
+        ``finding_match.finding_matcher`` prefers an index's concept postings). Reads integer
+        keys and dictionary codes; modifiers only when a term needs them."""
+        return FindingMatcher(TableFindings(
             self.generation.table(
                 NAME, ["report_key", "sentence_index", "concept", "polarity", "context"],
                 dictionary=["concept", "polarity"]),
             sentence_rows,
             lambda: self.generation.table(NAME, ["modifiers"]).column("modifiers"),
-        )
+        ))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Rows as dictionaries."""

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from clinsearch.arrow_numbers import numpy_of
 from clinsearch.units import LEVELS, Level
 
 
@@ -31,8 +32,9 @@ class UnitMap:
         dictionary-encoded strings), numbered through dictionary codes: no string per row."""
         patients = first_seen(dictionary_codes(patient_ids)[1])
         visits = dictionary_codes(visit_ids)[1].astype(np.int64)
-        pairs = patients * (int(visits.max(initial=0)) + 1) + visits
-        return cls(np.asarray(sentence_report, dtype=np.int64), first_seen(pairs), patients)
+        if not _one_patient_each(visits, patients):  # e.g. "v1" for every patient: use pairs
+            visits = patients * (int(visits.max(initial=0)) + 1) + visits
+        return cls(np.asarray(sentence_report, dtype=np.int64), first_seen(visits), patients)
 
     def size(self, level: Level) -> int:
         """How many units of ``level`` there are."""
@@ -56,11 +58,26 @@ class UnitMap:
 
 
 def first_seen(codes: np.ndarray) -> np.ndarray:
-    """A dense integer per distinct code, in order of first appearance."""
+    """A dense integer per distinct code, in order of first appearance (the codes themselves
+    when they are so already, as dictionary codes read from Parquet usually are: no sort)."""
+    codes = np.asarray(codes)
+    if not len(codes) or (codes[0] == 0 and bool(
+            (codes[1:] <= np.maximum.accumulate(codes)[:-1] + 1).all())):
+        return codes.astype(np.int64)  # each new code is one above those seen: 0, 1, 2, ...
     distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     rank = np.empty(len(distinct), dtype=np.int64)
     rank[np.argsort(first, kind="stable")] = np.arange(len(distinct))
     return rank[inverse.reshape(-1)]
+
+
+def _one_patient_each(visits: np.ndarray, patients: np.ndarray) -> bool:
+    """Whether every visit code occurs with one patient only (then the (patient, visit) pairs
+    are numbered as the visit codes are)."""
+    if not len(visits):
+        return True
+    patient_of = np.empty(int(visits.max()) + 1, np.int64)
+    patient_of[visits] = patients
+    return bool((patient_of[visits] == patients).all())
 
 
 def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | None], np.ndarray]:
@@ -77,4 +94,4 @@ def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | Non
     if indices.null_count:  # a missing value read as a null index: give it a value of its own
         indices = pc.fill_null(indices, len(values))
         values.append(None)
-    return values, indices.to_numpy(zero_copy_only=False)
+    return values, numpy_of(indices)

@@ -18,7 +18,7 @@ import numpy as np
 from clinsearch.annotate.finding import POLARITIES
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
-from clinsearch.index.finding_match import FindingSpec
+from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class PolarityFilter:
         self.base = base
         self.polarity = polarity
         self.store = index.store
-        self.matcher = index.component("findings").matcher(self.store.sentence_rows)
+        self.matcher = finding_matcher(index)
         from clinsearch.annotate.annotator import annotator_for
         from clinsearch.search.concept.tools import index_lexicon_path
 
@@ -71,18 +71,21 @@ class PolarityFilter:
         return FindingSpec(concept, (concept,), tuple(wanted))
 
     def allowed_units(self, concepts: dict[str, str], level: Level) -> np.ndarray:
-        """A mask over the ``level`` units holding every concept with the wanted polarity."""
-        allowed = np.ones(self.store.units.size(level), dtype=bool)
+        """The ``level`` units holding every concept with the wanted polarity (sorted numbers;
+        a report-level filter reads no visit or patient ids)."""
+        allowed: np.ndarray | None = None
         for concept, stated in concepts.items():
-            allowed &= self.matcher.unit_mask(self.spec(concept, stated), level, self.store.units)
-        return allowed
+            units = np.unique(self.store.groups(
+                level, "sentence", self.matcher.sentences(self.spec(concept, stated))))
+            allowed = units if allowed is None else np.intersect1d(allowed, units)
+        return np.zeros(0, np.int64) if allowed is None else allowed
 
     def units_of(self, hits: Sequence[Hit], level: Level) -> np.ndarray:
         """The number of each hit's unit at ``level`` (the shared unit mapping)."""
         if level == "sentence":
             return self.store.sentence_ids.rows_of([h.sentence_id for h in hits])
         rows = self.store.report_ids.rows_of([h.report_id for h in hits])
-        return self.store.units.of(level, "report", rows)
+        return self.store.groups(level, "report", rows)
 
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""
@@ -90,8 +93,8 @@ class PolarityFilter:
         depth = 4 * top
         while True:
             hits = self.base.search(query, level, depth)
-            kept = [h for h, unit in zip(hits, self.units_of(hits, level), strict=True)
-                    if allowed[unit]]
+            passes = np.isin(self.units_of(hits, level), allowed)
+            kept = [h for h, ok in zip(hits, passes.tolist(), strict=True) if ok]
             if len(kept) >= top or len(hits) < depth:
                 break
             depth *= 4

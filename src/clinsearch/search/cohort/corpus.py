@@ -3,23 +3,30 @@
 Units are numbered as the index numbers them (``index.unit_map``: sentence and report rows,
 visits, patients). "Rows" are the sentences (row i is sentence i) followed by the reports that
 have no sentence, so that every report counts in the corpus even when empty. Opening reads
-integer keys and dictionary codes only (units, report type and date, sentence section); ids
-and texts are read for the rows a query shows, and texts are searched only for a ``text:``
-filter (``RowValues``). Finding lookups go to the findings service (``index.finding_match``);
+the unit map only; report type and date and sentence section are read (as dictionary codes) on
+the first query that filters on them or shows evidence, ids and texts for the rows a query
+shows, and texts are searched only for a ``text:`` filter (``RowValues``). Finding lookups go
+to the findings service (``index.finding_match``: the postings of the term's concepts);
 everything else is numpy over these arrays.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from clinsearch.duck import connect
-from clinsearch.index.finding_match import FindingMatcher, FindingSpec
+from clinsearch.index.finding_match import (
+    FindingMatcher,
+    FindingSpec,
+    TableFindings,
+    finding_matcher,
+)
 from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
 
@@ -28,6 +35,9 @@ if TYPE_CHECKING:
 
     from clinsearch.index import Index
     from clinsearch.index.store import Column
+
+
+FilterColumn = Literal["type", "date", "section"]
 
 
 class RowValues(Protocol):
@@ -104,37 +114,65 @@ class ArrowRows:
 class CohortCorpus:
     """Unit hierarchy, filter columns and the findings of one index generation."""
 
-    def __init__(self, units: UnitMap, report_type: pa.ChunkedArray, report_date: pa.ChunkedArray,
-                 sentence_section: pa.ChunkedArray, values: RowValues,
-                 findings: FindingMatcher) -> None:
+    def __init__(self, units: UnitMap, columns: Callable[[FilterColumn], pa.ChunkedArray],
+                 values: RowValues, findings: FindingMatcher) -> None:
         """``units`` numbers sentences and reports by row (the shared numbering; a report's
-        sentences lie together, in index order); the columns hold one value per report or
-        sentence row (plain or dictionary-encoded strings); ``values`` gives the strings shown
-        and ``findings`` answers finding specs in the sentence numbering."""
+        sentences lie together, in index order); ``columns`` reads a filter column on its first
+        use: ``type`` and ``date`` with one value per report row, ``section`` one per sentence
+        row (plain or dictionary-encoded strings); ``values`` gives the strings shown and
+        ``findings`` answers finding specs in the sentence numbering."""
         self.findings, self.values, self.unit_map = findings, values, units
+        self._columns = columns
         self.sentence_report = units.sentence_report
-        n_sentences, n_reports = len(self.sentence_report), units.size("report")
-        self.types, self.report_type, self._type_names, self._type_raw = _codes(report_type)
-        self.sections, section_code, self._section_names, self._section_raw = _codes(
-            sentence_section)
-        dates, date_raw = dictionary_codes(report_date)
-        dates = [d or "" for d in dates]
-        self.report_date = np.array([int(d.replace("-", "")) if d else 0 for d in dates],
-                                    dtype=np.int64)[date_raw]
-        # Evidence order, first key: the report's date as text (so undated first).
-        self._date_rank = np.unique(np.array(dates, dtype=str), return_inverse=True)[1].reshape(
-            -1)[date_raw]
-        self._section_code = section_code
         self.size: dict[Unit, int] = {u: units.size(u) for u in UNITS}
-        self.sentence_unit = {"sentence": np.arange(n_sentences), **{
-            u: self._of_reports(u, self.sentence_report) for u in UNITS[1:]}}
-        # A report of each report, visit and patient, to show the unit's ids.
-        reports_ = np.arange(n_reports)
-        self.first_report: dict[Unit, np.ndarray] = {}
+        self._sentence_unit: dict[Unit, np.ndarray] = {}
+
+    @cached_property
+    def _types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The report type column as codes (``_codes``), read on first use."""
+        return _codes(self._columns("type"))
+
+    @cached_property
+    def _sections(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The sentence section column as codes (``_codes``), read on first use."""
+        return _codes(self._columns("section"))
+
+    @cached_property
+    def _dates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each report's date as yyyymmdd (0: none), and its rank in evidence order (the date
+        as text, so undated first); read on first use."""
+        dates, date_raw = dictionary_codes(self._columns("date"))
+        dates = [d or "" for d in dates]
+        number = np.array([int(d.replace("-", "")) if d else 0 for d in dates], dtype=np.int64)
+        rank = np.unique(np.array(dates, dtype=str), return_inverse=True)[1].reshape(-1)
+        return number[date_raw], rank[date_raw]
+
+    @property
+    def report_date(self) -> np.ndarray:
+        """Each report's date as yyyymmdd (0: none)."""
+        return self._dates[0]
+
+    def sentence_units(self, unit: Unit, sentences: np.ndarray) -> np.ndarray:
+        """The ``unit`` of each of ``sentences``."""
+        return self.unit_map.of(unit, "sentence", sentences)
+
+    def sentence_unit(self, unit: Unit) -> np.ndarray:
+        """The ``unit`` of every sentence (built on first use)."""
+        if unit not in self._sentence_unit:
+            self._sentence_unit[unit] = self.sentence_units(
+                unit, np.arange(len(self.sentence_report)))
+        return self._sentence_unit[unit]
+
+    @cached_property
+    def first_report(self) -> dict[Unit, np.ndarray]:
+        """A report of each report, visit and patient, to show the unit's ids."""
+        reports = np.arange(self.size["report"])
+        out: dict[Unit, np.ndarray] = {}
         for unit in ("report", "visit", "patient"):
             first = np.zeros(self.size[unit], dtype=np.int64)
-            first[self._of_reports(unit, reports_)[::-1]] = reports_[::-1]
-            self.first_report[unit] = first
+            first[self._of_reports(unit, reports)[::-1]] = reports[::-1]
+            out[unit] = first
+        return out
 
     @cached_property
     def _empty_reports(self) -> np.ndarray:
@@ -150,16 +188,16 @@ class CohortCorpus:
     def row_section(self) -> np.ndarray:
         """The section code of each row (-1: a report without sentences); comparing codes is
         ~10x faster than strings."""
-        code = self._section_code
+        code = self._sections[1]
         return np.concatenate([code, np.full(len(self._empty_reports), -1, code.dtype)])
 
     @cached_property
     def row_unit(self) -> dict[Unit, np.ndarray]:
         """The unit of each row, per unit (-1: no sentence)."""
         empty = self._empty_reports
-        out = {u: np.concatenate([self.sentence_unit[u], self._of_reports(u, empty)])
+        out = {u: np.concatenate([self.sentence_unit(u), self._of_reports(u, empty)])
                for u in UNITS[1:]}
-        out["sentence"] = np.concatenate([self.sentence_unit["sentence"],
+        out["sentence"] = np.concatenate([np.arange(len(self.sentence_report)),
                                           np.full(len(empty), -1)])
         return out
 
@@ -167,12 +205,13 @@ class CohortCorpus:
     def from_index(cls, index: Index) -> CohortCorpus:
         """Load an index's live generation: its key columns, its filter columns as dictionary
         codes and its findings service (ids and texts stay on disk until shown)."""
-        gen, store = index.generation, index.store
-        reports = gen.table("reports", ["type", "date"], dictionary=["type", "date"])
-        sections = gen.table("sentences", ["section"], dictionary=["section"]).column("section")
-        matcher = index.component("findings").matcher(store.sentence_rows)
-        return cls(store.units, reports.column("type"), reports.column("date"), sections,
-                   StoredRows(index), matcher)
+        gen = index.generation
+
+        def column(name: FilterColumn) -> pa.ChunkedArray:
+            table = "sentences" if name == "section" else "reports"
+            return gen.table(table, [name], dictionary=[name]).column(name)
+
+        return cls(index.store.units, column, StoredRows(index), finding_matcher(index))
 
     @classmethod
     def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:
@@ -192,9 +231,10 @@ class CohortCorpus:
             "sentence_index", pa.array(at - first[sentence_report[at]]))
         units = UnitMap.from_ids(sentence_report, reports.column("patient_id"),
                                  reports.column("visit_id"))
-        return cls(units, reports.column("type"), reports.column("date"),
-                   sentences.column("section"), ArrowRows(reports, sentences),
-                   FindingMatcher(keyed, lambda keys, indexes: first[keys] + indexes))
+        matcher = FindingMatcher(TableFindings(keyed, lambda keys, indexes: first[keys] + indexes))
+        tables = {"type": reports, "date": reports, "section": sentences}
+        return cls(units, lambda name: tables[name].column(name), ArrowRows(reports, sentences),
+                   matcher)
 
     def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
@@ -208,9 +248,10 @@ class CohortCorpus:
             if flt.key == "context":
                 continue  # restricts findings, not rows (``Evaluator.matching``)
             if flt.key == "type":
-                report_ok &= self.report_type == _code(self.types, flt.value)
+                types, report_type = self._types[:2]
+                report_ok &= report_type == _code(types, flt.value)
             elif flt.key == "section":
-                row_ok &= self.row_section == _code(self.sections, flt.value)
+                row_ok &= self.row_section == _code(self._sections[0], flt.value)
             else:
                 date = self.report_date
                 report_ok &= date > 0
@@ -226,10 +267,8 @@ class CohortCorpus:
         out = []
         for flt in filters:
             if flt.key in ("type", "section"):
-                codes = self.types if flt.key == "type" else self.sections
+                codes, _, names, raw = self._types if flt.key == "type" else self._sections
                 if _code(codes, flt.value) < 0:
-                    names, raw = ((self._type_names, self._type_raw) if flt.key == "type"
-                                  else (self._section_names, self._section_raw))
                     counts: dict[str, int] = {}
                     for name, n in zip(names.tolist(), np.bincount(raw, minlength=len(names)),
                                        strict=True):
@@ -247,8 +286,8 @@ class CohortCorpus:
 
     def section_names(self) -> list[str]:
         """The distinct sections of the sentences (lower-case, without the empty one)."""
-        present = np.unique(self._section_raw)
-        return sorted({str(s) for s in self._section_names[present] if s})
+        _, _, names, raw = self._sections
+        return sorted({str(s) for s in names[np.unique(raw)] if s})
 
     def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""
@@ -270,7 +309,7 @@ class CohortCorpus:
     def parent(self, unit: Unit, above: Unit) -> np.ndarray:
         """For each ``unit`` id, the id of the ``above`` unit holding it."""
         if unit == "sentence":
-            return self.sentence_unit[above]
+            return self.sentence_unit(above)
         return self._of_reports(above, self.first_report[unit])
 
     def evidence_rank(self, sentences: np.ndarray) -> np.ndarray:
@@ -282,7 +321,7 @@ class CohortCorpus:
         ids = np.array(self.values.reports("id", distinct), dtype=str)
         id_rank = np.empty(len(distinct), dtype=np.int64)
         id_rank[np.argsort(ids, kind="stable")] = np.arange(len(distinct))
-        order = np.lexsort((sentences, id_rank[inverse.reshape(-1)], self._date_rank[reports]))
+        order = np.lexsort((sentences, id_rank[inverse.reshape(-1)], self._dates[1][reports]))
         rank = np.empty(len(sentences), dtype=np.int64)
         rank[order] = np.arange(len(order))
         return rank
@@ -290,7 +329,8 @@ class CohortCorpus:
     def shown_sentences(self, sentences: np.ndarray) -> list[tuple[str, str, str, str]]:
         """Report id, sentence id, section and text of each of ``sentences``."""
         report_ids = self.values.reports("id", self.sentence_report[sentences])
-        sections = self._section_names[self._section_raw[sentences]].tolist()
+        _, _, names, raw = self._sections
+        sections = names[raw[sentences]].tolist()
         return [(str(r), str(s), section, str(t)) for r, s, section, t in zip(
             report_ids, self.values.sentences("id", sentences), sections,
             self.values.sentences("text", sentences), strict=True)]

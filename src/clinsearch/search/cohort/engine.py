@@ -93,13 +93,13 @@ class CohortEngine:
         for source_no, ev in enumerate(sources_list):
             s = ev.sentences
             for scope, scope_mask in ev.within:
-                s = s[scope_mask[c.sentence_unit[scope][s]]]
-            s = s[mask[c.sentence_unit[level][s]]]
+                s = s[scope_mask[c.sentence_units(scope, s)]]
+            s = s[mask[c.sentence_units(level, s)]]
             parts.append(np.stack([s, np.full(len(s), source_no)]))
         if not parts:
             return {}
         sentences, sources = np.concatenate(parts, axis=1)
-        units = c.sentence_unit[level][sentences]
+        units = c.sentence_units(level, sentences)
         order = np.lexsort((sources, c.evidence_rank(sentences), units))
         first = np.ones(len(order), dtype=bool)
         first[1:] = units[order][1:] != units[order][:-1]

@@ -67,7 +67,7 @@ class Evaluator:
         """A boolean mask over the ids of ``unit``: the units that satisfy ``node``."""
         if isinstance(node, Term | TextMatch):
             mask = np.zeros(self.corpus.size[unit], dtype=bool)
-            mask[self.corpus.sentence_unit[unit][self.matching(node, filters)]] = True
+            mask[self.corpus.sentence_units(unit, self.matching(node, filters))] = True
             return mask
         if isinstance(node, Filter):
             return self.universe(unit, (*filters, node))

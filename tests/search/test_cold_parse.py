@@ -52,14 +52,16 @@ def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
 SEARCH = """
 import atexit, runpy, sys
 atexit.register(lambda: print("pandas loaded:", "pandas" in sys.modules))
-sys.argv = ["clinsearch", "search", sys.argv[1], sys.argv[2], "--method", sys.argv[3]]
+sys.argv = ["clinsearch", "search", *sys.argv[1:]]
 runpy.run_module("clinsearch", run_name="__main__")
 """
 
 
 def test_a_cold_search_never_imports_pandas(index: Index) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    for method, query in (("bm25", "pleural effusion"), ("concept", "no pneumothorax")):
-        done = subprocess.run([sys.executable, "-c", SEARCH, str(index.path), query, method],
+    for query, *options in (("pleural effusion", "--method", "bm25"),
+                            ("no pneumothorax", "--method", "concept"),
+                            ("no pneumothorax", "--method", "bm25", "--polarity", "absent")):
+        done = subprocess.run([sys.executable, "-c", SEARCH, str(index.path), query, *options],
                               capture_output=True, text=True, env=env, check=True, timeout=120)
-        assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", method
+        assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", options

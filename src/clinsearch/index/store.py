@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from clinsearch.arrow_numbers import arrow_of, numpy_of
+from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
 from clinsearch.index.component import KEY_COLUMNS, Generation
 from clinsearch.index.unit_map import UnitMap
 
@@ -101,15 +101,15 @@ class LiveRows:
     def find(self, column: str, values: Sequence[str]) -> np.ndarray:
         """The row of each of ``values`` in ``column`` (-1 when no live row holds it)."""
         distinct = list(dict.fromkeys(values))
-        wanted = pa.array(distinct, pa.string())
+        wanted = strings_of(distinct)
         found = np.full(len(distinct), -1, np.int64)
         if column not in self._searched:
             self._searched.setdefault(column, list(self.column(column)))
         start = 0
         for chunk in self._searched[column]:
-            at = pc.fill_null(pc.index_in(chunk, value_set=wanted), -1).to_numpy()
-            hits = np.flatnonzero(at >= 0)
-            found[at[hits]] = start + hits
+            at = pc.index_in(chunk, value_set=wanted)  # null where not wanted
+            hits = pc.indices_nonzero(pc.is_valid(at))
+            found[numpy_of(at.take(hits))] = start + numpy_of(hits).astype(np.int64)
             start += len(chunk)
         row_of = dict(zip(distinct, found.tolist(), strict=True))
         return np.array([row_of[v] for v in values], np.int64)

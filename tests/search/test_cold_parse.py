@@ -50,10 +50,10 @@ def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
 
 
 SEARCH = """
-import atexit, runpy, sys
-atexit.register(lambda: print("pandas loaded:", "pandas" in sys.modules))
-sys.argv = ["clinsearch", "search", *sys.argv[1:]]
-runpy.run_module("clinsearch", run_name="__main__")
+import sys
+from clinsearch.cli import app
+app(["search", *sys.argv[1:]], standalone_mode=False)
+print("pandas loaded:", "pandas" in sys.modules)
 """
 
 
@@ -65,3 +65,28 @@ def test_a_cold_search_never_imports_pandas(index: Index) -> None:
         done = subprocess.run([sys.executable, "-c", SEARCH, str(index.path), query, *options],
                               capture_output=True, text=True, env=env, check=True, timeout=120)
         assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", options
+
+
+QUICK = """
+import atexit, sys
+atexit.register(lambda: print("torn down"))
+from clinsearch.cli import main
+sys.argv = ["clinsearch", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_query_command_leaves_without_teardown_and_keeps_its_exit_status(index: Index) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", QUICK, *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    done = run("search", str(index.path), "pleural effusion", "--method", "bm25", "--format",
+               "trec")
+    assert done.returncode == 0 and "torn down" not in done.stdout
+    assert len(done.stdout.strip().splitlines()) >= 2  # every hit written before it left
+    refused = run("search", str(index.path), "", "--method", "bm25")
+    assert refused.returncode == 2 and "empty query" in refused.stderr
+    assert "torn down" in run("info", str(index.path)).stdout  # other commands end as usual

@@ -7,6 +7,9 @@ benchmarks, training).
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from typing import Any, NoReturn
 
 import typer
@@ -62,9 +65,26 @@ def _root() -> None:
     use_jemalloc()  # Arrow's allocator (arrow_pool: mimalloc costs cold queries system time)
 
 
+QUICK_EXIT = frozenset({"search", "cohort"})  # read-only commands, left without teardown
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    A query command ends the process as soon as its answer is out: Python's teardown of the
+    objects a search loads (spaCy, the indexes' readers) took 0.3 s of a 1.6 s cold concept
+    search, and a read-only command has nothing else to clean up (its files are closed when it
+    returns; logging is flushed here).
+    """
+    try:
+        app()
+    except SystemExit as done:
+        if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT and isinstance(done.code, int | None):
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(done.code or 0)
+        raise
 
 
 # Importing the command modules registers their commands, in this order in --help.

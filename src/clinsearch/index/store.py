@@ -44,7 +44,7 @@ class LiveRows:
             live = ~np.isin(file_keys, dropped) if len(dropped) else None
             keys.append(file_keys if live is None else file_keys[live])
             self.file_rows.append(None if live is None or live.all() else np.flatnonzero(live))
-        self.keys: np.ndarray = np.concatenate(keys) if keys else np.empty(0, np.int64)
+        self.file_keys: list[np.ndarray] = keys  # live rows' keys, per file
         self.starts = np.cumsum([0, *(len(k) for k in keys)])
         self._opened: dict[int, tuple[pq.ParquetFile, np.ndarray]] = {}  # footers read once
         # the row groups read last: a query's hits are read once, repeated queries not at all
@@ -53,7 +53,12 @@ class LiveRows:
         self._searched: dict[str, list[pa.Array]] = {}  # columns ``find`` looks in, read once
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return int(self.starts[-1])
+
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """The key of every live row."""
+        return np.concatenate(self.file_keys) if self.file_keys else np.empty(0, np.int64)
 
     def take(self, column: str, rows: np.ndarray) -> pa.Array:
         """The values of ``column`` at ``rows``, reading only the row groups that hold them."""
@@ -178,9 +183,12 @@ class Store:
         self.sentence_starts = Column(sentences, "start")  # offsets in the report text (ints)
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
-        # rows of both tables rise with the report key: a report's sentences start where the
-        # sentence keys reach its key
-        self.first_sentence_row = np.searchsorted(sentences.keys, keys, side="left")
+        # a segment's sentences belong to its reports, rows rising with the report key: a
+        # report's sentences start where its segment's sentence keys reach its key
+        first = [start + np.searchsorted(sentence_keys, report_keys, side="left")
+                 for start, sentence_keys, report_keys in zip(
+                     sentences.starts[:-1], sentences.file_keys, reports.file_keys, strict=True)]
+        self.first_sentence_row = np.concatenate(first) if first else np.empty(0, np.int64)
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentences))
 
     @cached_property

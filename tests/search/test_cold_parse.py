@@ -5,7 +5,7 @@ In a fresh Python process, parsing concept queries and cohort terms must not imp
 SciPy or scikit-learn nor run NLTK or langcodes (``annotate.quiet_imports``), nor build
 ConText's rule matchers for queries without a cue (``LazyConText``), nor any PyRuSH sentence
 splitter; a query with a cue builds those of its candidate rules and is read as before. A cold
-BM25 or concept search never imports pandas (``arrow_numbers``).
+search or cohort never imports pandas (``arrow_numbers``).
 """
 
 from __future__ import annotations
@@ -49,22 +49,27 @@ def test_parsing_queries_in_a_fresh_process_loads_only_what_they_need() -> None:
     assert out["built_after_cue"] == [False, 1]  # a ConText of its few candidate rules
 
 
-SEARCH = """
+COMMAND = """
 import sys
 from clinsearch.cli import app
-app(["search", *sys.argv[1:]], standalone_mode=False)
+app(sys.argv[1:], standalone_mode=False)
 print("pandas loaded:", "pandas" in sys.modules)
 """
 
 
-def test_a_cold_search_never_imports_pandas(index: Index) -> None:
+def test_a_cold_query_never_imports_pandas(index: Index) -> None:
+    """Searches and a cohort (its findings from the concept postings as NumPy arrays and Arrow
+    buffers, its DuckDB connection registering no dataset)."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    for query, *options in (("pleural effusion", "--method", "bm25"),
-                            ("no pneumothorax", "--method", "concept"),
-                            ("no pneumothorax", "--method", "bm25", "--polarity", "absent")):
-        done = subprocess.run([sys.executable, "-c", SEARCH, str(index.path), query, *options],
-                              capture_output=True, text=True, env=env, check=True, timeout=120)
-        assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", options
+    path = str(index.path)
+    for args in (("search", path, "pleural effusion", "--method", "bm25"),
+                 ("search", path, "no pneumothorax", "--method", "concept"),
+                 ("search", path, "no pneumothorax", "--method", "bm25", "--polarity", "absent"),
+                 ("cohort", path, "pneumothorax OR right pleural effusion", "--json")):
+        done = subprocess.run([sys.executable, "-c", COMMAND, *args], capture_output=True,
+                              text=True, env=env, check=True, timeout=120)
+        assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", args
+    assert '"counts"' in done.stdout
 
 
 QUICK = """

@@ -140,3 +140,21 @@ def test_the_negex_sentences_get_the_full_contexts_findings(negex_file: Path) ->
         sentences = [line.split("\t")[2] for line in list(rows)[1:] if line.count("\t") >= 2]
     assert len(sentences) > 2000
     assert _contexts_agree(sentences) > 300
+
+
+def test_rules_numbered_otherwise_by_medspacy_fall_back_to_the_full_context(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """If a medspaCy gave a candidate ConText's rules other ids (their order breaks ties), the
+    full ConText is built instead."""
+    from medspacy.common.medspacy_matcher import MedspacyMatcher
+
+    real_add = MedspacyMatcher.add
+
+    def renumbered(matcher: MedspacyMatcher, rules: list) -> None:  # type: ignore[type-arg]
+        matcher._MedspacyMatcher__rule_count = 0  # type: ignore[attr-defined]
+        real_add(matcher, rules)
+
+    monkeypatch.setattr(MedspacyMatcher, "add", renumbered)
+    annotator = Annotator(Lexicon.load())
+    assert annotator.annotate("No pneumothorax.")[0].polarity == "absent"
+    assert annotator.context.built and annotator.context.subsets == 0

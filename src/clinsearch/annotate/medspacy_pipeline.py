@@ -126,25 +126,35 @@ class LazyConText:
         with self._lock:
             context = self._full or self._subset(rules)
             if context is None:
-                context = self._full = self._context(range(len(self.specs)))
+                context = self._full = ContainmentAwareConText(self._nlp, CONTEXT_NAME,
+                                                               rules=None)
+                context.add([ConTextRule(**spec) for spec in self.specs])
         return context(doc)
 
     def _subset(self, rules: tuple[int, ...]) -> ContainmentAwareConText | None:
-        """The ConText of ``rules`` alone, or None when there are too many of them or too many
-        such ConTexts were built already."""
+        """The ConText of ``rules`` alone, or None when there are too many of them, too many
+        such ConTexts were built already, or this medspaCy gave them other ids (never again)."""
         if rules not in self._subsets:
             if len(rules) > self._subset_rules or not self._subsets_left:
                 return None
             self._subsets_left -= 1
-            self._subsets[rules] = self._context(rules)
+            context = self._context(rules)
+            if context is None:
+                self._subsets_left = 0
+                return None
+            self._subsets[rules] = context
         return self._subsets[rules]
 
-    def _context(self, rules: Iterable[int]) -> ContainmentAwareConText:
+    def _context(self, rules: Iterable[int]) -> ContainmentAwareConText | None:
         """A ConText of the rules at ``rules`` (ascending), each under the id it has among
-        all the rules (``{category}_{index}``, medspaCy's numbering)."""
+        all the rules (``{category}_{index}``, medspaCy 1.3's numbering), or None if a rule got
+        another id (the numbering is medspaCy's private counter)."""
         context = ContainmentAwareConText(self._nlp, CONTEXT_NAME, rules=None)
         matcher = context._ConText__matcher  # type: ignore[attr-defined]
         for index in rules:
-            matcher._MedspacyMatcher__rule_count = index  # the id's number (medspaCy 1.3)
-            context.add([ConTextRule(**self.specs[index])])
+            matcher._MedspacyMatcher__rule_count = index
+            rule = ConTextRule(**self.specs[index])
+            context.add([rule])
+            if matcher.rule_map.get(f"{rule.category}_{index}") is not rule:
+                return None
         return context

@@ -72,4 +72,5 @@ def test_the_report_of_a_sentence_is_found_without_the_per_sentence_array(
     found = store.sentence_reports(rows)
     assert [store.report_ids[r] for r in found.tolist()] == sentences
     assert store.sentence_report_row.tolist() == found.tolist()
+    assert store.sentence_rows(*store.sentence_keys(rows)).tolist() == rows.tolist()
     assert store.sentence_counts(store.report_ids.rows_of(["r9", "r10"])).tolist() == [0, 2]

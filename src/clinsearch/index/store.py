@@ -224,6 +224,12 @@ class Store:
         """Sentence rows of (report key, sentence index) pairs."""
         return self.first_sentence_row[self.report_rows(report_keys)] + indexes
 
+    def sentence_keys(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (report key, sentence index) of each of the sentence ``rows``: the inverse of
+        ``sentence_rows``."""
+        reports = self.sentence_reports(rows)
+        return self.report_keys[reports], np.asarray(rows) - self.first_sentence_row[reports]
+
     def sentence_counts(self, report_rows: np.ndarray) -> np.ndarray:
         """How many sentences each report has."""
         return self.end_sentence_row[report_rows] - self.first_sentence_row[report_rows]

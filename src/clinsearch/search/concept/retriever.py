@@ -86,7 +86,8 @@ class ConceptRetriever:
             partial(self.store.groups, level, "sentence"),
             top,
         )
-        parts = [ranking.parts(self._sentence_code(row)) for row in best.rows.tolist()]
+        codes = sentence_codes(*self.store.sentence_keys(best.rows))
+        parts = [ranking.parts(code) for code in codes.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
             self.store, level, best.scores, best.rows,
@@ -100,12 +101,6 @@ class ConceptRetriever:
         note = "no lexicon finding in the query: ranked by text (BM25)"
         return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
                 for hit in self.fallback.search(query, level, top)]
-
-    def _sentence_code(self, row: int) -> int:
-        """The concept index's sentence code of store sentence ``row``."""
-        report = int(self.store.sentence_reports(np.array([row]))[0])
-        index = row - self.store.first_sentence_row[report]
-        return int(sentence_codes(self.store.report_keys[report], index))
 
     def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last

@@ -31,9 +31,13 @@ class Evidence:
 class Evaluator:
     """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
 
-    def __init__(self, corpus: CohortCorpus, resolve: Resolver) -> None:
+    def __init__(self, corpus: CohortCorpus, resolve: Resolver,
+                 within: np.ndarray | None = None) -> None:
+        """``within``: a mask over reports the query is restricted to (None: every report);
+        NOT then means "within these reports and not"."""
         self.corpus = corpus
         self._resolve = resolve
+        self._within = None if within is None else within[corpus.row_report]
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
@@ -41,8 +45,18 @@ class Evaluator:
     def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """The row mask of ``filters`` (memoised)."""
         if filters not in self._rows:
-            self._rows[filters] = self.corpus.row_mask(filters)
+            within = self._within
+            if not filters:
+                assert within is not None  # rows are asked for when restricted only
+                self._rows[filters] = within
+            else:
+                mask = self.corpus.row_mask(filters)
+                self._rows[filters] = mask if within is None else mask & within
         return self._rows[filters]
+
+    def restricted(self, filters: tuple[Filter, ...]) -> bool:
+        """Whether rows are restricted (by filters or by the reports given)."""
+        return bool(filters) or self._within is not None
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
         """Uids of the sentences where a term (or text) matches, under ``filters``; context
@@ -59,7 +73,7 @@ class Evaluator:
                     replace(spec, required_context=context) if context else spec)
                 self._labels[node] = spec.label
         sentences = self._sentences[key]
-        if filters:
+        if self.restricted(filters):
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
 
@@ -92,12 +106,12 @@ class Evaluator:
 
     def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> np.ndarray:
         """Every ``unit`` with at least one row satisfying ``filters``."""
-        return self.corpus.units(unit, self.rows(filters) if filters else None)
+        return self.corpus.units(unit, self.rows(filters) if self.restricted(filters) else None)
 
     def lift(self, mask: np.ndarray, source: Unit, target: Unit,
              filters: tuple[Filter, ...]) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
-        if not filters:
+        if not self.restricted(filters):
             return self.corpus.lift(mask, source, target)
         ids = self.corpus.row_unit[source]
         rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]

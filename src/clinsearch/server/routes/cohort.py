@@ -1,0 +1,72 @@
+"""Cohorts: exact counts at three levels, a page of members, and the members as CSV."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from clinsearch.errors import ClinsearchError
+from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
+from clinsearch.server.deps import Audit, Caller, State, TextReader
+from clinsearch.server.live import Snapshot
+from clinsearch.server.records import csv_chunks
+from clinsearch.units import LEVELS
+
+MAX_MEMBERS_PAGE = 500
+router = APIRouter(prefix="/api/cohort")
+
+
+class CohortRequest(BaseModel):
+    """A cohort query, the level its members are listed at, and which page of members."""
+
+    query: str
+    level: str = "patient"
+    offset: int = Field(0, ge=0)
+    limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
+
+
+@router.post("", summary="Cohort: exact counts at three levels and a page of members")
+def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dict[str, Any]:
+    """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
+    _check_unit(body.level)
+
+    def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
+        counts = snap.cohort.counts(body.query)
+        members = snap.cohort.members(body.query, body.level) if user.sees_text else []
+        return counts, members, snap.generation
+
+    counts, members, generation = state.live.run(run)
+    page_members = members[body.offset : body.offset + body.limit]
+    audit.record("cohort", body.model_dump(),
+                 dict(counts) | {"returned": len(page_members)}, generation)
+    return {"query": body.query, "level": body.level, "counts": counts,
+            "total": len(members) if user.sees_text else counts.get(body.level),
+            "offset": body.offset, "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
+            "members": [asdict(m) for m in page_members], "generation": generation}
+
+
+@router.get("/export", summary="The cohort's members as CSV (as cohort --export)")
+def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
+                  level: str = "patient") -> StreamingResponse:
+    """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
+    _check_unit(level)
+    members, generation = state.live.run(
+        lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
+    exported = {"exported": len(members),
+                "patients": len({m.ids[0] for m in members}),
+                "reports": len({m.report_id for m in members if m.report_id})}
+    audit.record("cohort/export", {"query": query, "level": level}, exported, generation)
+    return StreamingResponse(
+        csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="cohort-{level}s.csv"'},
+    )
+
+
+def _check_unit(level: str) -> None:
+    if level not in LEVELS:
+        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")

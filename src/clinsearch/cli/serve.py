@@ -43,6 +43,10 @@ def serve_command(
     no_auth: Annotated[
         bool, typer.Option("--no-auth", help="Serve without tokens (loopback only).")
     ] = False,
+    workbench: Annotated[
+        Path | None, typer.Option(help="The users' bundles, id lists, saved searches and"
+                                  " history (SQLite, private; default: beside the audit log).")
+    ] = None,
 ) -> None:
     """Serve the REST API and the web page for an index (models load once and stay warm;
     the server follows 'clinsearch add' and 'delete' without a restart)."""
@@ -52,6 +56,7 @@ def serve_command(
     from clinsearch.server.app import create_app
     from clinsearch.server.audit import AuditLog
     from clinsearch.server.live import LiveIndex
+    from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
 
     store = _user_store(users)
     if no_auth:
@@ -71,6 +76,7 @@ def serve_command(
             " (add one with 'clinsearch users add NAME --role researcher')"
         )
     audit = AuditLog(audit_log)
+    bench = WorkbenchStore(workbench or audit_log.parent / WORKBENCH_FILE)
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
     live.start()
@@ -83,11 +89,12 @@ def serve_command(
     )
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     try:
-        uvicorn.run(create_app(index_dir, user_store, audit, live), host=host, port=port,
+        uvicorn.run(create_app(index_dir, user_store, audit, live, bench), host=host, port=port,
                     log_level="info", access_log=True, log_config=log_config())
     finally:
         live.stop()
         audit.close()
+        bench.close()
 
 
 @users_app.command("add")

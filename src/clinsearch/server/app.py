@@ -27,6 +27,7 @@ from clinsearch.server.live import LiveIndex
 from clinsearch.server.routes import ROUTERS
 from clinsearch.server.routes.page import STATIC
 from clinsearch.server.state import ServerState
+from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
 from clinsearch.terminal import printable
 from clinsearch.user_files import describe_failure
 
@@ -41,12 +42,15 @@ SECURITY_HEADERS = {
 
 
 def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
-               live: LiveIndex | None = None) -> FastAPI:
-    """The app over the index at ``index_path``; ``users`` None means no authentication."""
+               live: LiveIndex | None = None, workbench: WorkbenchStore | None = None
+               ) -> FastAPI:
+    """The app over the index at ``index_path``; ``users`` None means no authentication;
+    ``workbench`` defaults to ``WORKBENCH_FILE`` beside the audit log."""
     app = FastAPI(title="clinsearch", version=clinsearch.__version__,
                   description="Negation-aware search over clinical reports: search, cohorts,"
                   " report views (audited), query explanation and annotation.")
-    app.state.clinsearch = ServerState(live or LiveIndex(index_path), users, audit)
+    workbench = workbench or WorkbenchStore(audit.path.parent / WORKBENCH_FILE)
+    app.state.clinsearch = ServerState(live or LiveIndex(index_path), users, audit, workbench)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in ROUTERS:
         app.include_router(router)

@@ -23,6 +23,7 @@ from clinsearch.permissions import dir_mode, file_mode
 from clinsearch.search.cohort.syntax import fold
 from clinsearch.server.audit import utc_now
 
+WORKBENCH_FILE = "clinsearch-workbench.sqlite"  # default: beside the audit log
 HISTORY_KEPT = 200  # entries per user
 MAX_TERMS = 200  # terms per bundle
 MAX_IDS = 100_000  # ids per uploaded list

@@ -13,6 +13,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
+from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
 from clinsearch.units import LEVELS
 
@@ -27,6 +28,7 @@ class CohortRequest(BaseModel):
     level: str = "patient"
     offset: int = Field(0, ge=0)
     limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
+    list_id: int | None = None  # an uploaded id list the cohort is restricted to
 
 
 @router.post("", summary="Cohort: exact counts at three levels and a page of members")
@@ -35,14 +37,19 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
     _check_unit(body.level)
 
     def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
-        counts = snap.cohort.counts(body.query)
-        members = snap.cohort.members(body.query, body.level) if user.sees_text else []
+        scope = query_scope(state, snap, user, body.query, body.list_id)
+        counts = snap.cohort.counts(body.query, scope)
+        members = (snap.cohort.members(body.query, body.level, scope)  # type: ignore[arg-type]
+                   if user.sees_text else [])
         return counts, members, snap.generation
 
     counts, members, generation = state.live.run(run)
     page_members = members[body.offset : body.offset + body.limit]
     audit.record("cohort", body.model_dump(),
                  dict(counts) | {"returned": len(page_members)}, generation)
+    remembered = {"query": body.query, "level": body.level} | (
+        {"list": str(body.list_id)} if body.list_id is not None else {})
+    state.workbench.remember(user.name, "cohort", remembered, dict(counts))
     return {"query": body.query, "level": body.level, "counts": counts,
             "total": len(members) if user.sees_text else counts.get(body.level),
             "offset": body.offset, "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
@@ -51,15 +58,17 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 
 @router.get("/export", summary="The cohort's members as CSV (as cohort --export)")
 def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
-                  level: str = "patient") -> StreamingResponse:
+                  level: str = "patient", list_id: int | None = None) -> StreamingResponse:
     """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
     _check_unit(level)
-    members, generation = state.live.run(
-        lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
+    members, generation = state.live.run(lambda snap: (snap.cohort.members(
+        query, level, query_scope(state, snap, user, query, list_id)),  # type: ignore[arg-type]
+        snap.generation))
     exported = {"exported": len(members),
                 "patients": len({m.ids[0] for m in members}),
                 "reports": len({m.report_id for m in members if m.report_id})}
-    audit.record("cohort/export", {"query": query, "level": level}, exported, generation)
+    audit.record("cohort/export", {"query": query, "level": level, "list_id": list_id},
+                 exported, generation)
     return StreamingResponse(
         csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",

@@ -1,5 +1,6 @@
 """A patient's timeline: the patient's reports by date, each with its findings (anatomy left
-out) and their polarity, the reports matching a cohort query first (roles that see text; audited)."""
+out) and their polarity, the reports matching a cohort query first (roles that see text;
+audited)."""
 
 from __future__ import annotations
 

@@ -107,6 +107,7 @@ async function enter() {
   $("tab-report").hidden = viewer;
   $("login").hidden = true; $("main").hidden = false; $("sign-out").hidden = false;
   $("q").focus();
+  await entered();  // workbench.js: bundles, lists, the view the URL names
 }
 
 function signOut(message) {
@@ -147,6 +148,7 @@ async function search() {
     ? `${data.total}${plus} matching ${$("level").value}s (counts only for your role)`
     : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ${$("level").value}s`;
   renderHits(data.hits);
+  setUrl("search", searchParams());
   $("prev").disabled = data.offset === 0;
   $("next").disabled = data.offset + data.top >= data.total;
 }
@@ -179,10 +181,14 @@ async function cohort() {
   showError("cohort-error", "");
   const body = { query: $("cohort-query").value, level: $("cohort-level").value,
                  offset: state.cohortOffset, limit: COHORT_PAGE };
+  if ($("cohort-list").value) body.list_id = Number($("cohort-list").value);
   let data;
   try { data = await api("/api/cohort", { method: "POST", json: body }); }
   catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
   state.cohort = body;
+  setUrl("cohort", cohortUrlParams(body));
+  $("save-form").hidden = false;
+  drawCohortCharts(body);
   for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = data.counts[level].toLocaleString();
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
@@ -192,7 +198,9 @@ async function cohort() {
   const head = el("tr", {}, ...data.columns.map((c) => el("th", { scope: "col", text: c })),
     el("th", { scope: "col", text: "matched" }), el("th", { scope: "col", text: "evidence sentence" }));
   table.append(el("thead", {}, head));
-  const rows = data.members.map((m) => el("tr", {}, ...m.ids.map((v) => el("td", { text: v })),
+  const rows = data.members.map((m) => el("tr", {}, ...m.ids.map((v, i) => el("td", {},
+      data.columns[i] === "patient_id" ? el("button", { type: "button", class: "link", text: v, title: `timeline of patient ${v}`,
+        onclick: () => openTimeline(v, body.query) }) : v)),
     el("td", { text: m.term }), el("td", {}, m.report_id
       ? el("button", { type: "button", text: "open", title: `open report ${m.report_id}`, onclick: () => openReport(m.report_id) }) : "",
       " " + m.sentence)));
@@ -206,18 +214,24 @@ async function downloadCsv() {
   showError("cohort-error", "");
   const q = state.cohort;
   try {
-    const response = await api("/api/cohort/export?" + new URLSearchParams({ query: q.query, level: q.level }), { raw: true });
-    const blob = await response.blob();
-    const link = el("a", { href: URL.createObjectURL(blob), download: `cohort-${q.level}s.csv` });
-    document.body.append(link); link.click(); link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    const params = new URLSearchParams({ query: q.query, level: q.level });
+    if (q.list_id) params.set("list_id", q.list_id);
+    const response = await api("/api/cohort/export?" + params, { raw: true });
+    saveBlob(await response.blob(), `cohort-${q.level}s.csv`);
   } catch (e) { showError("cohort-error", e); }
+}
+
+function saveBlob(blob, name) {
+  const link = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(link); link.click(); link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
 }
 
 // ---- report viewer --------------------------------------------------------------------------
 async function openReport(id) {
   selectTab($("tab-report"));
   $("report-id").value = id;
+  setUrl("report", new URLSearchParams({ id }));
   showError("report-error", "");
   let data;
   try { data = await api("/api/reports/" + encodeURIComponent(id)); }

@@ -1,0 +1,192 @@
+"""The cohort workbench in a real headless Chromium, as a researcher works: build a term bundle,
+upload a patient list, run a negation-aware cohort restricted to it, save it, reload its URL,
+read its counts by year, open a patient timeline, export the list; then rerun the saved cohort,
+compare two lists, and (as an admin) filter the audit trail and verify its chain.
+
+Every number the page shows is checked against the Python API on the same index.
+Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from clinsearch.search.cohort import Cohort, members_csv_rows
+
+from .conftest import Server, downloaded, shoot, wait
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
+
+PURPOSE = "workbench checks"
+BUNDLE = "Lung infection"
+TERMS = ["pneumonia", "consolidation", "bronchograms"]  # the last is not in the lexicon
+QUERY = f'bundle:"{BUNDLE}" AND NOT "pleural effusion"'
+PATIENTS = ["P001", "P002", "P029", "P030", "P031", "P035", "P040", "NOT-A-PATIENT"]
+
+
+def sign_in(browser: webdriver.Chrome, server: Server, role: str) -> None:
+    """Open the page afresh and start a session as ``role``."""
+    browser.get(server.base + "/")
+    browser.execute_script("sessionStorage.clear()")
+    browser.get(server.base + "/")
+    wait(browser, ec.visibility_of_element_located((By.ID, "token"))).send_keys(
+        server.tokens[role])
+    browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+
+
+def expected_scope(server: Server) -> tuple[Cohort, object]:
+    """The Python API's cohort and the scope the page's bundle and list stand for."""
+    cohort = Cohort(server.index)
+    mask, missing = cohort.id_mask("patient", PATIENTS)
+    assert missing == ["NOT-A-PATIENT"]
+    return cohort, cohort.scope({BUNDLE: TERMS}, mask)
+
+
+def test_researcher_builds_a_restricted_cohort_and_follows_it_in_the_browser(
+        browser: webdriver.Chrome, server: Server, downloads: Path, tmp_path: Path) -> None:
+    sign_in(browser, server, "researcher")
+
+    # a term bundle, built on the page: each term shown with how cohorts read it
+    browser.find_element(By.ID, "tab-bundles").click()
+    browser.find_element(By.ID, "bundle-name").send_keys(BUNDLE)
+    browser.find_element(By.ID, "bundle-terms").send_keys("\n".join(TERMS))
+    browser.find_element(By.CSS_SELECTOR, "#bundle-form button[type=submit]").click()
+    row = wait(browser, ec.presence_of_element_located(
+        (By.CSS_SELECTOR, f'#bundle-list tr[data-bundle="{BUNDLE}"]')))
+    assert [c.text for c in row.find_elements(By.CSS_SELECTOR, ".read-finding")] == TERMS[:2]
+    assert [c.text for c in row.find_elements(By.CSS_SELECTOR, ".read-text")] == TERMS[2:]
+    shoot(browser, "screenshot-bundles.png", tmp_path)
+
+    # a patient list uploaded as CSV (one id unknown to the index)
+    upload = tmp_path / "my-patients.csv"
+    upload.write_text("patient_id\n" + "\n".join(PATIENTS) + "\n")
+    browser.find_element(By.ID, "tab-lists").click()
+    browser.find_element(By.ID, "list-name").send_keys("EHR export")
+    browser.find_element(By.ID, "list-file").send_keys(str(upload))
+    browser.find_element(By.CSS_SELECTOR, "#list-form button[type=submit]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "list-status"), "not found"))
+    assert "8 ids, 7 in the index, 1 not found (NOT-A-PATIENT)" in browser.find_element(
+        By.ID, "list-status").text
+
+    # the negation-aware cohort, restricted to the list
+    browser.find_element(By.ID, "tab-cohort").click()
+    Select(browser.find_element(By.ID, "cohort-bundle")).select_by_value(BUNDLE)
+    browser.find_element(By.ID, "cohort-query").send_keys(' AND NOT "pleural effusion"')
+    assert browser.find_element(By.ID, "cohort-query").get_attribute("value") == QUERY
+    Select(browser.find_element(By.ID, "cohort-list")).select_by_visible_text(
+        "EHR export (8 patients)")
+    browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
+    wait(browser, ec.visibility_of_element_located((By.ID, "cohort-charts")))
+    cohort, scope = expected_scope(server)
+    counts = cohort.counts(QUERY, scope)  # type: ignore[arg-type]
+    assert 0 < counts["patient"] < len(PATIENTS) - 1  # the list and the negation both bite
+    assert counts != cohort.counts(QUERY, cohort.scope({BUNDLE: TERMS}))
+
+    def shown_counts() -> dict[str, int]:
+        return {u: int(browser.find_element(By.ID, f"count-{u}").text.replace(",", ""))
+                for u in ("patient", "visit", "report")}
+
+    assert shown_counts() == counts
+
+    # counts by year, drawn on the page, are the cohort's
+    years = cohort.breakdown(QUERY, scope).year  # type: ignore[arg-type]
+    bars = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-date g.bar"))
+    assert {b.get_attribute("data-label"): int(b.get_attribute("data-value"))
+            for b in bars} == years
+    assert sum(years.values()) == counts["report"]
+
+    # saved under a name; the URL reloads to the same cohort
+    browser.find_element(By.ID, "save-name").send_keys("lung infection in my list")
+    browser.find_element(By.CSS_SELECTOR, "#save-form button[type=submit]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "save-status"), "saved"))
+    url = browser.current_url
+    assert "view=cohort" in url and "list=" in url
+    browser.refresh()
+    wait(browser, ec.visibility_of_element_located((By.ID, "cohort-charts")))
+    assert browser.find_element(By.ID, "cohort-query").get_attribute("value") == QUERY
+    assert shown_counts() == counts
+    assert Select(browser.find_element(By.ID, "cohort-list")).first_selected_option.text == (
+        "EHR export (8 patients)")
+    shoot(browser, "screenshot-workbench-cohort.png", tmp_path)
+
+    # the list exported as CSV: the Python API's members, with the same restriction
+    browser.find_element(By.ID, "cohort-csv").click()
+    got = downloaded(downloads, "cohort-patients.csv").read_bytes()
+    members = cohort.members(QUERY, "patient", scope)  # type: ignore[arg-type]
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(members_csv_rows(members, "patient"))
+    assert got == buffer.getvalue().encode()
+
+    # a patient's timeline from the members table: matched reports first, by date
+    first = members[0].ids[0]
+    browser.find_element(By.CSS_SELECTOR, "#cohort-members button.link").click()
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"), first))
+    visits = browser.find_elements(By.CSS_SELECTOR, "#patient-view .visit")
+    matched = [v.get_attribute("class").endswith("matched") for v in visits]
+    own = cohort.id_mask("patient", [first])[0]
+    assert matched.count(True) == int((cohort.engine.report_mask(QUERY, scope)  # type: ignore[arg-type]
+                                       & own).sum()) > 0
+    assert matched == sorted(matched, reverse=True)  # matched ones first
+    assert len(visits) == int(own.sum())
+    assert browser.find_elements(By.CSS_SELECTOR, "#patient-view .chip.f-present")
+    assert "view=patient" in browser.current_url
+    shoot(browser, "screenshot-timeline.png", tmp_path)
+    browser.refresh()  # the timeline's URL reloads too
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"), first))
+
+    # the saved cohort, rerun: nothing changed since
+    browser.find_element(By.ID, "tab-saved").click()
+    saved_row = '#saved-view tr[data-saved="lung infection in my list"]'
+    rerun = wait(browser, ec.element_to_be_clickable(
+        (By.CSS_SELECTOR, f"{saved_row} button:nth-of-type(2)")))
+    rerun.click()
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#rerun-view table")))
+    cells = browser.find_elements(By.CSS_SELECTOR, "#rerun-view tbody tr:first-child td")
+    assert [c.text for c in cells] == [str(counts["patient"])] * 2 + ["+0"]
+    assert "cohort" in browser.find_element(By.ID, "history-view").text
+
+    audit = [json.loads(line) for line in server.audit.read_text().splitlines()]
+    endpoints = {r["endpoint"] for r in audit if r["purpose"] == PURPOSE}
+    assert {"cohort", "charts/cohort", "cohort/export", "patients/timeline", "saved/save",
+            "saved/rerun", "lists/upload"} <= endpoints
+
+
+def test_two_lists_compared_and_the_audit_viewer(browser: webdriver.Chrome, server: Server,
+                                                  tmp_path: Path) -> None:
+    sign_in(browser, server, "admin")
+    browser.find_element(By.ID, "tab-lists").click()
+    for name, ids in (("A", ["P001", "P002", "P003"]), ("B", ["P002", "P003", "P004", "P005"])):
+        path = tmp_path / f"{name}.csv"
+        path.write_text("\n".join(ids) + "\n")
+        browser.find_element(By.ID, "list-name").send_keys(name)
+        browser.find_element(By.ID, "list-file").send_keys(str(path))
+        browser.find_element(By.CSS_SELECTOR, "#list-form button[type=submit]").click()
+        wait(browser, ec.text_to_be_present_in_element((By.ID, "list-status"), f"{name}: "))
+    Select(browser.find_element(By.ID, "compare-a")).select_by_visible_text("A (3 patients)")
+    Select(browser.find_element(By.ID, "compare-b")).select_by_visible_text("B (4 patients)")
+    browser.find_element(By.CSS_SELECTOR, "#compare-form button[type=submit]").click()
+    wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#compare-view td")))
+    parts = {td.get_attribute("data-part"): td.find_element(By.TAG_NAME, "strong").text
+             for td in browser.find_elements(By.CSS_SELECTOR, "#compare-view td")}
+    assert parts == {"both": "2", "only_a": "1", "only_b": "2"}
+
+    browser.find_element(By.ID, "tab-audit").click()
+    browser.find_element(By.ID, "audit-endpoint").send_keys("lists/upload" + Keys.ENTER)
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "audit-status"), "records match"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#audit-view tbody tr")
+    uploads = [json.loads(line) for line in server.audit.read_text().splitlines()]
+    assert len(rows) == sum(r["endpoint"] == "lists/upload" for r in uploads) >= 2
+    assert "endpoint=lists%2Fupload" in browser.current_url
+    browser.find_element(By.ID, "audit-verify").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "audit-status"), "chain intact"))
+    shoot(browser, "screenshot-audit.png", tmp_path)

@@ -33,6 +33,29 @@ QUERY = f'bundle:"{BUNDLE}" AND NOT "pleural effusion"'
 PATIENTS = ["P001", "P002", "P029", "P030", "P031", "P035", "P040", "NOT-A-PATIENT"]
 
 
+MIXED_PATIENT, MIXED_QUERY = "P043", "pleural effusion"  # 1 of the patient's 3 reports
+
+
+def timeline(browser: webdriver.Chrome) -> list[tuple[str, bool]]:
+    """The timeline shown: (report id, matched) in the page's order."""
+    return [(v.get_attribute("data-report"), "matched" in v.get_attribute("class").split())
+            for v in browser.find_elements(By.CSS_SELECTOR, "#patient-view .visit")]
+
+
+def expected_timeline(cohort: Cohort, patient: str, query: str, scope: object = None
+                      ) -> list[tuple[str, bool]]:
+    """A patient's reports as the timeline should list them: matched ones first, each group
+    by date (the Python API's report mask and dates)."""
+    own = cohort.id_mask("patient", [patient])[0]
+    matched = cohort.engine.report_mask(query, scope or cohort.scope())  # type: ignore[arg-type]
+    rows = own.nonzero()[0]
+    corpus = cohort.engine.corpus
+    ids, dates = corpus.values.reports("id", rows), corpus.report_labels(rows)["date"]
+    order = sorted(zip(rows.tolist(), ids, dates, strict=True),
+                   key=lambda r: (not matched[r[0]], r[2], r[1]))
+    return [(report_id, bool(matched[row])) for row, report_id, _ in order]
+
+
 def sign_in(browser: webdriver.Chrome, server: Server, role: str) -> None:
     """Open the page afresh and start a session as ``role``."""
     browser.get(server.base + "/")
@@ -127,22 +150,28 @@ def test_researcher_builds_a_restricted_cohort_and_follows_it_in_the_browser(
     csv.writer(buffer).writerows(members_csv_rows(members, "patient"))
     assert got == buffer.getvalue().encode()
 
-    # a patient's timeline from the members table: matched reports first, by date
+    # a patient's timeline, opened from the members table: reports by date, matched first
     first = members[0].ids[0]
     browser.find_element(By.CSS_SELECTOR, "#cohort-members button.link").click()
     wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"), first))
-    visits = browser.find_elements(By.CSS_SELECTOR, "#patient-view .visit")
-    matched = [v.get_attribute("class").endswith("matched") for v in visits]
-    own = cohort.id_mask("patient", [first])[0]
-    assert matched.count(True) == int((cohort.engine.report_mask(QUERY, scope)  # type: ignore[arg-type]
-                                       & own).sum()) > 0
-    assert matched == sorted(matched, reverse=True)  # matched ones first
-    assert len(visits) == int(own.sum())
+    assert timeline(browser) == expected_timeline(cohort, first, QUERY, scope)
     assert browser.find_elements(By.CSS_SELECTOR, "#patient-view .chip.f-present")
+    # another patient, another query: one of three reports matches and comes first
+    browser.find_element(By.ID, "patient-id").clear()
+    browser.find_element(By.ID, "patient-id").send_keys(MIXED_PATIENT)
+    browser.find_element(By.ID, "patient-query").clear()
+    browser.find_element(By.ID, "patient-query").send_keys(MIXED_QUERY + Keys.ENTER)
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"),
+                                                   MIXED_PATIENT))
+    shown = timeline(browser)
+    assert shown == expected_timeline(cohort, MIXED_PATIENT, MIXED_QUERY)
+    assert [m for _, m in shown] == [True, False, False]
     assert "view=patient" in browser.current_url
     shoot(browser, "screenshot-timeline.png", tmp_path)
     browser.refresh()  # the timeline's URL reloads too
-    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"), first))
+    wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#patient-view h2"),
+                                                   MIXED_PATIENT))
+    assert timeline(browser) == shown
 
     # the saved cohort, rerun: nothing changed since
     browser.find_element(By.ID, "tab-saved").click()

@@ -145,12 +145,20 @@ async function openTimeline(id, query) {
     el("div", { class: "meta" }, el("strong", { text: r.date || "undated" }), el("span", { text: r.type || "" }),
       el("span", { text: `report ${r.report_id}` }), r.matched ? el("span", { class: "badge", text: "matches the query" }) : "",
       el("button", { type: "button", text: "Open report", onclick: () => openReport(r.report_id) })),
-    el("p", { class: "chips" }, ...r.findings.map((f) => el("span", {
+    el("p", { class: "chips" }, ...distinctFindings(r.findings).map((f) => el("span", {
       class: `chip f-${f.polarity}${f.context.length ? " ctx" : ""}`, title: `${f.pattern}${f.context.length ? " (" + f.context.join(", ") + ")" : ""}`,
       text: f.name })))));
   $("patient-view").replaceChildren(el("h2", { text: `Patient ${id}` }),
     el("p", { class: "status", text: `${data.reports.length} reports` + (query ? `, ${matched} matching "${query}" (listed first)` : ", by date") }),
     el("ol", { class: "timeline" }, ...items));
+}
+
+function distinctFindings(findings) {
+  const seen = new Set();
+  return findings.filter((f) => {
+    const key = `${f.name}|${f.polarity}|${f.context.join(",")}`;
+    return !seen.has(key) && seen.add(key);
+  });
 }
 
 // ---- term bundles --------------------------------------------------------------------------------

@@ -1,0 +1,209 @@
+"""The workbench's REST API over HTTP against a real ``clinsearch serve``: term bundles, id
+lists, saved cohorts and history, patient timelines, chart counts and the audit viewer, each
+checked against the Python API, with roles, bad input and what is stored."""
+
+from __future__ import annotations
+
+import json
+import stat
+import urllib.parse
+from datetime import UTC, datetime
+
+from clinsearch.search.cohort import Cohort
+from clinsearch.server.workbench_store import WORKBENCH_FILE
+
+from .conftest import Server
+
+TERMS = ["pneumonia", "consolidation", "bronchograms"]
+
+
+def put_bundle(server: Server, name: str, terms: list[str], *, shared: bool = False,
+               role: str = "researcher") -> dict:
+    answer = server.call("PUT", bundle_path(name), role=role,
+                         body={"terms": terms, "shared": shared})
+    assert answer.status == 200, answer.text
+    return answer.json()
+
+
+def bundle_path(name: str, then: str = "") -> str:
+    return "/api/bundles/" + urllib.parse.quote(name) + then
+
+
+def upload(server: Server, name: str, ids: list[str], kind: str = "patient",
+           role: str = "researcher") -> dict:
+    answer = server.call("POST", "/api/lists", role=role,
+                         body={"name": name, "kind": kind, "csv": "id\n" + "\n".join(ids)})
+    assert answer.status == 200, answer.text
+    return answer.json()
+
+
+def test_bundles_read_terms_as_findings_or_text_and_count_as_the_python_api(
+        server: Server) -> None:
+    shown = put_bundle(server, "api infection", TERMS)
+    assert [r["read_as"] for r in shown["readings"]] == ["finding", "finding", "text"]
+    cohort = Cohort(server.index)
+    query = 'bundle:"API Infection" AND NOT "pleural effusion"'  # names compare folded
+    got = server.call("POST", "/api/cohort", body={"query": query, "level": "report"}).json()
+    expected = cohort.counts(query, cohort.scope({"api infection": TERMS}))
+    assert got["counts"] == expected
+    # the OR of the terms: no fewer than the finding alone, and negated mentions left out
+    assert expected["report"] >= cohort.counts('pneumonia AND NOT "pleural effusion"')["report"]
+    unknown = server.call("POST", "/api/cohort", body={"query": 'bundle:"nothing" AND x'})
+    assert unknown.status == 400 and unknown.json()["column"] == 1
+    assert "unknown bundle" in unknown.json()["detail"]
+
+
+def test_bundles_are_private_unless_shared_and_travel_as_files(server: Server) -> None:
+    put_bundle(server, "private terms", ["pneumothorax"])
+    put_bundle(server, "shared terms", ["pneumothorax", "collapsed lung"], shared=True)
+    theirs = {b["name"] for b in server.call("GET", "/api/bundles", role="admin").json()["bundles"]}
+    assert "shared terms" in theirs and "private terms" not in theirs
+    assert server.call("DELETE", bundle_path("shared terms"), role="admin").status == 404
+    exported = server.call("GET", bundle_path("shared terms", "/export"))
+    assert exported.status == 200
+    assert 'filename="bundle-shared-terms.json"' in exported.headers["content-disposition"]
+    body = exported.json()
+    body["name"] = "imported terms"
+    imported = server.call("POST", "/api/bundles/import", role="admin", body=body).json()
+    assert imported["terms"] == ["pneumothorax", "collapsed lung"]
+    assert imported["owner"] == "admin1"
+    wrong = server.call("POST", "/api/bundles/import", body=body | {"format": "csv"})
+    assert wrong.status == 400 and "field 'format'" in wrong.json()["detail"]
+    quoted = server.call("PUT", "/api/bundles/bad", body={"terms": ['say "no"']})
+    assert quoted.status == 400 and "field 'terms'" in quoted.json()["detail"]
+    empty = server.call("PUT", "/api/bundles/bad", body={"terms": [" "]})
+    assert empty.status == 400 and "at least one term" in empty.json()["detail"]
+
+
+def test_id_lists_restrict_cohorts_and_compare(server: Server) -> None:
+    first = upload(server, "first", ["P001", "P029", "P030", "P043", "NOPE"])
+    assert (first["size"], first["found"], first["missing"]) == (5, 4, 1)
+    assert first["missing_examples"] == ["NOPE"]
+    second = upload(server, "second", ["P030", "P043", "P050"])
+    cohort = Cohort(server.index)
+    mask = cohort.id_mask("patient", ["P001", "P029", "P030", "P043"])[0]
+    for query in ("pneumonia", 'NOT "pleural effusion"'):
+        got = server.call("POST", "/api/cohort", body={
+            "query": query, "level": "patient", "list_id": first["id"], "limit": 100}).json()
+        assert got["counts"] == cohort.counts(query, cohort.scope(within=mask))
+        assert {m["ids"][0] for m in got["members"]} <= {"P001", "P029", "P030", "P043"}
+    everyone = cohort.counts('NOT "pleural effusion"')
+    assert got["counts"]["patient"] < everyone["patient"]  # NOT stays within the list
+    parts = server.call("GET", "/api/lists/compare",
+                        params={"a": first["id"], "b": second["id"]}).json()
+    assert (parts["both"], parts["only_a"], parts["only_b"]) == (
+        ["P030", "P043"], ["P001", "P029", "NOPE"], ["P050"])
+    reports = upload(server, "reports", ["P043-R1"], kind="report")
+    mixed = server.call("GET", "/api/lists/compare", params={"a": first["id"],
+                                                              "b": reports["id"]})
+    assert mixed.status == 400 and "one kind" in mixed.json()["detail"]
+    by_report = server.call("POST", "/api/cohort", body={
+        "query": '"pleural effusion"', "list_id": reports["id"]}).json()["counts"]
+    assert by_report == {"patient": 1, "visit": 1, "report": 1}
+
+
+def test_id_lists_refuse_bad_files_and_counts_only_roles(server: Server) -> None:
+    empty = server.call("POST", "/api/lists", body={"name": "e", "csv": "patient_id\n\n"})
+    assert empty.status == 400
+    assert empty.json()["detail"] == "list 'e', line 1: no ids in the first column"
+    assert server.call("POST", "/api/lists", role="viewer",
+                       body={"name": "v", "csv": "P001"}).status == 403
+    mine = upload(server, "for the viewer", ["P001"])
+    assert server.call("POST", "/api/cohort", role="viewer", body={
+        "query": "pneumonia", "list_id": mine["id"]}).status == 403
+    assert server.call("GET", "/api/lists/999999").status == 404
+
+
+def test_saved_cohort_rerun_shows_what_changed(server: Server) -> None:
+    put_bundle(server, "growing", ["pneumonia"])
+    state = {"query": 'bundle:"growing"', "level": "patient"}
+    saved = server.call("POST", "/api/saved", body={"name": "grows", "state": state}).json()
+    cohort = Cohort(server.index)
+    before = cohort.counts("pneumonia")
+    assert saved["counts"] == before and saved["patients"] == before["patient"]
+    same = server.call("POST", f"/api/saved/{saved['id']}/rerun").json()
+    assert same["counts_now"] == same["counts_then"] and same["added"] == same["removed"] == 0
+    put_bundle(server, "growing", ["pneumonia", "pleural effusion"])  # the bundle widens
+    grown = server.call("POST", f"/api/saved/{saved['id']}/rerun").json()
+    after = cohort.counts("pneumonia OR \"pleural effusion\"")
+    assert grown["counts_now"] == after and grown["counts_then"] == before
+    expected_added = sorted(
+        {m.ids[0] for m in cohort.members('pneumonia OR "pleural effusion"', "patient")}
+        - {m.ids[0] for m in cohort.members("pneumonia", "patient")})
+    assert grown["added"] == len(expected_added) > 0 and grown["removed"] == 0
+    assert grown["added_ids"] == expected_added[:50]
+    names = [s["name"] for s in server.call("GET", "/api/saved").json()["saved"]]
+    assert "grows" in names
+    assert "grows" not in [s["name"] for s in server.call("GET", "/api/saved",
+                                                          role="admin").json()["saved"]]
+    assert server.call("POST", f"/api/saved/{saved['id']}/rerun", role="admin").status == 404
+    server.call("POST", "/api/cohort", body=state)
+    latest = server.call("GET", "/api/history").json()["history"][0]
+    assert (latest["kind"], latest["state"], latest["counts"]) == ("cohort", state, after)
+    assert server.call("POST", "/api/saved", body={"name": "x", "state": {}}).status == 400
+
+
+def test_timeline_lists_a_patients_reports_matched_first_and_is_audited(
+        server: Server) -> None:
+    data = server.call("GET", "/api/patients/P043/timeline",
+                       params={"query": "pleural effusion"}).json()
+    cohort = Cohort(server.index)
+    own = cohort.id_mask("patient", ["P043"])[0]
+    matched = cohort.engine.report_mask("pleural effusion") & own
+    assert len(data["reports"]) == int(own.sum())
+    assert [r["matched"] for r in data["reports"]] == sorted(
+        [bool(x) for x in matched[own]], reverse=True)
+    first = data["reports"][0]
+    assert {f["concept"] for f in first["findings"]} >= {"pleural_effusion"}
+    assert all(f["pattern"].split("|")[0] != "anatomy" for r in data["reports"]
+               for f in r["findings"])
+    unmatched = [r["date"] for r in data["reports"] if not r["matched"]]
+    assert unmatched == sorted(unmatched)
+    record = json.loads(server.audit.read_text().splitlines()[-1])
+    assert record["endpoint"] == "patients/timeline"
+    assert record["counts"] == {"reports": 3, "patients": 1, "matched": int(matched.sum())}
+    assert server.call("GET", "/api/patients/P043/timeline", role="viewer").status == 403
+    assert server.call("GET", "/api/patients/NOBODY/timeline").status == 404
+
+
+def test_chart_counts_are_the_cohorts_and_viewers_get_them(server: Server) -> None:
+    cohort = Cohort(server.index)
+    query = 'pneumonia OR "pleural effusion"'
+    data = server.call("POST", "/api/charts/cohort", role="viewer",
+                       body={"query": query}).json()
+    breakdown = cohort.breakdown(query)
+    assert (data["year"], data["month"], data["type"], data["section"]) == (
+        breakdown.year, breakdown.month, breakdown.type, breakdown.section)
+    assert sum(data["year"].values()) == sum(data["type"].values()) == data["counts"]["report"]
+    assert "sentence" not in json.dumps(data)  # counts only
+    mix = server.call("GET", "/api/charts/polarity", role="viewer",
+                      params={"term": "pneumothorax"}).json()["reports"]
+    assert mix == cohort.polarity_mix("pneumothorax")
+    assert mix["absent"] == cohort.counts("no pneumothorax")["report"]
+    assert mix["present"] == cohort.counts("pneumothorax")["report"]
+
+
+def test_audit_viewer_is_for_admins_and_verifies_the_chain(server: Server) -> None:
+    assert server.call("GET", "/api/audit", role="researcher").status == 403
+    server.call("GET", "/api/search", params={"q": "pneumonia"})
+    today = datetime.now(UTC).date().isoformat()
+    got = server.call("GET", "/api/audit", role="admin", params={
+        "user": "researcher1", "endpoint": "search", "date_from": today, "limit": 5}).json()
+    assert got["records"] and all(r["user"] == "researcher1" and r["endpoint"] == "search"
+                                  for r in got["records"])
+    seqs = [r["seq"] for r in got["records"]]
+    assert seqs == sorted(seqs, reverse=True)
+    none = server.call("GET", "/api/audit", role="admin", params={"date_to": "2000-01-01"})
+    assert none.json()["total"] == 0
+    assert server.call("GET", "/api/audit/verify", role="admin").json()["ok"] is True
+
+
+def test_workbench_file_is_private_and_holds_no_report_text(server: Server) -> None:
+    put_bundle(server, "stored", ["pneumonia"])
+    server.call("POST", "/api/saved", body={"name": "kept", "state": {"query": "pneumonia"}})
+    path = server.audit.parent / WORKBENCH_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    cohort = Cohort(server.index)
+    stored = path.read_bytes()
+    for member in cohort.members("pneumonia", "patient")[:5]:
+        assert member.sentence.encode() not in stored

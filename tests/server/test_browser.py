@@ -65,7 +65,7 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
 
     tab = browser.find_element(By.ID, "tab-report")
     tab.send_keys(Keys.ARROW_RIGHT)  # tabs follow the arrow keys
-    assert browser.find_element(By.ID, "tab-explain").get_attribute("aria-selected") == "true"
+    assert browser.find_element(By.ID, "tab-patient").get_attribute("aria-selected") == "true"
     browser.find_element(By.ID, "tab-cohort").click()
     browser.find_element(By.ID, "cohort-query").send_keys(COHORT_QUERY)
     level = browser.find_element(By.ID, "cohort-level")

@@ -128,6 +128,13 @@ def test_researcher_builds_a_restricted_cohort_and_follows_it_in_the_browser(
             for b in bars} == years
     assert sum(years.values()) == counts["report"]
 
+    # the polarity mix of a finding, within the list
+    browser.find_element(By.ID, "mix-term").send_keys("pneumothorax" + Keys.ENTER)
+    bars = wait(browser, lambda b: b.find_elements(By.CSS_SELECTOR, "#chart-mix g.bar"))
+    mask = cohort.id_mask("patient", PATIENTS)[0]
+    assert {b.get_attribute("data-label"): int(b.get_attribute("data-value"))
+            for b in bars} == cohort.polarity_mix("pneumothorax", cohort.scope(within=mask))
+
     # saved under a name; the URL reloads to the same cohort
     browser.find_element(By.ID, "save-name").send_keys("lung infection in my list")
     browser.find_element(By.CSS_SELECTOR, "#save-form button[type=submit]").click()
@@ -219,3 +226,62 @@ def test_two_lists_compared_and_the_audit_viewer(browser: webdriver.Chrome, serv
     browser.find_element(By.ID, "audit-verify").click()
     wait(browser, ec.text_to_be_present_in_element((By.ID, "audit-status"), "chain intact"))
     shoot(browser, "screenshot-audit.png", tmp_path)
+
+
+def test_search_counts_explains_and_reloads_from_its_url(browser: webdriver.Chrome,
+                                                        server: Server, tmp_path: Path) -> None:
+    sign_in(browser, server, "researcher")
+    browser.set_window_size(1366, 768)  # a laptop screen
+    try:
+        box = browser.find_element(By.ID, "q")
+        Select(browser.find_element(By.ID, "method")).select_by_value("hybrid")
+        box.send_keys("pneumothorax" + Keys.ENTER)
+        wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#results .hit")))
+        cohort = Cohort(server.index)
+        exact = cohort.counts('"pneumothorax"')["report"]
+        status = browser.find_element(By.ID, "search-status").text
+        assert f"{exact} reports assert the query (exact, as the cohort counts)" in status
+        visible = browser.execute_script(  # scrolled to the first card, as one reads them
+            "const hits = [...document.querySelectorAll('#results .hit')];"
+            "hits[0].scrollIntoView(); const top = hits[0].getBoundingClientRect().top;"
+            "return hits.filter((h) => h.getBoundingClientRect().bottom - top"
+            " <= window.innerHeight).length")
+        assert visible >= 10  # compact cards
+        # hybrid hits say which methods found them and why
+        why = browser.find_element(By.CSS_SELECTOR, "#results .hit .why").text
+        assert "concept #" in why and "bm25 #" in why
+        # "No pneumothorax." never sits among the present ones: ranked apart, and said so
+        cards = browser.find_elements(By.CSS_SELECTOR, "#results > *")
+        kinds = ["head" if c.tag_name == "h3" else
+                 "against" if "against" in c.get_attribute("class").split() else "agrees"
+                 for c in cards]
+        assert "against" in kinds and kinds == sorted(kinds, key=["agrees", "head",
+                                                                  "against"].index)
+        for card in browser.find_elements(By.CSS_SELECTOR, "#results .hit.against"):
+            assert "states it as absent" in card.text
+            assert card.find_elements(By.CSS_SELECTOR, ".f-absent")
+        url = browser.current_url
+        assert "view=search" in url and "method=hybrid" in url
+        shoot(browser, "screenshot-hybrid-search.png", tmp_path)
+        browser.get(url)  # the URL, opened afresh, shows the same search
+        wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR, "#results .hit")))
+        assert browser.find_element(By.ID, "search-status").text == status
+        assert browser.find_element(By.ID, "method").get_attribute("value") == "hybrid"
+
+        # a report opened from a hit: its hits marked, and the stepper moves between them
+        browser.find_element(By.CSS_SELECTOR, "#results .hit:not(.against) button").click()
+        wait(browser, ec.visibility_of_element_located((By.ID, "hit-next")))
+        marks = browser.find_elements(By.CSS_SELECTOR, "#report-view .text .hl")
+        assert marks and all(m.get_attribute("title").startswith("pneumothorax:")
+                             for m in marks)  # parts of the report's pneumothorax findings
+        browser.find_element(By.ID, "hit-next").click()
+        current = browser.find_element(By.CSS_SELECTOR, "#report-view .current-hit")
+        assert current.get_attribute("title").startswith("pneumothorax:")
+        assert browser.find_element(By.CSS_SELECTOR, ".hit-status").text.startswith("hit 1 of")
+        # plain anatomy ("heart", "lungs") is not marked as a finding
+        anatomy = {"heart", "lungs", "lung", "chest"}
+        assert not [s.text for s in browser.find_elements(
+            By.CSS_SELECTOR, "#report-view .text .f-present") if s.text.lower() in anatomy]
+        assert "hits=pneumothorax" in browser.current_url
+    finally:
+        browser.set_window_size(1280, 1000)

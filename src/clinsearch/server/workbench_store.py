@@ -2,7 +2,7 @@
 shared), uploaded id lists, saved searches and cohorts, and the history of queries.
 
 Only queries, names, counts and ids are stored, never report text. The file and its folder are
-created private (``clinsearch.permissions``; SQLite gives its journal the file's mode), every
+created private (``clinsearch.permissions``; SQLite gives its WAL the file's mode), every
 statement binds its values as parameters, and one connection serves the threads in turn.
 """
 
@@ -106,6 +106,10 @@ class WorkbenchStore:
         os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, file_mode()))
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
+        # WAL: a write does not wait for a sync of the whole file (the WAL file takes the
+        # database file's mode); a crash loses at most the last history entries
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
 
     @contextmanager

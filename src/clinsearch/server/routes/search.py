@@ -14,10 +14,16 @@ from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import parse_method
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
+from clinsearch.server.query_scope import (
+    against_query,
+    cohort_reading,
+    expand_bundles,
+    stated_polarities,
+)
 from clinsearch.server.records import hit_record
 
 MAX_TOP = 100
-RESULT_CAP = 200  # hits one query pages through at most: ``total`` is exact below it
+RESULT_CAP = 200  # hits a query pages through, or as many as assert it: ``total`` exact below
 FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESULT_CAP)
 router = APIRouter(prefix="/api")
 
@@ -32,11 +38,13 @@ def search(
     section: str | None = None,
     report_type: Annotated[str | None, Query(alias="type")] = None,
 ) -> dict[str, Any]:
-    """``Index.search`` with the CLI's method spec, level, polarity and filters."""
+    """``Index.search`` with the CLI's method spec, level, polarity and filters; ``bundle:NAME``
+    stands for the bundle's terms. ``asserting`` holds the exact numbers of patients, visits,
+    reports and sentences that assert the query, as the cohort counts them (None when the
+    query is not findings of the lexicon), and the hits page through at least all of them."""
     if not 1 <= top <= MAX_TOP:
         raise ClinsearchError(f"top must be between 1 and {MAX_TOP} (got {top})")
-    if not 0 <= offset <= RESULT_CAP - top:
-        raise ClinsearchError(f"offset must be between 0 and {RESULT_CAP - top} (got {offset})")
+    searched = expand_bundles(state, user, q)
     filters = ReportFilters(date_from or None, date_to or None, section or None,
                             report_type or None, context or None)
     spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
@@ -46,14 +54,19 @@ def search(
               "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
 
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
-        # the first pages come from a shallow search, later ones from the deepest
-        depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
-        key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
-        computed, hits = RESULT_CAP, state.cached_hits((*key, RESULT_CAP))
+        asserting.update(_asserting(snap, searched, polarity, filters))
+        # pages reach every asserting unit; the first come from a shallow search
+        cap = max(RESULT_CAP, asserting.get(level, 0))
+        if not 0 <= offset <= cap - top:
+            raise ClinsearchError(f"offset must be between 0 and {cap - top} (got {offset})")
+        depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else cap
+        key = (snap.generation, searched, spec.method, level,
+               tuple(sorted(spec.options.items())))
+        computed, hits = cap, state.cached_hits((*key, cap))
         if hits is None:
             computed, hits = depth, state.cached_hits((*key, depth))
         if hits is None:
-            hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
+            hits = snap.index.search(searched, level, depth, spec)  # type: ignore[arg-type]
             state.cache_hits((*key, depth), hits)
         capped = len(hits) == computed  # the depth these hits were computed to
         page_hits = hits[offset : offset + top]
@@ -63,10 +76,28 @@ def search(
         counts |= {"returned": len(page_hits),
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}
+        stated = stated_polarities(snap, searched)
         shown = [hit_record(h, snap) for h in page_hits]
+        for record in shown:  # hits stating the query's finding the other way are marked
+            record["against_query"] = against_query(record["findings"], stated)
         return capped, shown, counts, snap.generation
 
+    asserting: dict[str, int] = {}
     capped, shown, counts, generation = state.live.run(run)
     audit.record("search", params, counts, generation)
+    if offset == 0:  # a new search, not a further page
+        state.workbench.remember(user.name, "search", {k: str(v) for k, v in params.items()},
+                                 asserting or counts)
     return {"hits": shown, "total": counts["total"], "total_capped": capped,
+            "asserting": asserting or None, "searched": searched,
             "offset": offset, "top": top, "generation": generation}
+
+
+def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters
+               ) -> dict[str, int]:
+    """Exact numbers of units asserting ``query`` (its cohort reading), or none."""
+    reading = cohort_reading(snap, query, polarity, filters)
+    if reading is None:
+        return {}
+    engine = snap.cohort.engine
+    return dict(snap.cohort.counts(reading)) | {"sentence": engine.count(reading, "sentence")}

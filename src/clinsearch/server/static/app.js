@@ -144,9 +144,12 @@ async function search() {
   catch (e) { $("search-status").textContent = ""; $("results").replaceChildren(); showError("search-error", e); return; }
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;
-  $("search-status").textContent = state.info.user.role === "viewer"
-    ? `${data.total}${plus} matching ${$("level").value}s (counts only for your role)`
-    : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ${$("level").value}s`;
+  const level = $("level").value;
+  const exact = data.asserting ? ` · ${data.asserting[level].toLocaleString()} ${level}s assert the query (exact, as the cohort counts)` : "";
+  $("search-status").textContent = (state.info.user.role === "viewer"
+    ? `${data.total}${plus} matching ${level}s (counts only for your role)`
+    : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ranked ${level}s`) + exact +
+    (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "");
   renderHits(data.hits);
   setUrl("search", searchParams());
   $("prev").disabled = data.offset === 0;
@@ -158,18 +161,27 @@ function hitCard(hit) {
     el("span", { text: `#${hit.rank}` }), el("span", { text: `report ${hit.report_id}` }),
     el("span", { text: `patient ${hit.patient_id}` }), el("span", { text: `visit ${hit.visit_id}` }),
     el("span", { text: `score ${hit.score.toFixed(3)}` }));
-  const open = el("button", { type: "button", text: "Open report", onclick: () => openReport(hit.report_id) });
+  const open = el("button", { type: "button", text: "Open report", onclick: () => openReport(hit.report_id, hitNames(hit)) });
   meta.append(open);
-  const card = el("article", { class: "hit", "data-report": hit.report_id }, meta,
-    el("p", { class: "sentence" }, marked(hit.sentence, hit.findings, hit.highlights)));
+  const against = hit.against_query || [];
+  if (against.length) meta.append(el("span", { class: "badge against-badge", text: `states it as ${against.join(" / ")}` }));
+  const card = el("article", { class: "hit" + (against.length ? " against" : ""), "data-report": hit.report_id }, meta,
+    el("p", { class: "sentence" }, marked(hit.sentence, findingsShown(hit.findings), hit.highlights)));
   const why = hit.explanation && (hit.explanation.summary || hit.explanation.method);
-  if (why) card.append(el("p", { class: "why", text: String(why) }));
+  if (why) meta.append(el("span", { class: "why", text: String(why) }));
   return card;
 }
 
 function renderHits(hits) {
   const box = $("results");
-  if (!$("group").checked) { box.replaceChildren(...hits.map(hitCard)); return; }
+  if (!$("group").checked) {
+    // hits that state the query's finding the other way are ranked apart, after the others
+    const apart = hits.filter((h) => (h.against_query || []).length);
+    const cards = hits.filter((h) => !(h.against_query || []).length).map(hitCard);
+    if (apart.length) cards.push(el("h3", { class: "against-head", text: `${apart.length} hit${apart.length > 1 ? "s" : ""} on this page state the finding the other way (ranked apart):` }), ...apart.map(hitCard));
+    box.replaceChildren(...cards);
+    return;
+  }
   const groups = new Map();
   for (const h of hits) { if (!groups.has(h.patient_id)) groups.set(h.patient_id, []); groups.get(h.patient_id).push(h); }
   box.replaceChildren(...[...groups].map(([patient, items]) => el("section", { class: "patient-group" },
@@ -228,10 +240,10 @@ function saveBlob(blob, name) {
 }
 
 // ---- report viewer --------------------------------------------------------------------------
-async function openReport(id) {
+async function openReport(id, names = []) {
   selectTab($("tab-report"));
   $("report-id").value = id;
-  setUrl("report", new URLSearchParams({ id }));
+  setUrl("report", new URLSearchParams({ id, hits: names.join(",") }));
   showError("report-error", "");
   let data;
   try { data = await api("/api/reports/" + encodeURIComponent(id)); }
@@ -241,7 +253,7 @@ async function openReport(id) {
   for (const [k, v] of [["report", r.id], ["patient", r.patient_id], ["visit", r.visit_id], ["type", r.type], ["date", r.date || "—"],
                         ["sections", data.sections.map((s) => s.name || "(untitled)").join(", ")]]) dl.append(el("dt", { text: k }), el("dd", { text: v }));
   const text = el("div", { class: "text", tabindex: "0", "aria-label": "report text with findings marked" },
-    marked(r.text, data.findings));
+    marked(r.text, findingsShown(data.findings), hitRanges(data.findings, names)));
   const table = el("table", {}, el("caption", { text: `${data.findings.length} findings` }),
     el("thead", {}, el("tr", {}, ...["sentence", "as written", "concept", "polarity", "context", "modifiers", "pattern"].map((c) => el("th", { scope: "col", text: c })))));
   const body = el("tbody");
@@ -251,9 +263,13 @@ async function openReport(id) {
       el("td", { text: (f.modifiers || []).map((m) => `${m.category}: ${m.value}`).join("; ") }), el("td", { text: f.pattern })));
   }
   table.append(body);
-  $("report-view").replaceChildren(el("h2", { text: `Report ${r.id}` }), dl, text, table);
+  $("report-view").replaceChildren(el("h2", { text: `Report ${r.id}` }), dl,
+    hitStepper(text, hitRanges(data.findings, names)), text, table);
   text.focus();
 }
+
+// Anatomy on its own ("heart", "lungs") is not marked as a finding.
+function findingsShown(findings) { return findings.filter((f) => f.type !== "anatomy"); }
 
 // ---- explain --------------------------------------------------------------------------------
 async function explain(q) {

@@ -4,7 +4,7 @@
 "use strict";
 
 const bench = { bundles: [], lists: [], restoring: false };
-const SVG = "http://www.w3.org/2000/svg";
+const SVG = () => $("svg-namespace").namespaceURI;  // the HTML parser's SVG namespace
 const VIEWS = { search: "tab-search", cohort: "tab-cohort", report: "tab-report", patient: "tab-patient",
                 bundles: "tab-bundles", lists: "tab-lists", saved: "tab-saved", audit: "tab-audit" };
 
@@ -34,6 +34,7 @@ async function restoreFromUrl() {
       const fields = { q: "q", method: "method", level: "level", polarity: "polarity", context: "context",
                        date_from: "date-from", date_to: "date-to", section: "section", type: "type", top: "per-page" };
       for (const [name, id] of Object.entries(fields)) $(id).value = p.get(name) || $(id).value;
+      $("filters").open = ["context", "date_from", "date_to", "section", "type"].some((k) => p.get(k)) || $("filters").open;
       state.offset = Number(p.get("offset") || 0);
       selectTab($("tab-search"));
       await search();
@@ -45,7 +46,7 @@ async function restoreFromUrl() {
       selectTab($("tab-cohort"));
       await cohort();
     } else if (view === "report" && p.get("id")) {
-      await openReport(p.get("id"));
+      await openReport(p.get("id"), (p.get("hits") || "").split(",").filter(Boolean));
     } else if (view === "patient" && p.get("id")) {
       await openTimeline(p.get("id"), p.get("query") || "");
     } else {
@@ -76,25 +77,25 @@ function barChart(title, counts, classOf = () => "bar") {
   const entries = Object.entries(counts);
   const rowH = 20, labelW = 120, barW = 220, numW = 50;
   const max = Math.max(1, ...entries.map(([, v]) => v));
-  const svg = document.createElementNS(SVG, "svg");
+  const svg = document.createElementNS(SVG(), "svg");
   const height = rowH * entries.length + 4;
   svg.setAttribute("viewBox", `0 0 ${labelW + barW + numW} ${height}`);
   svg.setAttribute("width", labelW + barW + numW); svg.setAttribute("height", height);
   svg.setAttribute("role", "img"); svg.setAttribute("aria-label", title);
   entries.forEach(([label, value], i) => {
-    const g = document.createElementNS(SVG, "g");
+    const g = document.createElementNS(SVG(), "g");
     g.setAttribute("class", "bar"); g.dataset.label = label; g.dataset.value = value;
     const y = i * rowH + 2;
-    const name = document.createElementNS(SVG, "text");
+    const name = document.createElementNS(SVG(), "text");
     name.setAttribute("x", labelW - 6); name.setAttribute("y", y + 14); name.setAttribute("text-anchor", "end");
     name.textContent = label.length > 18 ? label.slice(0, 17) + "…" : label;
-    const rect = document.createElementNS(SVG, "rect");
+    const rect = document.createElementNS(SVG(), "rect");
     rect.setAttribute("x", labelW); rect.setAttribute("y", y + 2); rect.setAttribute("height", rowH - 5);
     rect.setAttribute("width", Math.max(1, Math.round(barW * value / max)));
     rect.setAttribute("class", classOf(label));
-    const tip = document.createElementNS(SVG, "title"); tip.textContent = `${label}: ${value}`;
+    const tip = document.createElementNS(SVG(), "title"); tip.textContent = `${label}: ${value}`;
     rect.append(tip);
-    const num = document.createElementNS(SVG, "text");
+    const num = document.createElementNS(SVG(), "text");
     num.setAttribute("x", labelW + Math.round(barW * value / max) + 4); num.setAttribute("y", y + 14);
     num.textContent = String(value);
     g.append(name, rect, num);
@@ -129,6 +130,48 @@ async function polarityMix(term) {
   try { data = await api("/api/charts/polarity?" + params); }
   catch (e) { showError("mix-error", e); $("chart-mix").replaceChildren(); return; }
   $("chart-mix").replaceChildren(barChart(`Reports stating "${term}"`, data.reports, (label) => "bar p-" + label));
+}
+
+// ---- hits inside a report ----------------------------------------------------------------------
+// A report opened from a hit marks that hit's findings wherever the report states them, and
+// "Previous hit" / "Next hit" move between them.
+function hitNames(hit) {
+  const shown = findingsShown(hit.findings);
+  const hl = hit.highlights || [];
+  const touched = shown.filter((f) => hl.some(([s, e]) => s < f.end && f.start < e));
+  return [...new Set((touched.length ? touched : shown).map((f) => f.name))];
+}
+
+function hitRanges(findings, names) {
+  const wanted = new Set(names);
+  return findingsShown(findings).filter((f) => wanted.has(f.name)).map((f) => [f.start, f.end])
+    .sort((a, b) => a[0] - b[0]);
+}
+
+function elementAt(box, offset) {
+  let at = 0;
+  for (const node of box.childNodes) {
+    const length = node.textContent.length;
+    if (offset < at + length) return node.nodeType === Node.ELEMENT_NODE ? node : null;
+    at += length;
+  }
+  return null;
+}
+
+function hitStepper(box, ranges) {
+  if (!ranges.length) return "";
+  let current = -1;
+  const status = el("span", { class: "hit-status", "aria-live": "polite", text: `${ranges.length} hits` });
+  const step = (by) => {
+    current = (current + by + ranges.length) % ranges.length;
+    for (const old of box.querySelectorAll(".current-hit")) old.classList.remove("current-hit");
+    const target = elementAt(box, ranges[current][0]);
+    if (target) { target.classList.add("current-hit"); target.scrollIntoView({ block: "center" }); }
+    status.textContent = `hit ${current + 1} of ${ranges.length}`;
+  };
+  return el("div", { class: "toolbar hit-stepper" },
+    el("button", { type: "button", id: "hit-prev", text: "← Previous hit", onclick: () => step(-1) }),
+    el("button", { type: "button", id: "hit-next", text: "Next hit →", onclick: () => step(1) }), status);
 }
 
 // ---- patient timeline --------------------------------------------------------------------------

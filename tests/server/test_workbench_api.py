@@ -207,3 +207,63 @@ def test_workbench_file_is_private_and_holds_no_report_text(server: Server) -> N
     stored = path.read_bytes()
     for member in cohort.members("pneumonia", "patient")[:5]:
         assert member.sentence.encode() not in stored
+
+
+def test_search_counts_what_asserts_the_query_and_pages_through_all_of_it(
+        server: Server) -> None:
+    cohort = Cohort(server.index)
+    query = "no pneumothorax or no consolidation or no pleural effusion"
+    reading = '"no pneumothorax" OR "no consolidation" OR "no pleural effusion"'
+    sentences = {m.ids[-1] for m in cohort.members(reading, "sentence")}
+    assert len(sentences) > 200  # more than the ranked depth of other searches
+    pages, offset = [], 0
+    while True:
+        page = server.call("GET", "/api/search", params={
+            "q": query, "level": "sentence", "top": 100, "offset": offset}).json()
+        assert page["asserting"] == dict(cohort.counts(reading)) | {"sentence": len(sentences)}
+        pages.extend(h["id"] for h in page["hits"])
+        offset += 100
+        if offset >= len(sentences):
+            break
+    assert sentences <= set(pages)  # every asserting sentence is reached by paging
+    report = server.call("GET", "/api/search", params={"q": "pneumothorax", "top": 5}).json()
+    assert report["asserting"]["report"] == cohort.counts("pneumothorax")["report"]
+    dated = server.call("GET", "/api/search", params={
+        "q": "pneumothorax", "date_from": "2021-01-01", "type": "cxr pa/lateral"}).json()
+    assert dated["asserting"]["report"] == cohort.counts(
+        '("pneumothorax") date:2021-01-01.. type:"cxr pa/lateral"')["report"]
+    unknown = server.call("GET", "/api/search", params={"q": "zebra stripes"}).json()
+    assert unknown["asserting"] is None  # not findings of the lexicon: no exact count
+
+
+def test_search_marks_hits_against_the_query_and_explains_hybrid(server: Server) -> None:
+    data = server.call("GET", "/api/search", params={
+        "q": "pneumothorax", "method": "hybrid", "top": 50}).json()
+    against = [h for h in data["hits"] if h["against_query"]]
+    assert against  # BM25 finds "No pneumothorax." for "pneumothorax"
+    for hit in against:
+        assert hit["against_query"] == ["absent"]
+        assert {f["polarity"] for f in hit["findings"] if f["concept"] == "pneumothorax"} == {
+            "absent"}
+    for hit in data["hits"]:
+        why = hit["explanation"]
+        assert set(why["found_by"]) == set(why["ranks"]) and why["summary"]
+        if "concept" in why["found_by"]:
+            assert "polarity" in why["found_by"]["concept"]
+        if "bm25" in why["found_by"]:
+            assert why["found_by"]["bm25"].startswith("terms ")
+    agreeing = [h for h in data["hits"] if not h["against_query"]]
+    assert all("pneumothorax" not in {f["concept"] for f in h["findings"]
+                                      if f["polarity"] == "absent"} or h["against_query"] == []
+               for h in agreeing)
+
+
+def test_search_reads_bundles(server: Server) -> None:
+    put_bundle(server, "air leak", ["pneumothorax", "pneumomediastinum"])
+    data = server.call("GET", "/api/search", params={"q": 'bundle:"air leak"'}).json()
+    assert data["searched"] == "pneumothorax or pneumomediastinum"
+    cohort = Cohort(server.index)
+    assert data["asserting"]["report"] == cohort.counts(
+        '"pneumothorax" OR "pneumomediastinum"')["report"]
+    missing = server.call("GET", "/api/search", params={"q": 'bundle:"nope"'})
+    assert missing.status == 400 and "unknown bundle" in missing.json()["detail"]

@@ -56,7 +56,7 @@ def search(
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
         asserting.update(_asserting(snap, searched, polarity, filters))
         # pages reach every asserting unit; the first come from a shallow search
-        cap = max(RESULT_CAP, asserting.get(level, 0))
+        cap = max(RESULT_CAP, asserting.get(level, -top) + top)
         if not 0 <= offset <= cap - top:
             raise ClinsearchError(f"offset must be between 0 and {cap - top} (got {offset})")
         depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else cap

@@ -267,3 +267,32 @@ def test_search_reads_bundles(server: Server) -> None:
         '"pneumothorax" OR "pneumomediastinum"')["report"]
     missing = server.call("GET", "/api/search", params={"q": 'bundle:"nope"'})
     assert missing.status == 400 and "unknown bundle" in missing.json()["detail"]
+
+
+def test_saved_search_follows_what_asserts_it(server: Server) -> None:
+    state = {"q": "pleural effusion", "method": "concept", "level": "report",
+             "polarity": "query", "date_from": "2021-01-01"}
+    saved = server.call("POST", "/api/saved", body={
+        "name": "effusions since 2021", "kind": "search", "state": state}).json()
+    cohort = Cohort(server.index)
+    expected = cohort.counts('("pleural effusion") date:2021-01-01..')
+    assert saved["kind"] == "search" and saved["counts"] == expected
+    rerun = server.call("POST", f"/api/saved/{saved['id']}/rerun").json()
+    assert rerun["counts_now"] == expected and rerun["added"] == rerun["removed"] == 0
+    vague = server.call("POST", "/api/saved", body={
+        "name": "v", "kind": "search", "state": {"q": "zebra stripes"}})
+    assert vague.status == 400 and "field 'state.q'" in vague.json()["detail"]
+
+
+def test_viewers_get_counts_but_no_ids(server: Server) -> None:
+    put_bundle(server, "viewer terms", ["pneumothorax"], role="viewer")
+    got = server.call("POST", "/api/cohort", role="viewer",
+                      body={"query": 'bundle:"viewer terms"'}).json()
+    assert got["counts"] == Cohort(server.index).counts("pneumothorax")
+    assert got["members"] == []
+    search = server.call("GET", "/api/search", role="viewer", params={"q": "pneumothorax"})
+    assert search.json()["hits"] == [] and search.json()["asserting"]["report"] > 0
+    saved = server.call("POST", "/api/saved", role="viewer", body={
+        "name": "counts", "state": {"query": "pneumothorax"}}).json()
+    assert saved["patients"] == 0  # no ids kept for a counts-only role
+    assert server.call("GET", "/api/lists", role="viewer").status == 403

@@ -268,6 +268,16 @@ def test_search_counts_explains_and_reloads_from_its_url(browser: webdriver.Chro
         assert browser.find_element(By.ID, "search-status").text == status
         assert browser.find_element(By.ID, "method").get_attribute("value") == "hybrid"
 
+        # the search saved under a name, listed with its exact counts
+        browser.find_element(By.ID, "save-search-name").send_keys("pneumothorax" + Keys.ENTER)
+        wait(browser, ec.text_to_be_present_in_element((By.ID, "save-search-status"),
+                                                       "saved"))
+        browser.find_element(By.ID, "tab-saved").click()
+        row = wait(browser, ec.presence_of_element_located(
+            (By.CSS_SELECTOR, '#saved-view tr[data-saved="pneumothorax"]')))
+        assert "search" in row.text and f"{exact} reports" in row.text
+        browser.find_element(By.ID, "tab-search").click()
+
         # a report opened from a hit: its hits marked, and the stepper moves between them
         browser.find_element(By.CSS_SELECTOR, "#results .hit:not(.against) button").click()
         wait(browser, ec.visibility_of_element_located((By.ID, "hit-next")))

@@ -50,6 +50,8 @@ _OR = re.compile(r"\s+or\s+", re.IGNORECASE)
 def expand_bundles(state: ServerState, user: User, query: str) -> str:
     """A search query with each ``bundle:NAME`` replaced by its terms joined by "or" (the
     query parser's alternatives); an unknown bundle is a user error."""
+    if not _BUNDLE_REF.search(query):
+        return query
     bundles = state.workbench.bundle_terms_for(user.name)
 
     def terms(match: re.Match[str]) -> str:

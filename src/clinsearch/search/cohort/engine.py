@@ -68,11 +68,12 @@ class CohortEngine:
         """How many ``level`` units match ``query``, exactly."""
         return int(self._evaluate(query, level, scope)[2].sum())
 
-    def counts(self, query: str, scope: Scope = EVERYWHERE) -> dict[Unit, int]:
-        """Exact counts of matching patients, visits and reports (the query evaluated at each);
-        one evaluator serves the three, so each term is looked up once."""
+    def counts(self, query: str, scope: Scope = EVERYWHERE,
+               levels: tuple[Unit, ...] = COUNT_LEVELS) -> dict[Unit, int]:
+        """Exact counts of matching patients, visits and reports (or ``levels``: the query
+        evaluated at each); one evaluator serves them all, so each term is looked up once."""
         evaluator, tree = self._prepare(query, scope)
-        return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
+        return {level: int(evaluator.units(tree, level).sum()) for level in levels}
 
     def ids(self, query: str, level: Unit, scope: Scope = EVERYWHERE) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""

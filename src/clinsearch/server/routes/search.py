@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.search.cohort import COUNT_LEVELS
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import parse_method
@@ -99,5 +100,4 @@ def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters
     reading = cohort_reading(snap, query, polarity, filters)
     if reading is None:
         return {}
-    engine = snap.cohort.engine
-    return dict(snap.cohort.counts(reading)) | {"sentence": engine.count(reading, "sentence")}
+    return dict(snap.cohort.engine.counts(reading, levels=(*COUNT_LEVELS, "sentence")))

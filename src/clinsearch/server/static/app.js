@@ -152,6 +152,7 @@ async function search() {
     (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "");
   renderHits(data.hits);
   setUrl("search", searchParams());
+  $("save-search-form").hidden = !data.asserting;  // a saved search follows what asserts it
   $("prev").disabled = data.offset === 0;
   $("next").disabled = data.offset + data.top >= data.total;
 }

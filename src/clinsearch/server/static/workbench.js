@@ -3,7 +3,7 @@
 // app.js's helpers ($, el, api, state, selectTab, search, cohort, openReport, saveBlob).
 "use strict";
 
-const bench = { bundles: [], lists: [], restoring: false };
+const bench = { bundles: [], lists: [], restoring: false, auditCalls: 0 };
 const SVG = () => $("svg-namespace").namespaceURI;  // the HTML parser's SVG namespace
 const VIEWS = { search: "tab-search", cohort: "tab-cohort", report: "tab-report", patient: "tab-patient",
                 bundles: "tab-bundles", lists: "tab-lists", saved: "tab-saved", audit: "tab-audit" };
@@ -327,14 +327,13 @@ async function compareLists() {
 }
 
 // ---- saved cohorts and history -----------------------------------------------------------------
-async function saveCohort() {
-  const body = state.cohort;
-  const page = Object.fromEntries(cohortUrlParams(body));
-  delete page.offset;
+async function saveItem(kind, params, name, status, error) {
+  const page = Object.fromEntries(params);
+  delete page.offset; delete page.top;
   try {
-    const saved = await api("/api/saved", { method: "POST", json: { name: $("save-name").value.trim(), state: page } });
-    $("save-status").textContent = `saved "${saved.name}" (${saved.counts.patient} patients)`;
-  } catch (e) { $("save-status").textContent = ""; showError("cohort-error", e); }
+    const saved = await api("/api/saved", { method: "POST", json: { name, kind, state: page } });
+    $(status).textContent = `saved "${saved.name}" (${saved.counts.patient} patients)`;
+  } catch (e) { $(status).textContent = ""; showError(error, e); }
 }
 
 function openState(kind, page) {
@@ -350,12 +349,13 @@ async function loadSaved() {
   catch (e) { showError("saved-error", e); return; }
   const counts = (c) => ["patient", "visit", "report"].filter((k) => k in c).map((k) => `${c[k]} ${k}s`).join(" · ") ||
     Object.entries(c).map(([k, v]) => `${k} ${v}`).join(" · ");
-  $("saved-view").replaceChildren(el("table", {}, el("caption", { text: "Saved cohorts" }),
-    el("thead", {}, el("tr", {}, ...["name", "query", "when saved", "counts then", ""].map((c) => el("th", { scope: "col", text: c })))),
+  $("saved-view").replaceChildren(el("table", {}, el("caption", { text: "Saved searches and cohorts" }),
+    el("thead", {}, el("tr", {}, ...["name", "kind", "query", "when saved", "counts then", ""].map((c) => el("th", { scope: "col", text: c })))),
     el("tbody", {}, ...saved.saved.map((s) => el("tr", { "data-saved": s.name }, el("th", { scope: "row", text: s.name }),
-      el("td", {}, el("code", { text: s.state.query }), s.state.list ? ` (list ${s.state.list})` : ""),
+      el("td", { text: s.kind }),
+      el("td", {}, el("code", { text: s.state.query || s.state.q }), s.state.list ? ` (list ${s.state.list})` : ""),
       el("td", { text: s.created.slice(0, 16).replace("T", " ") }), el("td", { text: counts(s.counts) }),
-      el("td", {}, el("button", { type: "button", text: "Open", onclick: () => openState("cohort", s.state) }), " ",
+      el("td", {}, el("button", { type: "button", text: "Open", onclick: () => openState(s.kind, s.state) }), " ",
         el("button", { type: "button", text: "Rerun", onclick: () => rerun(s) }), " ",
         el("button", { type: "button", text: "Delete", onclick: () => deleteSaved(s.id) })))))));
   $("history-view").replaceChildren(el("table", {}, el("caption", { text: "Your latest queries" }),
@@ -399,9 +399,11 @@ async function loadAudit() {
     const fields = { user: "audit-user", purpose: "audit-purpose", endpoint: "audit-endpoint", date_from: "audit-from", date_to: "audit-to" };
     for (const [name, id] of Object.entries(fields)) $(id).value = params.get(name) || "";
   }
+  const call = ++bench.auditCalls;  // an older answer arriving late is dropped
   let data;
   try { data = await api("/api/audit?" + auditParams()); }
   catch (e) { showError("audit-error", e); return; }
+  if (call !== bench.auditCalls) return;
   const query = auditParams(); query.delete("limit");
   setUrl("audit", query);
   $("audit-status").textContent = `${data.total} records match (newest first)`;
@@ -429,7 +431,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("cohort-bundle").addEventListener("change", () => { if ($("cohort-bundle").value) useBundle($("cohort-bundle").value); $("cohort-bundle").value = ""; });
   $("list-form").addEventListener("submit", (e) => { e.preventDefault(); uploadList(); });
   $("compare-form").addEventListener("submit", (e) => { e.preventDefault(); compareLists(); });
-  $("save-form").addEventListener("submit", (e) => { e.preventDefault(); saveCohort(); });
+  $("save-form").addEventListener("submit", (e) => {
+    e.preventDefault(); saveItem("cohort", cohortUrlParams(state.cohort), $("save-name").value.trim(), "save-status", "cohort-error");
+  });
+  $("save-search-form").addEventListener("submit", (e) => {
+    e.preventDefault(); saveItem("search", searchParams(), $("save-search-name").value.trim(), "save-search-status", "search-error");
+  });
   $("chart-grain").addEventListener("change", drawDateChart);
   $("mix-form").addEventListener("submit", (e) => { e.preventDefault(); polarityMix($("mix-term").value.trim()); });
   $("audit-form").addEventListener("submit", (e) => { e.preventDefault(); loadAudit(); });

@@ -296,3 +296,25 @@ def test_viewers_get_counts_but_no_ids(server: Server) -> None:
         "name": "counts", "state": {"query": "pneumothorax"}}).json()
     assert saved["patients"] == 0  # no ids kept for a counts-only role
     assert server.call("GET", "/api/lists", role="viewer").status == 403
+
+
+def test_context_means_what_the_cli_means(server: Server) -> None:
+    from clinsearch import Index
+
+    from .conftest import clinsearch
+
+    index = Index.open(server.index)
+    for context in ("historical", "any"):
+        expected = [h.id for h in index.search("pneumonia", "report", 50,
+                                               f"concept:context={context}")]
+        got = server.call("GET", "/api/search", params={
+            "q": "pneumonia", "context": context, "top": 50}).json()
+        assert [h["id"] for h in got["hits"]] == expected  # findings in it also count
+        assert got["asserting"] is None  # no longer the cohort's reading
+    plain = server.call("GET", "/api/search", params={"q": "pneumonia", "top": 50}).json()
+    assert len(plain["hits"]) <= len(got["hits"])
+    cli = clinsearch("search", str(server.index), "pneumonia", "--method", "bm25",
+                     "--context", "historical", check=False)
+    answer = server.call("GET", "/api/search", params={
+        "q": "pneumonia", "method": "bm25", "context": "historical"})
+    assert answer.status == 400 and cli.stderr.strip() == f"error: {answer.json()['detail']}"

@@ -70,9 +70,8 @@ def cohort_reading(snap: Snapshot, query: str, polarity: str, filters: ReportFil
     """The cohort query counting the units that assert a search query: its alternatives
     ("or") each one finding of the lexicon, read with the polarity the query states, under
     the same date, type and section filters; None when the search has no such reading (a
-    word outside the lexicon, several findings in one alternative, another polarity or a
-    context filter)."""
-    if polarity != "query" or filters.context:
+    word outside the lexicon, several findings in one alternative, another polarity)."""
+    if polarity != "query":
         return None
     parts = [p.strip() for p in _OR.split(query) if p.strip()]
     if not parts or any('"' in p for p in parts):

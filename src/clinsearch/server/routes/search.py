@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort import COUNT_LEVELS
+from clinsearch.search.concept.ranking import parse_context
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import parse_method
@@ -47,15 +48,18 @@ def search(
         raise ClinsearchError(f"top must be between 1 and {MAX_TOP} (got {top})")
     searched = expand_bundles(state, user, q)
     filters = ReportFilters(date_from or None, date_to or None, section or None,
-                            report_type or None, context or None)
+                            report_type or None)
     spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
     spec = spec.with_options(**polarity_options(spec.method, polarity),
+                             **context_option(spec.method, context),
                              filters=filters if filters.active else None)
     params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
-              "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
+              "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v} | (
+                  {"context": context} if context else {})
 
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
-        asserting.update(_asserting(snap, searched, polarity, filters))
+        if not context:  # findings in other contexts also count: not the cohort's reading
+            asserting.update(_asserting(snap, searched, polarity, filters))
         # pages reach every asserting unit; the first come from a shallow search
         cap = max(RESULT_CAP, asserting.get(level, -top) + top)
         if not 0 <= offset <= cap - top:
@@ -92,6 +96,16 @@ def search(
     return {"hits": shown, "total": counts["total"], "total_capped": capped,
             "asserting": asserting or None, "searched": searched,
             "offset": offset, "top": top, "generation": generation}
+
+
+def context_option(method: str, context: str | None) -> dict[str, str]:
+    """``context`` as the CLI's ``--context`` takes it: findings in these contexts (family,
+    historical, hypothetical, any) also count, for concept search and hybrid."""
+    if not context:
+        return {}
+    if method not in ("concept", "hybrid"):
+        raise ClinsearchError("--context applies to --method concept or hybrid")
+    return {"context": ",".join(parse_context(context))}
 
 
 def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters

@@ -220,7 +220,7 @@ async function cohort() {
   table.append(el("tbody", {}, ...rows));
   $("cohort-members").replaceChildren(table);
   $("cohort-prev").disabled = data.offset === 0;
-  $("cohort-next").disabled = data.offset + COHORT_PAGE >= data.total;
+  $("cohort-next").disabled = viewer || data.offset + COHORT_PAGE >= data.total;
 }
 
 async function downloadCsv() {

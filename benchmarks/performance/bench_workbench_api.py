@@ -1,13 +1,14 @@
 """Warm latency of the web service's search and workbench endpoints, one client at a time.
 
-Starts ``clinsearch serve --no-auth`` over ``--index`` (code from ``--src``, default this
-checkout's, so two commits can be compared on one machine and index), then sends, over one
-keep-alive connection, ``--rounds`` concept searches at report level (top 10, a new query each
-time: TERM, "no TERM", "right TERM", ...), then ``--rounds`` rounds of a cohort restricted to an
-uploaded list of half the patients, the cohort's chart counts, and a patient timeline (skipped
-when the served code has no id lists). Prints p50 / p95 ms per endpoint.
+Starts ``clinsearch serve --no-auth`` over ``--index`` once per ``--src`` (the code served;
+default this checkout's): two commits are compared on one machine and index, each request sent
+to every server in turn (alternating which goes first), so both see the same load. Sends, over
+one keep-alive connection per server, ``--rounds`` concept searches at report level (top 10, a
+new query each time: TERM, "no TERM", "right TERM", ...), then ``--rounds`` rounds of a cohort
+restricted to an uploaded list of half the patients, the cohort's chart counts, and a patient
+timeline (skipped when the served code has no id lists). Prints p50 / p95 ms per endpoint.
 
-    python benchmarks/performance/bench_workbench_api.py --index iu [--src OTHER/src] [--rounds 200]
+    python benchmarks/performance/bench_workbench_api.py --index iu [--src BASE/src --src src]
 """
 
 from __future__ import annotations
@@ -76,47 +77,63 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, required=True)
-    parser.add_argument("--src", type=Path, default=Path(__file__).resolve().parents[2] / "src")
+    parser.add_argument("--src", type=Path, action="append",
+                        help="code to serve (repeat to compare; default: this checkout's)")
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
+    sources = args.src or [Path(__file__).resolve().parents[2] / "src"]
     with Index.open(args.index) as opened:
         patients = sorted(set(opened.generation.table("reports", ["patient_id"])
                               .column("patient_id").to_pylist()))
     queries = [v.format(t) for v in VARIANTS for t in TERMS]
+    times: dict[tuple[int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        process, port = serve(args.index, args.src, Path(tmp))
+        servers = [serve(args.index, src, Path(tmp) / str(n)) for n, src in enumerate(sources)]
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-            status, _, listed = call(conn, "POST", "/api/lists", {
-                "name": "half", "csv": "\n".join(patients[::2])})
-            list_id = listed.get("id") if status == 200 else None
-            for q in queries[:10]:  # warm-up, not counted
-                call(conn, "GET", "/api/search?" + urllib.parse.urlencode({"q": q}))
-            times: dict[str, list[float]] = {}
-            plans = [[("search concept", "GET", "/api/search?" + urllib.parse.urlencode(
-                {"q": queries[(n + 10) % len(queries)], "method": "concept", "level": "report",
-                 "top": 10}), None)] for n in range(args.rounds)]
-            for n in range(args.rounds if list_id is not None else 0):
-                plans.append([  # the workbench's endpoints, after the searches
-                    ("cohort in a list", "POST", "/api/cohort",
-                     {"query": COHORT, "list_id": list_id, "limit": 20}),
-                    ("charts", "POST", "/api/charts/cohort", {"query": COHORT}),
-                    ("timeline", "GET", f"/api/patients/{patients[n % len(patients)]}"
-                     f"/timeline?query={urllib.parse.quote(COHORT)}", None)])
-            for plan in plans:
-                for name, method, path, body in plan:
-                    status, ms, _ = call(conn, method, path, body)
-                    if status != 200:
-                        raise SystemExit(f"{name}: HTTP {status}")
-                    times.setdefault(name, []).append(ms)
+            conns, list_ids = [], []
+            for _, port in servers:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+                status, _, listed = call(conn, "POST", "/api/lists", {
+                    "name": "half", "csv": "\n".join(patients[::2])})
+                list_ids.append(listed.get("id") if status == 200 else None)
+                for q in queries[:10]:  # warm-up, not counted
+                    call(conn, "GET", "/api/search?" + urllib.parse.urlencode({"q": q}))
+                conns.append(conn)
+            for n in range(2 * args.rounds):  # each request to every server in turn
+                order = range(len(servers)) if n % 2 else reversed(range(len(servers)))
+                for s in order:
+                    for name, method, path, body in plan(n, queries, patients, list_ids[s],
+                                                         args.rounds):
+                        status, ms, _ = call(conns[s], method, path, body)
+                        if status != 200:
+                            raise SystemExit(f"{sources[s]}: {name}: HTTP {status}")
+                        times.setdefault((s, name), []).append(ms)
         finally:
-            process.terminate()
-            process.wait(timeout=60)
-    print(f"code: {args.src}; index: {args.index}; {args.rounds} rounds; load {os.getloadavg()}")
-    print("| endpoint | requests | p50 ms | p95 ms |\n| --- | ---: | ---: | ---: |")
-    for name, values in times.items():
-        print(f"| {name} | {len(values)} | {percentile(values, 0.5):.1f} |"
+            for process, _ in servers:
+                process.terminate()
+                process.wait(timeout=60)
+    print(f"index: {args.index}; {args.rounds} rounds; load at the end {os.getloadavg()}")
+    print("| code | endpoint | requests | p50 ms | p95 ms |\n| --- | --- | ---: | ---: | ---: |")
+    for (s, name), values in times.items():
+        print(f"| {sources[s]} | {name} | {len(values)} | {percentile(values, 0.5):.1f} |"
               f" {percentile(values, 0.95):.1f} |")
+
+
+def plan(n: int, queries: list[str], patients: list[str], list_id: int | None, rounds: int
+         ) -> list[tuple[str, str, str, object]]:
+    """Request ``n``: a concept search in the first ``rounds``, then the workbench's
+    endpoints (none when the served code has no id lists)."""
+    if n < rounds:
+        return [("search concept", "GET", "/api/search?" + urllib.parse.urlencode(
+            {"q": queries[(n + 10) % len(queries)], "method": "concept", "level": "report",
+             "top": 10}), None)]
+    if list_id is None:
+        return []
+    return [("cohort in a list", "POST", "/api/cohort",
+             {"query": COHORT, "list_id": list_id, "limit": 20}),
+            ("charts", "POST", "/api/charts/cohort", {"query": COHORT}),
+            ("timeline", "GET", f"/api/patients/{patients[n % len(patients)]}"
+             f"/timeline?query={urllib.parse.quote(COHORT)}", None)]
 
 
 if __name__ == "__main__":

@@ -44,6 +44,9 @@ CREATE TABLE IF NOT EXISTS saved (
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, state TEXT NOT NULL,
     counts TEXT NOT NULL, time TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS history_owner ON history (owner, id);
+CREATE INDEX IF NOT EXISTS saved_owner ON saved (owner, id);
+CREATE INDEX IF NOT EXISTS id_lists_owner ON id_lists (owner, id);
 """
 
 

@@ -161,7 +161,7 @@ function elementAt(box, offset) {
 function hitStepper(box, ranges) {
   if (!ranges.length) return "";
   let current = -1;
-  const status = el("span", { class: "hit-status", "aria-live": "polite", text: `${ranges.length} hits` });
+  const status = el("span", { class: "hit-status", "aria-live": "polite", text: `${ranges.length} hit${ranges.length > 1 ? "s" : ""} of this finding` });
   const step = (by) => {
     current = (current + by + ranges.length) % ranges.length;
     for (const old of box.querySelectorAll(".current-hit")) old.classList.remove("current-hit");

@@ -219,21 +219,26 @@ def test_search_counts_what_asserts_the_query_and_pages_through_all_of_it(
     pages, offset = [], 0
     while True:
         page = server.call("GET", "/api/search", params={
-            "q": query, "level": "sentence", "top": 100, "offset": offset}).json()
+            "q": query, "level": "sentence", "top": 100, "offset": offset, "exact": 1}).json()
         assert page["asserting"] == dict(cohort.counts(reading)) | {"sentence": len(sentences)}
         pages.extend(h["id"] for h in page["hits"])
         offset += 100
         if offset >= len(sentences):
             break
     assert sentences <= set(pages)  # every asserting sentence is reached by paging
-    report = server.call("GET", "/api/search", params={"q": "pneumothorax", "top": 5}).json()
+    report = server.call("GET", "/api/search", params={"q": "pneumothorax", "top": 5,
+                                                       "exact": 1}).json()
     assert report["asserting"]["report"] == cohort.counts("pneumothorax")["report"]
     dated = server.call("GET", "/api/search", params={
-        "q": "pneumothorax", "date_from": "2021-01-01", "type": "cxr pa/lateral"}).json()
+        "q": "pneumothorax", "date_from": "2021-01-01", "type": "cxr pa/lateral",
+        "exact": 1}).json()
     assert dated["asserting"]["report"] == cohort.counts(
         '("pneumothorax") date:2021-01-01.. type:"cxr pa/lateral"')["report"]
-    unknown = server.call("GET", "/api/search", params={"q": "zebra stripes"}).json()
+    unknown = server.call("GET", "/api/search", params={"q": "zebra stripes",
+                                                        "exact": 1}).json()
     assert unknown["asserting"] is None  # not findings of the lexicon: no exact count
+    plain = server.call("GET", "/api/search", params={"q": "pneumothorax"}).json()
+    assert plain["asserting"] is None  # asked for only: plain searches cost what they did
 
 
 def test_search_marks_hits_against_the_query_and_explains_hybrid(server: Server) -> None:
@@ -260,7 +265,8 @@ def test_search_marks_hits_against_the_query_and_explains_hybrid(server: Server)
 
 def test_search_reads_bundles(server: Server) -> None:
     put_bundle(server, "air leak", ["pneumothorax", "pneumomediastinum"])
-    data = server.call("GET", "/api/search", params={"q": 'bundle:"air leak"'}).json()
+    data = server.call("GET", "/api/search", params={"q": 'bundle:"air leak"',
+                                                     "exact": 1}).json()
     assert data["searched"] == "pneumothorax or pneumomediastinum"
     cohort = Cohort(server.index)
     assert data["asserting"]["report"] == cohort.counts(
@@ -290,7 +296,8 @@ def test_viewers_get_counts_but_no_ids(server: Server) -> None:
                       body={"query": 'bundle:"viewer terms"'}).json()
     assert got["counts"] == Cohort(server.index).counts("pneumothorax")
     assert got["members"] == []
-    search = server.call("GET", "/api/search", role="viewer", params={"q": "pneumothorax"})
+    search = server.call("GET", "/api/search", role="viewer",
+                         params={"q": "pneumothorax", "exact": 1})
     assert search.json()["hits"] == [] and search.json()["asserting"]["report"] > 0
     saved = server.call("POST", "/api/saved", role="viewer", body={
         "name": "counts", "state": {"query": "pneumothorax"}}).json()
@@ -308,7 +315,7 @@ def test_context_means_what_the_cli_means(server: Server) -> None:
         expected = [h.id for h in index.search("pneumonia", "report", 50,
                                                f"concept:context={context}")]
         got = server.call("GET", "/api/search", params={
-            "q": "pneumonia", "context": context, "top": 50}).json()
+            "q": "pneumonia", "context": context, "top": 50, "exact": 1}).json()
         assert [h["id"] for h in got["hits"]] == expected  # findings in it also count
         assert got["asserting"] is None  # no longer the cohort's reading
     plain = server.call("GET", "/api/search", params={"q": "pneumonia", "top": 50}).json()

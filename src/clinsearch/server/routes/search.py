@@ -39,11 +39,13 @@ def search(
     date_from: str | None = None, date_to: str | None = None,
     section: str | None = None,
     report_type: Annotated[str | None, Query(alias="type")] = None,
+    exact: bool = False,
 ) -> dict[str, Any]:
     """``Index.search`` with the CLI's method spec, level, polarity and filters; ``bundle:NAME``
-    stands for the bundle's terms. ``asserting`` holds the exact numbers of patients, visits,
-    reports and sentences that assert the query, as the cohort counts them (None when the
-    query is not findings of the lexicon), and the hits page through at least all of them."""
+    stands for the bundle's terms. With ``exact`` (and on pages beyond RESULT_CAP),
+    ``asserting`` holds the exact numbers of patients, visits, reports and sentences that
+    assert the query, as the cohort counts them (None when the query is not findings of the
+    lexicon), and the hits page through at least all of them."""
     if not 1 <= top <= MAX_TOP:
         raise ClinsearchError(f"top must be between 1 and {MAX_TOP} (got {top})")
     searched = expand_bundles(state, user, q)
@@ -58,7 +60,8 @@ def search(
                   {"context": context} if context else {})
 
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
-        if not context:  # findings in other contexts also count: not the cohort's reading
+        # findings in other contexts also count: not the cohort's reading
+        if (exact or offset + top > RESULT_CAP) and not context:
             asserting.update(_asserting(snap, searched, polarity, filters))
         # pages reach every asserting unit; the first come from a shallow search
         cap = max(RESULT_CAP, asserting.get(level, -top) + top)

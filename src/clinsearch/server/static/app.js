@@ -140,7 +140,9 @@ async function search() {
   showError("search-error", "");
   $("search-status").textContent = "searching…";
   let data;
-  try { data = await api("/api/search?" + searchParams()); }
+  const params = searchParams();
+  params.set("exact", "true");  // the exact numbers asserting the query, as the cohort counts
+  try { data = await api("/api/search?" + params); }
   catch (e) { $("search-status").textContent = ""; $("results").replaceChildren(); showError("search-error", e); return; }
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;

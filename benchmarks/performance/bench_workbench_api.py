@@ -6,7 +6,8 @@ to every server in turn (alternating which goes first), so both see the same loa
 one keep-alive connection per server, ``--rounds`` concept searches at report level (top 10, a
 new query each time: TERM, "no TERM", "right TERM", ...), then ``--rounds`` rounds of a cohort
 restricted to an uploaded list of half the patients, the cohort's chart counts, and a patient
-timeline (skipped when the served code has no id lists). Prints p50 / p95 ms per endpoint.
+timeline (skipped when the served code has no id lists). ``--exact``: the searches ask for the
+exact asserting counts, as the page does. Prints p50 / p95 ms per endpoint.
 
     python benchmarks/performance/bench_workbench_api.py --index iu [--src BASE/src --src src]
 """
@@ -87,6 +88,8 @@ def main() -> None:
     parser.add_argument("--src", type=Path, action="append",
                         help="code to serve (repeat to compare; default: this checkout's)")
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--exact", action="store_true",
+                        help="searches ask for the exact asserting counts, as the page does")
     args = parser.parse_args()
     sources = args.src or [Path(__file__).resolve().parents[2] / "src"]
     with Index.open(args.index) as opened:
@@ -110,7 +113,7 @@ def main() -> None:
                 order = range(len(servers)) if n % 2 else reversed(range(len(servers)))
                 for s in order:
                     for name, method, path, body in plan(n, queries, patients, list_ids[s],
-                                                         args.rounds):
+                                                         args.rounds, args.exact):
                         status, ms, _ = call(conns[s], method, path, body)
                         if status != 200:
                             raise SystemExit(f"{sources[s]}: {name}: HTTP {status}")
@@ -126,14 +129,16 @@ def main() -> None:
               f" {percentile(values, 0.95):.1f} |")
 
 
-def plan(n: int, queries: list[str], patients: list[str], list_id: int | None, rounds: int
-         ) -> list[tuple[str, str, str, object]]:
-    """Request ``n``: a concept search in the first ``rounds``, then the workbench's
-    endpoints (none when the served code has no id lists)."""
+def plan(n: int, queries: list[str], patients: list[str], list_id: int | None, rounds: int,
+         exact: bool) -> list[tuple[str, str, str, object]]:
+    """Request ``n``: a concept search in the first ``rounds`` (asking for the exact counts
+    with ``exact``; code without them ignores it), then the workbench's endpoints (none when
+    the served code has no id lists)."""
     if n < rounds:
-        return [("search concept", "GET", "/api/search?" + urllib.parse.urlencode(
-            {"q": queries[(n + 10) % len(queries)], "method": "concept", "level": "report",
-             "top": 10}), None)]
+        params = {"q": queries[(n + 10) % len(queries)], "method": "concept",
+                  "level": "report", "top": 10} | ({"exact": "true"} if exact else {})
+        name = "search concept" + (", exact" if exact else "")
+        return [(name, "GET", "/api/search?" + urllib.parse.urlencode(params), None)]
     if list_id is None:
         return []
     return [("cohort in a list", "POST", "/api/cohort",

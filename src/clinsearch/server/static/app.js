@@ -156,7 +156,9 @@ async function search() {
   setUrl("search", searchParams());
   $("save-search-form").hidden = !data.asserting;  // a saved search follows what asserts it
   $("prev").disabled = data.offset === 0;
-  $("next").disabled = data.offset + data.top >= data.total;
+  // pages reach every unit asserting the query, beyond the depth searched so far
+  const reach = Math.max(data.total, data.asserting ? data.asserting[level] : 0);
+  $("next").disabled = state.info.user.role === "viewer" || data.offset + data.top >= reach;
 }
 
 function hitCard(hit) {

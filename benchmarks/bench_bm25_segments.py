@@ -30,7 +30,7 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.synthetic import default_source, sentence_pool, synthetic_reports
-from clinsearch.index.index import segment_reports
+from clinsearch.index.index_store import segment_reports
 from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
 
 MARKS_ONLY = {"merge_below_sentences": 0, "max_deleted_fraction": 1.0}

@@ -15,7 +15,7 @@ from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
-from clinsearch.index.index import segment_reports
+from clinsearch.index.index_store import segment_reports
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.index.lexical import GRANULARITIES, ORDER_FILE, LexicalComponent, LexicalSearcher
 

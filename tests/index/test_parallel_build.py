@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-import clinsearch.index.index as index_module
+import clinsearch.index.index_store as index_module
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.finding import Finding

@@ -27,7 +27,7 @@ from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows
 
@@ -130,7 +130,7 @@ class FindingMatcher:
         return cursor
 
 
-def finding_matcher(index: Index) -> FindingMatcher:
+def finding_matcher(index: IndexStore) -> FindingMatcher:
     """The matcher of an index's live generation: over its concept postings (only the postings
     of a spec's concepts are read), or its findings table when it has no ``concepts``
     component."""

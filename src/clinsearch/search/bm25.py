@@ -19,7 +19,7 @@ from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 _MIN_FIRST_FETCH = 64
 
@@ -33,7 +33,7 @@ PARAMS = (
 class BM25Retriever:
     """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's lexical component."""
 
-    def __init__(self, index: Index, *, whole_report: bool = False) -> None:
+    def __init__(self, index: IndexStore, *, whole_report: bool = False) -> None:
         self.store = index.store
         self.lexical: LexicalSearcher = index.component("lexical")
         self.whole_report = whole_report

@@ -21,7 +21,7 @@ from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 _MIN_FIRST_FETCH = 64
 
@@ -35,7 +35,7 @@ PARAMS = (
 class DenseRetriever:
     """Cosine similarity between the query and every sentence embedding of the index."""
 
-    def __init__(self, index: Index, *, model: str | Path | None = None) -> None:
+    def __init__(self, index: IndexStore, *, model: str | Path | None = None) -> None:
         """``model`` must be the model the index was embedded with (default: that one)."""
         self.store = index.store
         self.dense: DenseSearcher = index.component("dense")

@@ -23,7 +23,7 @@ from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
 from clinsearch.search.method_spec import Param
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.search.retriever import Retriever
 
 TIER_ANCHOR = "concept"
@@ -67,7 +67,7 @@ class HybridRetriever:
 
     def __init__(
         self,
-        index: Index,
+        index: IndexStore,
         *,
         make: Callable[..., Retriever],
         methods: str | None = None,
@@ -132,7 +132,7 @@ class HybridRetriever:
         return hits
 
 
-def default_methods(index: Index) -> list[str]:
+def default_methods(index: IndexStore) -> list[str]:
     """bm25, then dense and concept when registered and the index has what they need."""
     from clinsearch.search.registry import METHODS
 

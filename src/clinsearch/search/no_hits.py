@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
-def no_hits_reason(index: Index, query: str) -> str:
+def no_hits_reason(index: IndexStore, query: str) -> str:
     """One or two sentences saying why ``query`` has no hits in ``index``."""
     from clinsearch.index.concept_postings import context_flags
     from clinsearch.search.concept.tools import index_concept_tools

@@ -22,7 +22,7 @@ from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 POLARITY_FILTERS = ("query", "any", "present", "absent")
 
@@ -30,7 +30,7 @@ POLARITY_FILTERS = ("query", "any", "present", "absent")
 class PolarityFilter:
     """Wraps a retriever: only units with the query's concepts at the wanted polarity remain."""
 
-    def __init__(self, index: Index, base: Any, polarity: str) -> None:
+    def __init__(self, index: IndexStore, base: Any, polarity: str) -> None:
         if "findings" not in index.config.components:
             raise ClinsearchError(
                 f"{index.path}: this index has no findings table, needed by --polarity;"

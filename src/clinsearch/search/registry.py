@@ -24,7 +24,7 @@ from clinsearch.search.rerank import DEFAULT_DEPTH, RERANK_INPUTS
 from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 RetrieverFactory = Callable[..., Retriever]
 
@@ -88,7 +88,7 @@ def checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     return {key: params[key].convert(value, name) for key, value in options.items()}
 
 
-def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retriever:
+def make_retriever(index: IndexStore, spec: str | MethodSpec, **options: Any) -> Retriever:
     """The retriever of ``spec`` (a method name or spec) with ``options`` over ``index``.
 
     ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters

@@ -17,7 +17,7 @@ from clinsearch.hit import Hit, Level
 from clinsearch.models.cross_encoder import load_cross_encoder
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 RERANK_INPUTS = ("report", "sentence", "summary")
 DEFAULT_DEPTH = 50
@@ -28,7 +28,7 @@ class Reranker:
 
     def __init__(
         self,
-        index: Index,
+        index: IndexStore,
         base: Any,
         model: str | Path,
         *,
@@ -92,7 +92,7 @@ class Reranker:
         return concept_summaries(self.index, report_ids)
 
 
-def report_texts(index: Index, report_ids: Sequence[str]) -> list[str]:
+def report_texts(index: IndexStore, report_ids: Sequence[str]) -> list[str]:
     """The text of each report, in the order of ``report_ids``."""
     if not report_ids:
         return []

@@ -14,7 +14,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.hit import Hit
-from clinsearch.index.index import Index as IndexStore
+from clinsearch.index.index_store import IndexStore
 from clinsearch.search.method_spec import MethodSpec
 from clinsearch.search.registry import (
     checked_options,

@@ -15,10 +15,10 @@ import pyarrow.compute as pc
 from clinsearch.errors import ClinsearchError
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
-def concept_summaries(index: Index, report_ids: Sequence[str]) -> list[str]:
+def concept_summaries(index: IndexStore, report_ids: Sequence[str]) -> list[str]:
     """The concept summary of each report, in the order of ``report_ids``."""
     if "findings" not in index.config.components:
         raise ClinsearchError(

@@ -21,7 +21,7 @@ from clinsearch.spark.tables import read_rows
 from clinsearch.sql_dialect import SPARK
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ class SparkCohort:
 
     def __init__(self, spark: Any, tools: Any, findings_table: Any, *, reports_table: Any = None,
                  sentences_table: Any = None, options: PolarityOptions = DEFAULT_POLARITY,
-                 index: Index | None = None) -> None:
+                 index: IndexStore | None = None) -> None:
         """``tools``: the concept tools (lexicon, hierarchy, parser) that resolve terms;
         ``index``: the open index whose files the tables are (kept open until ``close``)."""
         if (reports_table is None) != (sentences_table is None):
@@ -152,11 +152,11 @@ def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path |
                  options: PolarityOptions = DEFAULT_POLARITY) -> SparkCohort:
     """A ``SparkCohort`` over an index directory's live generation (its three tables), holding
     that generation until it is closed."""
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.search.cohort import cohort_tables
     from clinsearch.search.concept.tools import index_concept_tools
 
-    index = Index.open(index_path)
+    index = IndexStore.open(index_path)
     try:
         reports, sentences, findings = cohort_tables(index)
         read = partial(read_rows, spark)

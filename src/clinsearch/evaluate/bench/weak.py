@@ -25,7 +25,7 @@ from clinsearch.trec import Qrels
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 FINDING_TYPES = ("finding", "disease")
 POLARITY_KIND = {"present": "positive", "absent": "negative"}
@@ -119,7 +119,7 @@ def annotate_unique(annotator: Annotator, texts: Sequence[str]) -> list[list[Fin
 
 
 def index_sentence_findings(
-    index: Index, annotator: Annotator
+    index: IndexStore, annotator: Annotator
 ) -> Iterator[tuple[str, list[Finding]]]:
     """``(sentence id, findings)`` for every sentence of ``index``, found by ``annotator``."""
     store = index.store

@@ -29,13 +29,13 @@ from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 
 if TYPE_CHECKING:
     from clinsearch.duck import ParquetRows
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
            "members_csv_rows", "parse", "write_members_csv"]
 
 
-def cohort_tables(index: Index) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
+def cohort_tables(index: IndexStore) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
     """The reports, sentences and findings tables of an index's live generation, deleted
     reports left out (an index without findings is an error)."""
     from clinsearch.errors import ClinsearchError
@@ -50,15 +50,16 @@ def cohort_tables(index: Index) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path | Index, options: PolarityOptions = DEFAULT_POLARITY,
+    def __init__(self, index_path: str | Path | IndexStore,
+                 options: PolarityOptions = DEFAULT_POLARITY,
                  term_model: str | Path | None = None) -> None:
-        """``index_path``: an index directory or an open Index (its generation is used);
+        """``index_path``: an index directory or an open IndexStore (its generation is used);
         ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
-        from clinsearch.index import Index
+        from clinsearch.index import IndexStore
         from clinsearch.search.cohort.resolve import term_resolver
         from clinsearch.search.concept.tools import index_concept_tools
 
-        index = index_path if isinstance(index_path, Index) else Index.open(index_path)
+        index = index_path if isinstance(index_path, IndexStore) else IndexStore.open(index_path)
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools

@@ -33,7 +33,7 @@ from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
 if TYPE_CHECKING:
     import duckdb
 
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.index.store import Column
 
 
@@ -61,7 +61,7 @@ class StoredRows:
     holding the rows asked for), phrases by DuckDB over its sentences files (deleted reports
     left out), the phrase a bound parameter."""
 
-    def __init__(self, index: Index) -> None:
+    def __init__(self, index: IndexStore) -> None:
         self.store, self.generation = index.store, index.generation
         store = self.store
         self._columns: dict[str, dict[str, Column]] = {
@@ -202,7 +202,7 @@ class CohortCorpus:
         return out
 
     @classmethod
-    def from_index(cls, index: Index) -> CohortCorpus:
+    def from_index(cls, index: IndexStore) -> CohortCorpus:
         """Load an index's live generation: its key columns, its filter columns as dictionary
         codes and its findings service (ids and texts stay on disk until shown)."""
         gen = index.generation

@@ -34,7 +34,7 @@ from clinsearch.search.method_spec import Param
 from clinsearch.search.query_parser import ParsedQuery
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
 
@@ -54,7 +54,7 @@ PARAMS = (
 class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
-    def __init__(self, index: Index, *, include_uncertain: bool = False,
+    def __init__(self, index: IndexStore, *, include_uncertain: bool = False,
                  polarity: str = "query", term_model: str | Path | None = None,
                  context: str | None = None) -> None:
         """``term_model``: the term encoder folder (default: the index's, else MiniLM);

@@ -25,7 +25,7 @@ from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 TERM_MODEL = "term model"  # how errors name the folder
 TERM_MODEL_OPTION = "term_model"  # key in the ``concepts`` component's index options
@@ -62,7 +62,7 @@ def concept_tools(lexicon_path: str | None = None, term_model: str | None = None
     return ConceptTools(lexicon, hierarchy, QueryParser(annotator, encoder), lexicon_path)
 
 
-def index_concept_tools(index: Index, term_model: str | Path | None = None) -> ConceptTools:
+def index_concept_tools(index: IndexStore, term_model: str | Path | None = None) -> ConceptTools:
     """The tools for ``index``: its lexicon, and ``term_model`` or else the one it records.
 
     The folder is checked on every call (a few file checks), not only when first loaded.
@@ -80,14 +80,14 @@ def index_concept_tools(index: Index, term_model: str | Path | None = None) -> C
     return concept_tools(index_lexicon_path(index), folder)
 
 
-def index_lexicon_path(index: Index) -> str | None:
+def index_lexicon_path(index: IndexStore) -> str | None:
     """The lexicon the index's findings were extracted with (None: the shipped one)."""
     options: Any = index.config.options.get("findings", {})
     path = options.get("lexicon")
     return str(path) if path else None
 
 
-def index_term_model(index: Index) -> str | None:
+def index_term_model(index: IndexStore) -> str | None:
     """The term model folder recorded in the index config (None: MiniLM)."""
     options: Any = index.config.options.get("concepts", {})
     path = options.get(TERM_MODEL_OPTION)

@@ -1,4 +1,4 @@
-"""The ``Index`` store: build, open, add to and delete from an index directory, transactionally.
+"""``IndexStore``: build, open, add to and delete from an index directory, transactionally.
 
 Searching is the next stage's job (``clinsearch.search.session``); ``clinsearch.Index`` is this
 store with a search session attached.
@@ -58,10 +58,10 @@ if TYPE_CHECKING:
 _BATCH = 512
 
 
-class Index:
+class IndexStore:
     """A clinsearch index directory, opened at its live generation.
 
-    An open Index keeps reading the generation it opened (a snapshot: it holds a lease, so no
+    An open IndexStore keeps reading the generation it opened (a snapshot: it holds a lease, so no
     writer removes that generation) until ``close`` or ``reopen``; ``add`` and ``delete`` move
     it to the new generation they write. Use it as a context manager to close it.
     """
@@ -78,7 +78,7 @@ class Index:
     def __repr__(self) -> str:
         counts = self.manifest.counts
         return (
-            f"Index({str(self.path)!r}, generation={self.manifest.generation},"
+            f"{type(self).__name__}({str(self.path)!r}, generation={self.manifest.generation},"
             f" reports={counts.reports}, sentences={counts.sentences})"
         )
 
@@ -90,7 +90,7 @@ class Index:
         config: IndexConfig | None = None,
         progress: bool = True,
         workers: int = 1,
-    ) -> Index:
+    ) -> IndexStore:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace).
 
         Reports stream through in batches: segmentation and finding extraction run on
@@ -105,7 +105,7 @@ class Index:
     def build_from_parts(
         cls, parts: Parts, path: str | Path, config: IndexConfig | None = None,
         progress: bool = True,
-    ) -> Index:
+    ) -> IndexStore:
         """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
         segment per part, the same rows ``build`` writes for the same reports in the same order."""
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
@@ -113,7 +113,7 @@ class Index:
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str | Path) -> Index:
+    def open(cls, path: str | Path) -> IndexStore:
         """Open the live generation of the index at ``path`` (read-only access is enough)."""
         root = Path(path)
         lease = lease_current(root)
@@ -131,14 +131,14 @@ class Index:
             self._lease.release()
             self._lease = None
 
-    def reopen(self) -> Index:
+    def reopen(self) -> IndexStore:
         """Move to the live generation (seeing other processes' commits); returns self."""
-        fresh = Index.open(self.path)
+        fresh = IndexStore.open(self.path)
         self.close()
         self.generation, self.manifest, self._lease = fresh.generation, fresh.manifest, fresh._lease
         return self
 
-    def __enter__(self) -> Index:
+    def __enter__(self) -> IndexStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -438,7 +438,7 @@ class _PartSource:
 
 
 def _commit_new(
-    root: Path, index: Index | None, config: IndexConfig, source: _Source, progress: bool
+    root: Path, index: IndexStore | None, config: IndexConfig, source: _Source, progress: bool
 ) -> int:
     """Commit a generation of ``index``'s segments (none for a build) plus ``source``'s reports
     as new segments; returns how many reports were added. ``index`` is closed before the

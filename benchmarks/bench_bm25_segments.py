@@ -30,7 +30,7 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.synthetic import default_source, sentence_pool, synthetic_reports
-from clinsearch.index.index_store import segment_reports
+from clinsearch.index.index_store import split_into_sentences
 from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
 
 MARKS_ONLY = {"merge_below_sentences": 0, "max_deleted_fraction": 1.0}
@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     source, fmt = default_source()
     pool = sentence_pool(read_reports(source, fmt, skip_bad=True))
-    reports = segment_reports(list(synthetic_reports(pool, args.reports, seed=args.seed)))
+    reports = split_into_sentences(list(synthetic_reports(pool, args.reports, seed=args.seed)))
     queries = _queries(reports, args.seed)
     result: dict = {"reports": len(reports), "sentences": sum(len(r.sentences) for r in reports),
                     "queries": len(queries), "cores": os.cpu_count(), "load_before": _uptime()}

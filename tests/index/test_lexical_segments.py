@@ -15,7 +15,7 @@ from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
-from clinsearch.index.index_store import segment_reports
+from clinsearch.index.index_store import split_into_sentences
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.index.lexical import GRANULARITIES, ORDER_FILE, LexicalComponent, LexicalSearcher
 
@@ -29,7 +29,7 @@ UNIQUE = "Zanzibarite nodule in the left apex."  # "zanzibarit" is in no other r
 def sample() -> list[SegmentedReport]:
     """120 reports recombined from the bundled sample's sentences (many exact BM25 ties)."""
     pool = sentence_pool(read_reports(sample_reports_path(), SAMPLE_FORMAT))
-    return segment_reports(list(synthetic_reports(pool, 120, seed=11)))
+    return split_into_sentences(list(synthetic_reports(pool, 120, seed=11)))
 
 
 @pytest.fixture(scope="module")

@@ -180,7 +180,7 @@ def test_checksums_detect_a_flipped_byte_in_a_segment_file(
     tmp_path: Path, sample: list[Report]
 ) -> None:
     root = tmp_path / "idx"
-    config = IndexConfig(segment_reports=20)
+    config = IndexConfig(max_segment_reports=20)
     with Index.build(sample[:30], root, config, progress=False) as index:
         assert [s.reports for s in index.generation.segments] == [20, 10]
         target = index.generation.path / "segments" / "s000002" / "findings.parquet"
@@ -192,10 +192,10 @@ def test_checksums_detect_a_flipped_byte_in_a_segment_file(
     assert any("s000002/findings.parquet: checksum mismatch" in p for p in problems), problems
 
 
-def test_optimize_keeps_segments_within_segment_reports(
+def test_optimize_keeps_segments_within_max_segment_reports(
     tmp_path: Path, sample: list[Report]
 ) -> None:
-    index = Index.build(sample[:25], tmp_path / "idx", IndexConfig(segment_reports=20),
+    index = Index.build(sample[:25], tmp_path / "idx", IndexConfig(max_segment_reports=20),
                         progress=False)
     index.add(sample[25:35], progress=False)
     index.add(sample[35:], progress=False)

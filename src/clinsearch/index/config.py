@@ -26,7 +26,7 @@ COMPONENTS: dict[str, ComponentFactory] = {
     "findings": FindingsComponent,
 }
 DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
-SEGMENT_REPORTS = 100_000
+MAX_SEGMENT_REPORTS = 100_000
 MERGE_FACTOR = 10
 # Options that name a file or folder outside the index (checked by clinsearch.trust).
 PATH_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -42,12 +42,14 @@ class IndexConfig:
 
     components: tuple[str, ...] = DEFAULT_COMPONENTS
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    segment_reports: int = SEGMENT_REPORTS  # most reports a build writes into one segment
+    max_segment_reports: int = MAX_SEGMENT_REPORTS  # most reports a build writes into one segment
     merge_factor: int = MERGE_FACTOR  # this many segments of one size tier are merged
 
     def __post_init__(self) -> None:
-        if self.segment_reports < 1 or self.merge_factor < 2:
-            raise ClinsearchError("segment_reports must be at least 1 and merge_factor at least 2")
+        if self.max_segment_reports < 1 or self.merge_factor < 2:
+            raise ClinsearchError(
+                "max_segment_reports must be at least 1 and merge_factor at least 2"
+            )
         unknown = [name for name in (*self.components, *self.options) if name not in COMPONENTS]
         if unknown:
             raise ClinsearchError(
@@ -86,7 +88,7 @@ class IndexConfig:
         return {
             "components": list(self.components),
             "options": {k: dict(v) for k, v in self.options.items()},
-            "segments": {"reports": self.segment_reports, "merge_factor": self.merge_factor},
+            "segments": {"reports": self.max_segment_reports, "merge_factor": self.merge_factor},
         }
 
     @classmethod
@@ -94,5 +96,5 @@ class IndexConfig:
         """Read back what ``to_dict`` wrote."""
         segments = data.get("segments", {})
         return cls(components=tuple(data["components"]), options=dict(data.get("options", {})),
-                   segment_reports=int(segments.get("reports", SEGMENT_REPORTS)),
+                   max_segment_reports=int(segments.get("reports", MAX_SEGMENT_REPORTS)),
                    merge_factor=int(segments.get("merge_factor", MERGE_FACTOR)))

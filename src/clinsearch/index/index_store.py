@@ -95,7 +95,7 @@ class IndexStore:
 
         Reports stream through in batches: segmentation and finding extraction run on
         ``workers`` processes, and the index is written in segments of at most
-        ``config.segment_reports`` reports, so memory does not grow with the number of reports.
+        ``config.max_segment_reports`` reports, so memory does not grow with the number of reports.
         """
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         _commit_new(Path(path), None, config, _ReportSource(reports, progress, workers), progress)
@@ -224,11 +224,11 @@ class IndexStore:
         return len(ids)
 
     def optimize(self) -> int:
-        """Merge the segments into as few as ``config.segment_reports`` allows, without the
+        """Merge the segments into as few as ``config.max_segment_reports`` allows, without the
         reports marked deleted (their data is gone once readers of older generations close);
         returns how many segments were merged (0 when there was nothing to merge or erase).
 
-        Merged segments hold at most ``segment_reports`` reports, as a build writes them, so
+        Merged segments hold at most ``max_segment_reports`` reports, as a build writes them, so
         that a merge's memory (per-segment tables and postings) stays that of a build's."""
         self._ensure_live()
         deleted = self.generation.deleted_keys()
@@ -330,7 +330,7 @@ def _segmented(
     if not _raw_reports(first):
         workers = Workers(1)  # already segmented (as a rule the whole input is): no workers
     batches = chain([first], iter(lambda: list(islice(stream, _BATCH)), []))
-    for batch, done in workers.map(segment_reports, batches, send=_raw_reports):
+    for batch, done in workers.map(split_into_sentences, batches, send=_raw_reports):
         segmented = iter(done)
         yield from (next(segmented) if isinstance(item, Report) else item for item in batch)
 
@@ -340,8 +340,8 @@ def _raw_reports(batch: list[Report | SegmentedReport]) -> list[Report]:
     return [item for item in batch if isinstance(item, Report)]
 
 
-def segment_reports(reports: list[Report]) -> list[SegmentedReport]:
-    """Segment reports (runs in a worker process when there are several)."""
+def split_into_sentences(reports: list[Report]) -> list[SegmentedReport]:
+    """Split reports into sentences (in a worker process when there are several)."""
     if not reports:
         return []
     return list(_segmenter().segment_many(reports))
@@ -454,7 +454,7 @@ def _commit_new(
         if prev is not None:
             _link_segments(prev, gen, kept)
             _link_marks(prev, gen)
-        new = source.write(gen, _next_segment(prev), config.segment_reports, taken)
+        new = source.write(gen, _next_segment(prev), config.max_segment_reports, taken)
         del taken  # the build's largest structure besides the segments: not needed further
         if not new:
             raise ClinsearchError("no reports to index" if prev is None else "no reports to add")
@@ -506,8 +506,8 @@ def _write_component(
 def merge_plan(segments: Sequence[Segment], config: IndexConfig) -> list[list[Segment]]:
     """The size-tiered merge policy: runs of at least ``config.merge_factor`` consecutive
     segments in the same size tier (tiers by powers of the factor) are merged, as far as the
-    merged segment stays within ``config.segment_reports`` reports."""
-    factor, limit = config.merge_factor, config.segment_reports
+    merged segment stays within ``config.max_segment_reports`` reports."""
+    factor, limit = config.merge_factor, config.max_segment_reports
     groups: list[list[Segment]] = []
     run: list[Segment] = []
     for segment in (*segments, None):
@@ -527,7 +527,7 @@ def compaction_plan(
 ) -> list[list[Segment]]:
     """The groups an ``optimize`` (or a purge) merges: consecutive segments packed while their
     live reports (rows less those of the ``dropped`` keys, sorted) fit in
-    ``config.segment_reports``; a group is merged when it has several segments or rows to
+    ``config.max_segment_reports``; a group is merged when it has several segments or rows to
     drop (a lone segment without deleted rows is kept as it is)."""
     groups: list[list[Segment]] = []
     group: list[Segment] = []
@@ -537,7 +537,7 @@ def compaction_plan(
             first, stop = np.searchsorted(dropped, [segment.first_key, segment.last_key + 1])
             gone = int(stop - first)  # a dropped key may have no rows left (a merge took them)
             reports = max(0, segment.reports - gone)
-        if group and (segment is None or live + reports > config.segment_reports):
+        if group and (segment is None or live + reports > config.max_segment_reports):
             if len(group) > 1 or drops:
                 groups.append(group)
             group, live, drops = [], 0, 0

@@ -163,10 +163,10 @@ def _top10(index: Index, queries: list[str]) -> list[Top]:
     for granularity in GRANULARITIES:
         for query in queries:
             ranked = lexical.search(granularity, lexical.terms(query), 10)
-            rows = index.store.report_rows(ranked.report_keys).tolist()
+            rows = index.lookup.report_rows(ranked.report_keys).tolist()
             indexes = (ranked.sentence_indexes.tolist() if ranked.sentence_indexes is not None
                        else [-1] * len(rows))
-            found.append([(index.store.report_ids[row], i, s) for row, i, s in
+            found.append([(index.lookup.report_ids[row], i, s) for row, i, s in
                           zip(rows, indexes, ranked.scores.tolist(), strict=True)])
     return found
 

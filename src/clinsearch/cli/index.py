@@ -454,7 +454,7 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 raise InputError("expected a JSON string", file=path, line=number, field="id")
         ids.append(report_id)
         lines.append(number)
-    rows = index.store.report_ids.rows_of(ids).tolist()
+    rows = index.lookup.report_ids.rows_of(ids).tolist()
     for report_id, number, row in zip(ids, lines, rows, strict=True):
         if row < 0:
             raise InputError(

@@ -379,7 +379,7 @@ class FindingsTable:
 
     def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
         """Which sentences hold a matching finding, from this table (numbered by
-        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``;
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``RowLookup.sentence_rows``;
         ``finding_match.finding_matcher`` prefers an index's concept postings). Reads integer
         keys and dictionary codes; modifiers only when a term needs them."""
         return FindingMatcher(TableFindings(

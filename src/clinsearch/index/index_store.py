@@ -43,7 +43,7 @@ from clinsearch.index.integrity import file_digests
 from clinsearch.index.links import link_file, link_tree
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.parts import Parts
-from clinsearch.index.store import Store
+from clinsearch.index.row_lookup import RowLookup
 from clinsearch.index.tables import SegmentWriter, count, merge_segments
 from clinsearch.index.taken_ids import TakenIds
 from clinsearch.parallel import Workers
@@ -150,10 +150,10 @@ class IndexStore:
         return self.manifest.config
 
     @cached_property
-    def store(self) -> Store:
+    def lookup(self) -> RowLookup:
         """Ids, groups and sentence texts of the live generation, loaded on first use."""
         with self._replaced_as_error():
-            return Store(self.generation)
+            return RowLookup(self.generation)
 
     def component(self, name: str) -> Any:
         """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
@@ -243,8 +243,8 @@ class IndexStore:
         from clinsearch.index.report_view import read_report_view
 
         with self._replaced_as_error():
-            row = int(self.store.report_ids.rows_of([report_id])[0])
-            key = None if row < 0 else int(self.store.report_keys[row])
+            row = int(self.lookup.report_ids.rows_of([report_id])[0])
+            key = None if row < 0 else int(self.lookup.report_keys[row])
             return read_report_view(self.generation, report_id, key)
 
     def level_size(self, level: Level) -> int:
@@ -317,7 +317,7 @@ class IndexStore:
     def _drop_readers(self) -> None:
         """Forget the readers loaded from the current generation."""
         self._components.clear()
-        self.__dict__.pop("store", None)
+        self.__dict__.pop("lookup", None)
 
 
 def _segmented(
@@ -485,7 +485,7 @@ def _added(gen: Generation, new: Sequence[Segment]) -> Change:
 
 
 def _live_keys(gen: Generation) -> dict[str, int]:
-    """The key of each live report of ``gen``, by id (two columns read, not the whole Store)."""
+    """The key of each live report of ``gen``, by id (two columns read, not a whole RowLookup)."""
     table = gen.table("reports", ["id", "key"])
     return dict(zip(table.column("id").to_pylist(), table.column("key").to_pylist(),
                     strict=True))

@@ -34,7 +34,7 @@ class BM25Retriever:
     """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's lexical component."""
 
     def __init__(self, index: IndexStore, *, whole_report: bool = False) -> None:
-        self.store = index.store
+        self.lookup = index.lookup
         self.lexical: LexicalSearcher = index.component("lexical")
         self.whole_report = whole_report
 
@@ -45,18 +45,18 @@ class BM25Retriever:
         first = top if level == unit else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
             partial(self._fetch, unit, terms),
-            partial(self.store.groups, level, unit),
+            partial(self.lookup.groups, level, unit),
             top,
             first,
         )
         sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
         matches = [
             self.lexical.matches(text, terms)
-            for text in self.store.sentence_texts.take(sentence_rows)
+            for text in self.lookup.sentence_texts.take(sentence_rows)
         ]
         explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
         return make_hits(
-            self.store,
+            self.lookup,
             level,
             best.scores,
             sentence_rows,
@@ -69,26 +69,26 @@ class BM25Retriever:
         return [self.search(query, level, top) for query in queries]
 
     def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
-        """The ``limit`` best sentences or reports, as store rows."""
+        """The ``limit`` best sentences or reports, as row lookup rows."""
         if unit == "sentence":
             ranked = self.lexical.search("sentences", terms, limit)
-            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         else:
             ranked = self.lexical.search("reports", terms, limit)
-            rows = self.store.report_rows(ranked.report_keys)
+            rows = self.lookup.report_rows(ranked.report_keys)
         return Scored(ranked.scores, rows, ranked.exhausted)
 
     def _best_sentences(self, terms: list[str], report_rows: np.ndarray) -> np.ndarray:
         """Each report's best BM25 sentence for ``terms`` (its first sentence if none matches)."""
-        best = self.store.first_sentence_row[report_rows].copy()
+        best = self.lookup.first_sentence_row[report_rows].copy()
         if len(report_rows) == 0:
             return best
-        keys = self.store.report_keys[report_rows]
-        limit = int(np.sum(self.store.sentence_counts(report_rows)))
+        keys = self.lookup.report_keys[report_rows]
+        limit = int(np.sum(self.lookup.sentence_counts(report_rows)))
         ranked = self.lexical.search("sentences", terms, limit, within_reports=keys.tolist())
         seen: set[int] = set()
         position = {int(key): i for i, key in enumerate(keys.tolist())}
-        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         for key, row in zip(ranked.report_keys.tolist(), rows.tolist(), strict=True):
             if key not in seen:
                 seen.add(key)

@@ -37,7 +37,7 @@ class DenseRetriever:
 
     def __init__(self, index: IndexStore, *, model: str | Path | None = None) -> None:
         """``model`` must be the model the index was embedded with (default: that one)."""
-        self.store = index.store
+        self.lookup = index.lookup
         self.dense: DenseSearcher = index.component("dense")
         self.encoder: SentenceEncoder = load_encoder(model or self.dense.meta.model_path)
         check_same_model(self.dense.meta, self.encoder)
@@ -56,13 +56,13 @@ class DenseRetriever:
         first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
             partial(self._fetch, self.dense.scorer(vector)),
-            partial(self.store.groups, level, "sentence"),
+            partial(self.lookup.groups, level, "sentence"),
             top,
             first,
         )
         explanation = {"method": "dense", "scored": "sentence", "model": str(self.encoder.path)}
         return make_hits(
-            self.store,
+            self.lookup,
             level,
             best.scores,
             best.rows,
@@ -71,7 +71,7 @@ class DenseRetriever:
         )
 
     def _fetch(self, scorer: object, limit: int) -> Scored:
-        """The ``limit`` best sentences, as store rows."""
+        """The ``limit`` best sentences, as row lookup rows."""
         ranked: SentenceScores = scorer(limit)  # type: ignore[operator]
-        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         return Scored(ranked.scores, rows, ranked.exhausted)

@@ -281,7 +281,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         needs_text(user)
 
         def run(snap: Snapshot) -> tuple[Any, str]:
-            if snap.index.store.report_ids.rows_of([report_id])[0] < 0:
+            if snap.index.lookup.report_ids.rows_of([report_id])[0] < 0:
                 raise HTTPException(404, f"report {report_id!r} is not in the index")
             return snap.index.report(report_id), snap.generation
 

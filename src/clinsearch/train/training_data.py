@@ -39,8 +39,8 @@ def labels_from_index(
 
 def sentence_texts(index: IndexStore) -> dict[str, str]:
     """Every sentence's text by id."""
-    store = index.store
-    return dict(zip(store.sentence_ids, store.sentence_texts, strict=True))
+    lookup = index.lookup
+    return dict(zip(lookup.sentence_ids, lookup.sentence_texts, strict=True))
 
 
 def training_data(

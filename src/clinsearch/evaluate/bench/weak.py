@@ -122,9 +122,9 @@ def index_sentence_findings(
     index: IndexStore, annotator: Annotator
 ) -> Iterator[tuple[str, list[Finding]]]:
     """``(sentence id, findings)`` for every sentence of ``index``, found by ``annotator``."""
-    store = index.store
+    lookup = index.lookup
     yield from zip(
-        store.sentence_ids, annotate_unique(annotator, store.sentence_texts), strict=True
+        lookup.sentence_ids, annotate_unique(annotator, lookup.sentence_texts), strict=True
     )
 
 

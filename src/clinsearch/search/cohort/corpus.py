@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from clinsearch.index import IndexStore
-    from clinsearch.index.store import Column
+    from clinsearch.index.row_lookup import Column
 
 
 FilterColumn = Literal["type", "date", "section"]
@@ -57,17 +57,17 @@ class RowValues(Protocol):
 
 
 class StoredRows:
-    """``RowValues`` of an index generation: ids and texts from its store (the row groups
+    """``RowValues`` of an index generation: ids and texts from its row lookup (the row groups
     holding the rows asked for), phrases by DuckDB over its sentences files (deleted reports
     left out), the phrase a bound parameter."""
 
     def __init__(self, index: IndexStore) -> None:
-        self.store, self.generation = index.store, index.generation
-        store = self.store
+        self.lookup, self.generation = index.lookup, index.generation
+        lookup = self.lookup
         self._columns: dict[str, dict[str, Column]] = {
-            "reports": {"id": store.report_ids, "patient_id": store.patient_ids,
-                        "visit_id": store.visit_ids},
-            "sentences": {"id": store.sentence_ids, "text": store.sentence_texts},
+            "reports": {"id": lookup.report_ids, "patient_id": lookup.patient_ids,
+                        "visit_id": lookup.visit_ids},
+            "sentences": {"id": lookup.sentence_ids, "text": lookup.sentence_texts},
         }
         self._local = threading.local()
 
@@ -83,7 +83,7 @@ class StoredRows:
             cursor = self._local.cursor = connect({"sentences": self.generation.rows("sentences")})
         got = cursor.execute('SELECT report_key, "index" FROM sentences'
                              " WHERE contains(lower(text), ?)", [phrase.lower()]).fetchnumpy()
-        return self.store.sentence_rows(np.asarray(got["report_key"], np.int64),
+        return self.lookup.sentence_rows(np.asarray(got["report_key"], np.int64),
                                         np.asarray(got["index"], np.int64))
 
 
@@ -211,7 +211,7 @@ class CohortCorpus:
             table = "sentences" if name == "section" else "reports"
             return gen.table(table, [name], dictionary=[name]).column(name)
 
-        return cls(index.store.units, column, StoredRows(index), finding_matcher(index))
+        return cls(index.lookup.units, column, StoredRows(index), finding_matcher(index))
 
     @classmethod
     def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:

@@ -59,7 +59,7 @@ class ConceptRetriever:
                  context: str | None = None) -> None:
         """``term_model``: the term encoder folder (default: the index's, else MiniLM);
         ``context``: context flags also admitted, e.g. "historical,family" or "any"."""
-        self.store = index.store
+        self.lookup = index.lookup
         tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
@@ -78,19 +78,19 @@ class ConceptRetriever:
 
         def fetch(n: int) -> Scored:
             codes, scores = ranking.top(n)
-            return Scored(scores, self.store.sentence_rows(*sentence_parts(codes)),
+            return Scored(scores, self.lookup.sentence_rows(*sentence_parts(codes)),
                           n >= len(ranking))
 
         best = top_groups(
             fetch,
-            partial(self.store.groups, level, "sentence"),
+            partial(self.lookup.groups, level, "sentence"),
             top,
         )
-        codes = sentence_codes(*self.store.sentence_keys(best.rows))
+        codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
         parts = [ranking.parts(code) for code in codes.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
-            self.store, level, best.scores, best.rows,
+            self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
             [self._explain(parsed, int(row), p, m)
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
@@ -120,8 +120,8 @@ class ConceptRetriever:
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
         """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
         idx = self.ranker.index
-        text = self.store.sentence_texts[row]
-        base = int(self.store.sentence_starts[row])
+        text = self.lookup.sentence_texts[row]
+        base = int(self.lookup.sentence_starts[row])
         out = []
         for part in parts:
             out += [(s - base, e - base, what or part.query.name)
@@ -133,7 +133,7 @@ class ConceptRetriever:
                  marks: list[tuple[int, int, str]]) -> dict[str, Any]:
         """Which query parts the sentence matched, and the sentence with them marked."""
         idx = self.ranker.index
-        text = self.store.sentence_texts[row]
+        text = self.lookup.sentence_texts[row]
         matched, names = [], []
         mapped = {c: m.phrase for m in parsed.mappings if m.used
                   for c in parsed.approximate}

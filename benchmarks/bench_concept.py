@@ -32,7 +32,7 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.resolve import term_resolver
 from clinsearch.search.concept.tools import concept_tools
@@ -268,7 +268,7 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
     total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
     tools = concept_tools(None)
     tables = [con.sql(f"FROM {name}").to_arrow_table() for name in ("reports", "sentences")]
-    corpus = CohortCorpus.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
+    corpus = CohortArrays.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
     engine = CohortEngine(corpus, lambda q: term_resolver(q, tools.parser, tools.hierarchy))
     t_load = time.perf_counter() - t
     rows = []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.index.finding_match import FindingSpec
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
 from clinsearch.search.cohort.syntax import (
     UNITS,
@@ -57,7 +57,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine(CohortCorpus.from_arrow(*corpus.arrow()), lambda _query: resolve)
+    return CohortEngine(CohortArrays.from_arrow(*corpus.arrow()), lambda _query: resolve)
 
 
 class Brute:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.sql import SOURCES, SQLCompiler, cohort_views
 from clinsearch.search.cohort.syntax import UNITS, fold, parse
@@ -22,7 +22,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine(CohortCorpus.from_arrow(*corpus.arrow()), lambda _query: resolve)
+    return CohortEngine(CohortArrays.from_arrow(*corpus.arrow()), lambda _query: resolve)
 
 
 @pytest.fixture(scope="module")

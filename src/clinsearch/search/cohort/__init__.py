@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import (
     COUNT_LEVELS,
     ID_COLUMNS,
@@ -64,7 +64,7 @@ class Cohort:
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         self.engine = CohortEngine(
-            CohortCorpus.from_index(index),
+            CohortArrays.from_index(index),
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 
@@ -79,7 +79,7 @@ class Cohort:
     def warnings(self, query: str) -> list[str]:
         """Why filters of ``query`` may silently select nothing (values that exist, undated
         reports), so that a zero count is never a surprise."""
-        return self.engine.corpus.filter_warnings(filters_of(parse(query)))
+        return self.engine.arrays.filter_warnings(filters_of(parse(query)))
 
 
 def filters_of(node: Node) -> list[Filter]:

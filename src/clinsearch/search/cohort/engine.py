@@ -1,4 +1,4 @@
-"""Run cohort queries over a loaded corpus: exact counts, member ids, evidence, CSV export."""
+"""Run cohort queries over loaded cohort arrays: exact counts, member ids, evidence, CSV export."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.exports import csv_cell, open_export
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver
 from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
@@ -34,16 +34,16 @@ class Member:
 
 
 class CohortEngine:
-    """Parses and evaluates cohort queries against one loaded corpus."""
+    """Parses and evaluates cohort queries against one index's cohort arrays."""
 
-    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor) -> None:
-        self.corpus = corpus
+    def __init__(self, arrays: CohortArrays, resolver_for: ResolverFor) -> None:
+        self.arrays = arrays
         self._resolver_for = resolver_for
 
     def _prepare(self, query: str) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
         tree = parse(query)
-        return Evaluator(self.corpus, self._resolver_for(query)), tree
+        return Evaluator(self.arrays, self._resolver_for(query)), tree
 
     def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:
@@ -72,7 +72,7 @@ class CohortEngine:
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
         evidenced = [k for k in units.tolist() if k in best]
-        shown = dict(zip(evidenced, self.corpus.shown_sentences(
+        shown = dict(zip(evidenced, self.arrays.shown_sentences(
             np.array([best[k][0] for k in evidenced], dtype=np.int64)), strict=True))
         out = []
         for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
@@ -87,7 +87,7 @@ class CohortEngine:
     def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Unit,
                        mask: np.ndarray) -> dict[int, tuple[int, str]]:
         """Per matching unit: its earliest evidence sentence and the term it matched."""
-        c = self.corpus
+        c = self.arrays
         sources_list = evaluator.evidence(tree, level)
         parts = []
         for source_no, ev in enumerate(sources_list):
@@ -108,7 +108,7 @@ class CohortEngine:
 
     def _shown(self, level: Unit, uids: np.ndarray) -> list[tuple[str, ...]]:
         """The ID_COLUMNS values of the units ``uids`` of ``level`` (read for these only)."""
-        c = self.corpus
+        c = self.arrays
         reports = c.sentence_report[uids] if level == "sentence" else c.first_report[level][uids]
         columns = [c.values.sentences("id", uids) if col == "sentence_id"
                    else c.values.reports(col.removeprefix("report_"), reports)

@@ -111,7 +111,7 @@ class ArrowRows:
         return np.asarray(got["sentence"], dtype=np.int64)
 
 
-class CohortCorpus:
+class CohortArrays:
     """Unit hierarchy, filter columns and the findings of one index generation."""
 
     def __init__(self, units: UnitMap, columns: Callable[[FilterColumn], pa.ChunkedArray],
@@ -202,7 +202,7 @@ class CohortCorpus:
         return out
 
     @classmethod
-    def from_index(cls, index: IndexStore) -> CohortCorpus:
+    def from_index(cls, index: IndexStore) -> CohortArrays:
         """Load an index's live generation: its key columns, its filter columns as dictionary
         codes and its findings service (ids and texts stay on disk until shown)."""
         gen = index.generation
@@ -214,7 +214,7 @@ class CohortCorpus:
         return cls(index.lookup.units, column, StoredRows(index), finding_matcher(index))
 
     @classmethod
-    def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:
+    def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortArrays:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
         report_ids = reports.column("id").to_pylist()
         row_of = {rid: row for row, rid in enumerate(report_ids)}

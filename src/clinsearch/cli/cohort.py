@@ -56,7 +56,7 @@ def cohort_command(
     index_dir: IndexDir,
     query: Annotated[str, typer.Argument(help="The cohort query (see above).", show_default=False)],
     level: Annotated[
-        str, typer.Option(help="Unit the query is about and --export lists: patient, visit, "
+        str, typer.Option(help="Level the query is about and --export lists: patient, visit, "
                           "report or sentence.")
     ] = "patient",
     export: Annotated[
@@ -78,11 +78,10 @@ def cohort_command(
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
-    from clinsearch.search.cohort.syntax import UNITS
     from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions, parse_context
+    from clinsearch.units import check_level
 
-    if level not in UNITS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    check_level(level)
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
     check_engine(engine)

@@ -319,17 +319,16 @@ def search_command(
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
     from clinsearch import Index
-    from clinsearch.hit import LEVELS
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
     from clinsearch.search.registry import parse_method
+    from clinsearch.units import check_level
 
     if (query is None) == (queries is None):
         raise ClinsearchError("give a query or --queries FILE (not both)")
-    if level not in LEVELS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    check_level(level)
     if output not in OUTPUT_FORMATS:
         raise ClinsearchError(
             f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"

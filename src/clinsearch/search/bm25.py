@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.index.lexical import LexicalSearcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.method_spec import Param
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.index.row_lookup import RowLookup
+from clinsearch.units import Level
 
 Spans = tuple[tuple[int, int], ...]
 

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
 from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
 from clinsearch.search.method_spec import Param
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore

@@ -13,8 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.models.cross_encoder import load_cross_encoder
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore

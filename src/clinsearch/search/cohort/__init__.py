@@ -22,10 +22,10 @@ from clinsearch.search.cohort.syntax import (
     Node,
     Not,
     Or,
-    Unit,
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.duck import ParquetRows
@@ -68,11 +68,11 @@ class Cohort:
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
         )
 
-    def counts(self, query: str) -> dict[Unit, int]:
+    def counts(self, query: str) -> dict[Level, int]:
         """Exact numbers of matching patients, visits and reports."""
         return self.engine.counts(query)
 
-    def members(self, query: str, level: Unit) -> list[Member]:
+    def members(self, query: str, level: Level) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
         return self.engine.members(query, level)
 

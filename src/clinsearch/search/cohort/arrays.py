@@ -28,7 +28,8 @@ from clinsearch.index.finding_match import (
     finding_matcher,
 )
 from clinsearch.index.unit_map import UnitMap, dictionary_codes
-from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
+from clinsearch.search.cohort.syntax import Filter, fold
+from clinsearch.units import LEVELS, Level
 
 if TYPE_CHECKING:
     import duckdb
@@ -112,7 +113,7 @@ class ArrowRows:
 
 
 class CohortArrays:
-    """Unit hierarchy, filter columns and the findings of one index generation."""
+    """Level hierarchy, filter columns and the findings of one index generation, as arrays."""
 
     def __init__(self, units: UnitMap, columns: Callable[[FilterColumn], pa.ChunkedArray],
                  values: RowValues, findings: FindingMatcher) -> None:
@@ -124,8 +125,8 @@ class CohortArrays:
         self.findings, self.values, self.unit_map = findings, values, units
         self._columns = columns
         self.sentence_report = units.sentence_report
-        self.size: dict[Unit, int] = {u: units.size(u) for u in UNITS}
-        self._sentence_unit: dict[Unit, np.ndarray] = {}
+        self.size: dict[Level, int] = {u: units.size(u) for u in LEVELS}
+        self._sentence_unit: dict[Level, np.ndarray] = {}
 
     @cached_property
     def _types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -152,11 +153,11 @@ class CohortArrays:
         """Each report's date as yyyymmdd (0: none)."""
         return self._dates[0]
 
-    def sentence_units(self, unit: Unit, sentences: np.ndarray) -> np.ndarray:
+    def sentence_units(self, unit: Level, sentences: np.ndarray) -> np.ndarray:
         """The ``unit`` of each of ``sentences``."""
         return self.unit_map.of(unit, "sentence", sentences)
 
-    def sentence_unit(self, unit: Unit) -> np.ndarray:
+    def sentence_unit(self, unit: Level) -> np.ndarray:
         """The ``unit`` of every sentence (built on first use)."""
         if unit not in self._sentence_unit:
             self._sentence_unit[unit] = self.sentence_units(
@@ -164,10 +165,10 @@ class CohortArrays:
         return self._sentence_unit[unit]
 
     @cached_property
-    def first_report(self) -> dict[Unit, np.ndarray]:
+    def first_report(self) -> dict[Level, np.ndarray]:
         """A report of each report, visit and patient, to show the unit's ids."""
         reports = np.arange(self.size["report"])
-        out: dict[Unit, np.ndarray] = {}
+        out: dict[Level, np.ndarray] = {}
         for unit in ("report", "visit", "patient"):
             first = np.zeros(self.size[unit], dtype=np.int64)
             first[self._of_reports(unit, reports)[::-1]] = reports[::-1]
@@ -192,11 +193,11 @@ class CohortArrays:
         return np.concatenate([code, np.full(len(self._empty_reports), -1, code.dtype)])
 
     @cached_property
-    def row_unit(self) -> dict[Unit, np.ndarray]:
+    def row_unit(self) -> dict[Level, np.ndarray]:
         """The unit of each row, per unit (-1: no sentence)."""
         empty = self._empty_reports
         out = {u: np.concatenate([self.sentence_unit(u), self._of_reports(u, empty)])
-               for u in UNITS[1:]}
+               for u in LEVELS[1:]}
         out["sentence"] = np.concatenate([np.arange(len(self.sentence_report)),
                                           np.full(len(empty), -1)])
         return out
@@ -236,7 +237,7 @@ class CohortArrays:
         return cls(units, lambda name: tables[name].column(name), ArrowRows(reports, sentences),
                    matcher)
 
-    def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
+    def _of_reports(self, unit: Level, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
         return self.unit_map.of(unit, "report", reports)
 
@@ -289,7 +290,7 @@ class CohortArrays:
         _, _, names, raw = self._sections
         return sorted({str(s) for s in names[np.unique(raw)] if s})
 
-    def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
+    def units(self, unit: Level, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""
         if rows is None:
             return np.ones(self.size[unit], dtype=bool)
@@ -298,15 +299,15 @@ class CohortArrays:
         mask[ids[ids >= 0]] = True
         return mask
 
-    def lift(self, mask: np.ndarray, source: Unit, target: Unit) -> np.ndarray:
+    def lift(self, mask: np.ndarray, source: Level, target: Level) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``."""
-        if UNITS.index(source) < UNITS.index(target):  # finer to coarser: project
+        if LEVELS.index(source) < LEVELS.index(target):  # finer to coarser: project
             out = np.zeros(self.size[target], dtype=bool)
             out[self.parent(source, target)[np.flatnonzero(mask)]] = True
             return out
         return mask[self.parent(target, source)]  # coarser to finer: broadcast
 
-    def parent(self, unit: Unit, above: Unit) -> np.ndarray:
+    def parent(self, unit: Level, above: Level) -> np.ndarray:
         """For each ``unit`` id, the id of the ``above`` unit holding it."""
         if unit == "sentence":
             return self.sentence_unit(above)

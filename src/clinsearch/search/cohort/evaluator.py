@@ -14,7 +14,8 @@ import numpy as np
 
 from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.arrays import CohortArrays
-from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
+from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch
+from clinsearch.units import Level
 
 Resolver = Callable[[Term], FindingSpec]
 
@@ -25,7 +26,7 @@ class Evidence:
 
     label: str
     sentences: np.ndarray  # sentence uids
-    within: tuple[tuple[Unit, np.ndarray], ...]  # (scope unit, mask over its ids)
+    within: tuple[tuple[Level, np.ndarray], ...]  # (scope unit, mask over its ids)
 
 
 class Evaluator:
@@ -63,7 +64,7 @@ class Evaluator:
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
 
-    def units(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = ()) -> np.ndarray:
+    def units(self, node: Node, unit: Level, filters: tuple[Filter, ...] = ()) -> np.ndarray:
         """A boolean mask over the ids of ``unit``: the units that satisfy ``node``."""
         if isinstance(node, Term | TextMatch):
             mask = np.zeros(self.arrays.size[unit], dtype=bool)
@@ -90,11 +91,11 @@ class Evaluator:
             return self.units(node.expr, unit, filters)
         return self.lift(self.units(node.expr, node.scope, filters), node.scope, unit, filters)
 
-    def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> np.ndarray:
+    def universe(self, unit: Level, filters: tuple[Filter, ...]) -> np.ndarray:
         """Every ``unit`` with at least one row satisfying ``filters``."""
         return self.arrays.units(unit, self.rows(filters) if filters else None)
 
-    def lift(self, mask: np.ndarray, source: Unit, target: Unit,
+    def lift(self, mask: np.ndarray, source: Level, target: Level,
              filters: tuple[Filter, ...]) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
         if not filters:
@@ -103,8 +104,8 @@ class Evaluator:
         rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]
         return self.arrays.units(target, rows)
 
-    def evidence(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = (),
-                 within: tuple[tuple[Unit, np.ndarray], ...] = (),
+    def evidence(self, node: Node, unit: Level, filters: tuple[Filter, ...] = (),
+                 within: tuple[tuple[Level, np.ndarray], ...] = (),
                  negated: bool = False) -> list[Evidence]:
         """The positive terms of ``node`` (under an even number of NOTs) as evidence sources."""
         if isinstance(node, Term | TextMatch):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.index.component import sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
@@ -32,6 +32,7 @@ from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.method_spec import Param
 from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore

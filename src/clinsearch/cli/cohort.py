@@ -1,4 +1,4 @@
-"""Concept search and cohort commands: ``cohort`` and ``explain-query``."""
+"""The ``cohort`` command: counts and members of a Boolean cohort query, locally or on Spark."""
 
 from __future__ import annotations
 
@@ -123,43 +123,6 @@ def _spark_cohort(index_dir: Path, query: str, level: Any, want_members: bool, o
                       options=options) as engine:
         answer = engine.answer(query, level, members=want_members)
     return answer.counts, [Member(ids, "", "", "", "", "") for ids in answer.members]
-
-
-@app.command("explain-query")
-def explain_query_command(
-    query: Annotated[str, typer.Argument(help="A free-text query.", show_default=False)],
-    index_dir: Annotated[
-        Path | None, typer.Option("--index", help="Use this index's lexicon.")
-    ] = None,
-    lexicon: Annotated[
-        Path | None, typer.Option(help="Lexicon file (default: the shipped chest X-ray one).")
-    ] = None,
-    term_model: TermModel = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-) -> None:
-    """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
-    from clinsearch.search.concept.tools import (
-        checked_term_model,
-        concept_tools,
-        index_concept_tools,
-    )
-    from clinsearch.search.explain_query import explain_query, explain_table
-
-    if index_dir is not None and lexicon is not None:
-        raise ClinsearchError("give --index or --lexicon, not both")
-    if index_dir is not None:
-        from clinsearch import Index
-
-        tools = index_concept_tools(Index.open(index_dir), term_model)
-    else:
-        tools = concept_tools(str(lexicon) if lexicon else None,
-                              checked_term_model(term_model) if term_model else None)
-    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
-                              tools.parser.encoder)
-    if as_json:
-        typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
-    else:
-        console.print(explain_table(explained))
 
 
 def print_counts(query: str, counts: dict[Any, int]) -> None:

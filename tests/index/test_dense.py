@@ -20,8 +20,8 @@ from clinsearch.index.component import DELETED_FILE, Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
-from clinsearch.models.tiny import build_tiny_bert
 
+from ..tiny_models import build_tiny_bert
 from .test_lexical_segments import terms_in_files
 
 

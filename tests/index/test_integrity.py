@@ -16,7 +16,8 @@ from clinsearch.cli import app
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.index.integrity import check_index, file_digests
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
-from clinsearch.models.tiny import build_tiny_bert
+
+from ..tiny_models import build_tiny_bert
 
 SEGMENT = "segments/s000001"
 

@@ -97,6 +97,6 @@ def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report])
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random one-logit cross-encoder folder, built offline."""
-    from clinsearch.models.tiny import build_tiny_bert
+    from ..tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-cross"), cross_encoder=True)

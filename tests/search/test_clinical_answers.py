@@ -45,7 +45,7 @@ def reports() -> list[Report]:
 
 @pytest.fixture(scope="module")
 def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from clinsearch.models.tiny import build_tiny_bert
+    from ..tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bi"))
 

@@ -13,8 +13,9 @@ import pytest
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report
 from clinsearch.errors import InputError
-from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.spark import build_index
+
+from ..tiny_models import build_tiny_bert
 
 ROWS = [
     {"note_id": "n1", "pid": "p1", "note_text": "FINDINGS: Small left pleural effusion.",

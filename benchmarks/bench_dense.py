@@ -220,7 +220,7 @@ def main() -> int:
     dev, test = split(bench)
     console.print(f"benchmark: {bench.summary()}\n  dev: {dev.summary()}\n  eval: {test.summary()}")
 
-    components = ["lexical", "dense"] + [c for c in ("findings", "concepts") if c in COMPONENTS]
+    components = ["bm25", "dense"] + [c for c in ("findings", "concepts") if c in COMPONENTS]
     options = {"dense": {"model": args.model}} if args.model else {}
     path = Path(args.index or tempfile.mkdtemp(prefix="bench-dense-")) / "idx"
     if (path / "CURRENT").exists():

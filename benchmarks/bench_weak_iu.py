@@ -1,6 +1,6 @@
 """IU X-ray sentence-level weak-label benchmark (paper 000 section 2.2): BM25 vs dense, one run.
 
-Builds an index with the lexical and dense components, labels its sentences with the shipped
+Builds an index with the bm25 and dense components, labels its sentences with the shipped
 annotator, builds "M" / "no M" queries (`clinsearch bench build weak-sentences`), searches at
 sentence level with each method and compares them per query group (positive / negative / all),
 the setup of paper 000 Table 2. Skips with a message when ../shared/data is absent.
@@ -46,7 +46,7 @@ def main() -> int:
         return 0
     console = render.table_console()
     t0 = time.perf_counter()
-    config = IndexConfig(components=("lexical", "dense"))
+    config = IndexConfig(components=("bm25", "dense"))
     index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index", config)
     t_index = time.perf_counter() - t0
     t1 = time.perf_counter()

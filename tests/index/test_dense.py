@@ -1,5 +1,5 @@
 """The dense component: embeddings round trip, windows, ANN, segments (adds write one, deletes
-only mark, merges rewrite without deleted vectors), in step with lexical."""
+only mark, merges rewrite without deleted vectors), in step with bm25."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 
 from ..tiny_models import build_tiny_bert
-from .test_lexical_segments import terms_in_files
+from .test_bm25_segments import terms_in_files
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _config(model: Path, **options: object) -> IndexConfig:
     return IndexConfig(
-        components=("lexical", "dense"), options={"dense": {"model": str(model), **options}}
+        components=("bm25", "dense"), options={"dense": {"model": str(model), **options}}
     )
 
 
@@ -216,9 +216,9 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     make_reports: Callable[..., SegmentedReport],
     tiny_model: Path,
 ) -> None:
-    config = IndexConfig(components=("lexical", "dense"), options={
+    config = IndexConfig(components=("bm25", "dense"), options={
         "dense": {"model": str(tiny_model)},
-        "lexical": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
+        "bm25": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
     })
     unique = make_reports("rz", ["Zanzibarite nodule in the left apex.", "No effusion."])
     index = Index.build([*corpus, unique], tmp_path / "idx", config, progress=False)
@@ -233,7 +233,7 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     assert _dense_keys(index) == _sentence_keys(index) and key not in index.component(
         "dense").report_keys
     components = index.manifest.components
-    assert components["dense"]["sentences"] == components["lexical"]["documents"]["sentences"]
+    assert components["dense"]["sentences"] == components["bm25"]["documents"]["sentences"]
     assert check_index(index.path)[1] == []
     queries = ("zanzibarite nodule", "pleural effusion", "heart size")
     for method in ("bm25", "dense"):

@@ -27,7 +27,7 @@ def full_index(tmp_path_factory: pytest.TempPathFactory, corpus: list[SegmentedR
     """An index with every component (dense with a tiny encoder), built once."""
     model = build_tiny_bert(tmp_path_factory.mktemp("tiny-encoder"))
     config = IndexConfig(
-        components=("lexical", "findings", "concepts", "dense"),
+        components=("bm25", "findings", "concepts", "dense"),
         options={"dense": {"model": str(model)}},
     )
     root = tmp_path_factory.mktemp("full") / "idx"

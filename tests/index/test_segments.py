@@ -131,7 +131,7 @@ def test_merge_policy_keeps_few_segments(tmp_path: Path) -> None:
     assert sorted(index.lookup.report_ids) == sorted(f"r{i}" for i in range(12) if i != 2)
     assert check_index(index.path)[1] == []
     index.optimize()  # erases r2 everywhere, though a merge already dropped its core rows
-    assert index.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert index.manifest.components["bm25"]["deleted"] == {"sentences": 0, "reports": 0}
     assert [s.reports for s in index.generation.segments] == [11]
     assert check_index(index.path)[1] == []
 

@@ -44,7 +44,7 @@ def test_reader_process_searches_through_20_commits(
     tmp_path: Path, corpus: list[SegmentedReport]
 ) -> None:
     root = tmp_path / "idx"
-    writer = Index.build(corpus, root, IndexConfig(components=("lexical",)), progress=False)
+    writer = Index.build(corpus, root, IndexConfig(components=("bm25",)), progress=False)
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(root), str(tmp_path)],
         stdout=subprocess.PIPE,

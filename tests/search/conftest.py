@@ -89,7 +89,7 @@ def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report])
     """The corpus plus PARAPHRASE, with BM25 and MiniLM embeddings (read-only for the tests)."""
     from clinsearch import IndexConfig
 
-    config = IndexConfig(components=("lexical", "dense"))
+    config = IndexConfig(components=("bm25", "dense"))
     path = tmp_path_factory.mktemp("dense") / "idx"
     return Index.build([*reports, PARAPHRASE], path, config, progress=False)
 

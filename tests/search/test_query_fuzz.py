@@ -106,7 +106,7 @@ def fuzz_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, Path]:
 
     root = tmp_path_factory.mktemp("fuzz")
     tiny = build_tiny_bert(root / "tiny")
-    config = IndexConfig(("lexical", "findings", "concepts", "dense"),
+    config = IndexConfig(("bm25", "findings", "concepts", "dense"),
                          {"dense": {"model": str(tiny)}, "concepts": {"term_model": str(tiny)}})
     reports = read_reports(sample_reports_path(), SAMPLE_FORMAT)
     return Index.build(reports, root / "idx", config, progress=False), tiny

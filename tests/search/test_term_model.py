@@ -55,7 +55,7 @@ def tiny_terms(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index_dir(tmp_path: Path) -> Path:
-    """A small index with the test lexicon (lexical, findings, concepts)."""
+    """A small index with the test lexicon (bm25, findings, concepts)."""
     corpus = tmp_path / "reports.csv"
     corpus.write_text(CSV, encoding="utf-8")
     out = tmp_path / "idx"

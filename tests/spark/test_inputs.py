@@ -71,7 +71,7 @@ def test_bad_rows_and_duplicates_are_input_errors(spark: Any, tmp_path: Path) ->
 
 def test_dense_vectors_are_computed_by_executors(spark: Any, tmp_path: Path) -> None:
     model = build_tiny_bert(tmp_path / "tiny")
-    config = IndexConfig(components=("lexical", "dense"),
+    config = IndexConfig(components=("bm25", "dense"),
                          options={"dense": {"model": str(model)}})
     source = tmp_path / "notes.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), source)

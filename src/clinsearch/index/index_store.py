@@ -156,7 +156,7 @@ class IndexStore:
             return RowLookup(self.generation)
 
     def component(self, name: str) -> Any:
-        """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
+        """The query-time reader of component ``name`` (e.g. ``"bm25"``)."""
         if name not in self._components:
             if name not in self.config.components:
                 raise ClinsearchError(

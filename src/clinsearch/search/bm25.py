@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from clinsearch.hit import Hit
-from clinsearch.index.lexical import LexicalSearcher
+from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.method_spec import Param
@@ -32,16 +32,16 @@ PARAMS = (
 
 
 class BM25Retriever:
-    """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's lexical component."""
+    """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's bm25 component."""
 
     def __init__(self, index: IndexStore, *, whole_report: bool = False) -> None:
         self.lookup = index.lookup
-        self.lexical: LexicalSearcher = index.component("lexical")
+        self.bm25: BM25Searcher = index.component("bm25")
         self.whole_report = whole_report
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
-        terms = self.lexical.terms(query)
+        terms = self.bm25.terms(query)
         unit = "report" if self.whole_report and level != "sentence" else "sentence"
         first = top if level == unit else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
@@ -52,7 +52,7 @@ class BM25Retriever:
         )
         sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
         matches = [
-            self.lexical.matches(text, terms)
+            self.bm25.matches(text, terms)
             for text in self.lookup.sentence_texts.take(sentence_rows)
         ]
         explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
@@ -72,10 +72,10 @@ class BM25Retriever:
     def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
         """The ``limit`` best sentences or reports, as row lookup rows."""
         if unit == "sentence":
-            ranked = self.lexical.search("sentences", terms, limit)
+            ranked = self.bm25.search("sentences", terms, limit)
             rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         else:
-            ranked = self.lexical.search("reports", terms, limit)
+            ranked = self.bm25.search("reports", terms, limit)
             rows = self.lookup.report_rows(ranked.report_keys)
         return Scored(ranked.scores, rows, ranked.exhausted)
 
@@ -86,7 +86,7 @@ class BM25Retriever:
             return best
         keys = self.lookup.report_keys[report_rows]
         limit = int(np.sum(self.lookup.sentence_counts(report_rows)))
-        ranked = self.lexical.search("sentences", terms, limit, within_reports=keys.tolist())
+        ranked = self.bm25.search("sentences", terms, limit, within_reports=keys.tolist())
         seen: set[int] = set()
         position = {int(key): i for i, key in enumerate(keys.tolist())}
         rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)

@@ -40,7 +40,7 @@ DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "rrf": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
 }
 DEFAULT_DEPTH = 100
-# component each optional method needs in the index, beyond the lexical one
+# component each optional method needs in the index, beyond the bm25 one
 _NEEDS = {"dense": "dense", "concept": "concepts"}
 
 

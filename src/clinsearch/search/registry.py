@@ -146,13 +146,13 @@ def _signature_params(factory: Callable[..., Any]) -> tuple[Param, ...]:
 
 METHODS: dict[str, Method | RetrieverFactory] = {
     "bm25": Method(bm25.BM25Retriever, bm25.PARAMS, "BM25 (tantivy) over sentences, a report"
-                   " scoring as its best sentence.", ("lexical",)),
+                   " scoring as its best sentence.", ("bm25",)),
     "concept": Method(concept.ConceptRetriever, concept.PARAMS, "Concept search: how completely"
                       " each sentence's findings match the query's finding patterns.",
-                      ("concepts", "lexical")),
+                      ("concepts", "bm25")),
     "dense": Method(dense.DenseRetriever, dense.PARAMS, "Dense retrieval: sentence embeddings"
                     " (index built with --dense).", ("dense",)),
     # hybrid fuses other methods: it makes their retrievers with make_retriever
     "hybrid": Method(partial(hybrid.HybridRetriever, make=make_retriever), hybrid.PARAMS,
-                     "Fuse the rankings of several methods.", ("lexical",)),
+                     "Fuse the rankings of several methods.", ("bm25",)),
 }

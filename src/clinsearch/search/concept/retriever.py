@@ -68,7 +68,7 @@ class ConceptRetriever:
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.fallback = BM25Retriever(index)
-        self.lexical = index.component("lexical")
+        self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
@@ -107,7 +107,7 @@ class ConceptRetriever:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
         tie-break, so that of sentences with the same finding pattern the one worded most like
         the query comes first."""
-        ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
+        ranked = self.bm25.search("sentences", self.bm25.terms(query), WORDING_DEPTH)
         if not len(ranked.scores):
             return np.zeros(0, np.int64), np.zeros(0)
         codes = sentence_codes(ranked.report_keys, ranked.sentence_indexes)

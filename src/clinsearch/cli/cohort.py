@@ -78,7 +78,8 @@ def cohort_command(
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
-    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions, parse_context
+    from clinsearch.search.concept.ranking import PolarityOptions, parse_context
+    from clinsearch.search.method_params import POLARITY_MODES
     from clinsearch.units import check_level
 
     check_level(level)

@@ -12,10 +12,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from clinsearch.cli import app, console
+from clinsearch.cli.method_flags import (
+    as_flags,
+    check_flags_apply,
+    given_options,
+    with_method_flags,
+)
 from clinsearch.cli.options import (
-    ContextOpt,
-    EncoderModel,
-    IncludeUncertain,
     IndexDir,
     TermModel,
 )
@@ -37,6 +40,7 @@ SearchPolarity = Annotated[
 
 
 @app.command("search")
+@with_method_flags
 def search_command(
     index_dir: IndexDir,
     query: Annotated[
@@ -60,53 +64,11 @@ def search_command(
                      " see 'clinsearch methods'). Default: hybrid when the index has vectors,"
                      " else concept (both read negation; bm25 does not).", show_default=False),
     ] = None,
-    whole_report: Annotated[
-        bool,
-        typer.Option(
-            "--whole-report",
-            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
-        ),
-    ] = False,
-    model: EncoderModel = None,
-    methods: Annotated[
-        str | None,
-        typer.Option(
-            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
-        ),
-    ] = None,
-    fusion: Annotated[
-        str | None,
-        typer.Option(
-            help="hybrid: tiered (concept-search tiers first, weighted scores within a tier;"
-            " the default when concept takes part), weighted (normalised scores) or rrf"
-            " (reciprocal rank)."
-        ),
-    ] = None,
-    weights: Annotated[
-        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
-    ] = None,
-    rerank: Annotated[
-        Path | None,
-        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
-    ] = None,
-    rerank_depth: Annotated[
-        int | None,
-        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
-    ] = None,
-    rerank_input: Annotated[
-        str | None,
-        typer.Option(
-            help="What the cross-encoder reads: report (text, default), sentence (best"
-            " sentence) or summary (report concepts without negated findings)."
-        ),
-    ] = None,
-    include_uncertain: IncludeUncertain = False,
     polarity: SearchPolarity = "query",
-    context: ContextOpt = None,
-    term_model: TermModel = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
+    **flags: Any,
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
     from clinsearch import Index
@@ -127,28 +89,17 @@ def search_command(
     index = Index.open(index_dir)
     method = method or index.default_method
     spec = parse_method(method)
-    for given, name in ((term_model, "--term-model"), (context, "--context")):
-        if given is not None and spec.method not in ("concept", "hybrid"):
-            raise ClinsearchError(f"{name} applies to --method concept or hybrid")
+    options = given_options(flags)
+    check_flags_apply([spec.method], options)
     batch = read_queries(queries) if queries else [Query("1", query or "")]
     # the command's options join the spec's, in the one spec every method is built from
-    spec = spec.with_options(**_search_options(
-        whole_report=whole_report or None,
-        model=model,
-        methods=methods,
-        fusion=fusion,
-        weights=weights,
-        rerank=rerank,
-        rerank_depth=rerank_depth,
-        rerank_input=rerank_input,
-        include_uncertain=include_uncertain or None,
-        term_model=term_model,
-        context=context,
-    ) | polarity_options(spec.method, polarity))
+    written = set(spec.options)
+    spec = spec.with_options(**options | polarity_options(spec.method, polarity))
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, spec)
+        with as_flags(written):
+            results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             reason = "" if hits else no_hits_reason(index, q.text)
             _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
@@ -219,11 +170,6 @@ def explain_query_command(
         typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
     else:
         console.print(explain_table(explained))
-
-
-def _search_options(**given: Any) -> dict[str, Any]:
-    """The search options the user set (paths as strings), to pass to the method."""
-    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
 
 
 def _print_hits(

@@ -16,7 +16,6 @@ from clinsearch.hit import Hit
 from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -24,11 +23,6 @@ if TYPE_CHECKING:
 
 _MIN_FIRST_FETCH = 64
 
-
-PARAMS = (
-    Param("whole_report", "bool", "Score whole reports (one BM25 document each), not best"
-          " sentences.", default=False),
-)
 
 
 class BM25Retriever:

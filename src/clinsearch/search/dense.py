@@ -18,7 +18,6 @@ from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_mod
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -26,11 +25,6 @@ if TYPE_CHECKING:
 
 _MIN_FIRST_FETCH = 64
 
-
-PARAMS = (
-    Param("model", "path", "The encoder folder the index was embedded with (default: that one).",
-          needs="dense"),
-)
 
 
 class DenseRetriever:

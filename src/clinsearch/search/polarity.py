@@ -19,12 +19,12 @@ from clinsearch.annotate.finding import POLARITIES
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.index.finding_match import FindingSpec, finding_matcher
+from clinsearch.search.method_params import POLARITY_FILTERS
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore
 
-POLARITY_FILTERS = ("query", "any", "present", "absent")
 
 
 class PolarityFilter:

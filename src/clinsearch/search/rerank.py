@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from clinsearch.hit import Hit
 from clinsearch.models.cross_encoder import load_cross_encoder
+from clinsearch.search.method_params import RERANK_DEPTH
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore
 
-RERANK_INPUTS = ("report", "sentence", "summary")
-DEFAULT_DEPTH = 50
 
 
 class Reranker:
@@ -33,7 +32,7 @@ class Reranker:
         base: Any,
         model: str | Path,
         *,
-        depth: int = DEFAULT_DEPTH,
+        depth: int = RERANK_DEPTH,
         passage: str = "report",
     ) -> None:
         self.index = index

@@ -26,7 +26,6 @@ from clinsearch.search.vocabulary import TermVectors
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
 WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
-POLARITY_MODES = ("query", "any")
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
 # A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
 # much: its hits rank below every true match of the same completeness.

@@ -22,7 +22,6 @@ from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.concept.modifier_relations import modifier_categories
 from clinsearch.search.concept.ranking import (
-    POLARITY_MODES,
     ConceptRanker,
     PartMatch,
     PolarityOptions,
@@ -30,7 +29,6 @@ from clinsearch.search.concept.ranking import (
 )
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.units import Level
 
@@ -39,17 +37,6 @@ if TYPE_CHECKING:
 
 WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
 
-
-PARAMS = (
-    Param("include_uncertain", "bool", "Also match hedged findings ('possible pneumonia').",
-          default=False),
-    Param("polarity", "str", "query: the polarity the query states; any: every polarity.",
-          default="query", choices=POLARITY_MODES, what="polarity mode"),
-    Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
-          " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
-    Param("context", "str", "Context flags also counted: family, historical, hypothetical"
-          " (comma-separated) or any; default: findings asserted for this patient, now."),
-)
 
 
 class ConceptRetriever:

@@ -37,7 +37,10 @@ def no_hits_reason(index: IndexStore, query: str) -> str:
             if not len(posting.rows):
                 reasons.append(f"'{finding.name}' is never mentioned in this index")
                 continue
-            polarity = Counter(np.asarray(concepts.pattern_polarity)[posting.patterns])
+            polarity: Counter[str] = Counter()
+            codes, counts = np.unique(posting.patterns, return_counts=True)
+            for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
+                polarity[concepts.patterns[code].polarity] += count
             found = ", ".join(f"{n} {p}" for p, n in sorted(polarity.items()))
             bits, counts = np.unique(posting.contexts, return_counts=True)
             context: Counter[str] = Counter()

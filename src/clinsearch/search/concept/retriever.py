@@ -127,10 +127,10 @@ class ConceptRetriever:
                   for c in parsed.approximate}
         for part in parts:
             code = idx.pattern_of(part.row)
-            names.append(idx.pattern_name[code])
+            names.append(idx.patterns[code].name)
             entry = {
                 "query_pattern": part.query.pattern,
-                "pattern": idx.patterns[code],
+                "pattern": idx.patterns[code].text,
                 **part.match.explain(),
                 "similarity": round(part.similarity, 4),
             }

@@ -72,9 +72,9 @@ def main() -> None:
     """Console-script entry point.
 
     A query command ends the process as soon as its answer is out: Python's teardown of the
-    objects a search loads (spaCy, the indexes' readers) took 0.3 s of a 1.6 s cold concept
-    search, and a read-only command has nothing else to clean up (its files are closed when it
-    returns; logging is flushed here).
+    objects a search loads (spaCy, the indexes' readers) is a noticeable part of a cold concept
+    search (benchmarks/README.md), and a read-only command has nothing else to clean up (its
+    files are closed when it returns; logging is flushed here).
     """
     try:
         app()

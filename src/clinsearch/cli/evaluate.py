@@ -314,7 +314,7 @@ def bench_weak_sentences(
     seed: Seed = 0,
     force: BenchForce = False,
 ) -> None:
-    """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
+    """Sentence level, weak labels ([Shi2022]): "M" / "no M" queries from annotator findings.
 
     Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
     queries of two halves of the findings that share no finding, and OUT/split.tsv.
@@ -355,7 +355,7 @@ def bench_passages(
     skip_bad: SkipBad = False,
     force: BenchForce = False,
 ) -> None:
-    """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
+    """Passage level ([CAPR2021]): (entity, section) queries over the sections of a corpus.
 
     Writes OUT/passages.jsonl (index it with --format jsonl), OUT/queries.tsv and OUT/qrels.txt;
     evaluate with -m recall@1,recall@5,mrr.

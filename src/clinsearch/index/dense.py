@@ -38,7 +38,7 @@ META_FILE = "meta.json"
 VECTOR_SCHEMA = pa.schema(
     [("report_key", pa.int64()), ("index", pa.int64()), ("vector", pa.list_(pa.float32()))]
 )
-EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough (~5 ms at 50k)
+EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128

@@ -5,8 +5,8 @@ are fused (``search.fusion``) by reciprocal rank fusion, by weighted normalised 
 default when concept search takes part, tiered: units ranked first by the completeness tier
 concept search gives them, by weighted scores within a tier, and the units concept search does
 not return after them. The defaults were chosen on the development half of the IU X-ray MeSH
-queries (benchmarks/bench_dense.py; benchmarks/RESULTS.md, "Dense and hybrid retrieval"), never
-on the evaluation half.
+queries (benchmarks/bench_dense.py; figures: benchmarks/README.md), never on the evaluation
+half.
 """
 
 from __future__ import annotations

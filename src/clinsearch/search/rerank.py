@@ -1,8 +1,8 @@
-"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever (papers 002 and 004).
+"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever ([Soni2020], [CAPR2021]).
 
 The cross-encoder reads the query beside a passage for each hit: the hit's best sentence, its
 report's text (long reports are windowed, best window counts) or its report's concept summary
-without negated findings (paper 002 section 3). Re-ranked hits come first, in cross-encoder
+without negated findings ([Soni2020] section 3). Re-ranked hits come first, in cross-encoder
 order; hits below ``depth`` follow in their first-stage order.
 """
 

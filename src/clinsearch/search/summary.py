@@ -1,4 +1,4 @@
-"""Concept summaries of reports for re-ranking: positive findings only (paper 002 section 3).
+"""Concept summaries of reports for re-ranking: positive findings only ([Soni2020] section 3).
 
 A report's summary is its type (when known) followed by the distinct concepts it states as
 present, in order of first mention, joined by "; ". Negated and uncertain findings are left

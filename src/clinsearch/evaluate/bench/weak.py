@@ -1,4 +1,4 @@
-"""Sentence-level weak-label benchmark (paper 000, section 2.2 and Table 1).
+"""Sentence-level weak-label benchmark ([Shi2022], section 2.2 and Table 1).
 
 Each asserted finding M of a sentence is a query: "M" when present, "no M" when ruled out; the
 sentences carrying that (polarity, finding) are relevant (grade 1), and sentences stating the
@@ -131,7 +131,7 @@ def index_sentence_findings(
 def labelled_triples(
     sentences: Iterable[tuple[str, Sequence[Finding]]], types: Sequence[str] = FINDING_TYPES
 ) -> list[Labelled]:
-    """Distinct (sentence text, finding, polarity) triples, for `separation` (paper 000 Table 3)."""
+    """Distinct (sentence text, finding, polarity) triples, for `separation` ([Shi2022] Table 3)."""
     seen = {
         Labelled(text, name, polarity)
         for text, findings in sentences

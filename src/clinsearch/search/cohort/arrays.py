@@ -188,7 +188,7 @@ class CohortArrays:
     @cached_property
     def row_section(self) -> np.ndarray:
         """The section code of each row (-1: a report without sentences); comparing codes is
-        ~10x faster than strings."""
+        much faster than comparing strings."""
         code = self._sections[1]
         return np.concatenate([code, np.full(len(self._empty_reports), -1, code.dtype)])
 

@@ -3,7 +3,7 @@
 Candidates come from the concept postings (the query concept, its descendants, and its near
 ancestors), filtered by polarity; each distinct candidate pattern is scored once by
 ``patterns.match`` and, to break ties, by the cosine between the query pattern's and the
-candidate pattern's mean term vectors (paper 001, 3.5-3.6).
+candidate pattern's mean term vectors ([SyedaMahmood2021], 3.5-3.6).
 """
 
 from __future__ import annotations

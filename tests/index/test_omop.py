@@ -74,7 +74,7 @@ def test_mapping_of_one_negated_finding(built: IndexStore, tmp_path: Path) -> No
 def test_never_overwrites_without_force_and_writes_csv(built: IndexStore, tmp_path: Path) -> None:
     out = tmp_path / "note_nlp.csv"
     out.write_text("keep me\n", encoding="utf-8")
-    with pytest.raises(ClinsearchError, match="use --force"):
+    with pytest.raises(ClinsearchError, match="use `force`"):
         write_note_nlp(built.path, out, "csv")
     assert out.read_text(encoding="utf-8") == "keep me\n"
     rows = write_note_nlp(built.path, out, "csv", force=True)

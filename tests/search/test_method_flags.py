@@ -68,7 +68,7 @@ def test_search_flags_reach_the_method_and_errors_name_flags(index: Index) -> No
     assert "--rerank-depth and --rerank-input need --rerank" in line
     line = _error_line(*run("search", index.path, "x", "--method",
                             "bm25:rerank_depth=5")[::2])
-    assert "'rerank_depth' and --rerank-input need --rerank" in line  # as written in the spec
+    assert "`rerank_depth` and --rerank-input need --rerank" in line  # as written in the spec
 
 
 def test_eval_flags_apply_to_each_method_that_takes_them(index: Index, tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from rich.markup import escape
 from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
 from clinsearch.cli.method_flags import (
-    as_flags,
     check_flags_apply,
     given_options,
+    method_errors_as_flags,
     options_for,
     with_method_flags,
 )
@@ -71,7 +71,7 @@ def _index_runs(
         if paths.count(path) > 1:
             raise InputError(f"two methods would save their runs to {path}", field="--method")
         check_export_path(path, force)
-    with as_flags(written):
+    with method_errors_as_flags(written):
         runs = index_runs(Index.open(index), queries, specs, level, top)
     for run, path in zip(runs, paths, strict=False):
         write_run(path, run, force=force)

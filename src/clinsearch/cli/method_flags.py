@@ -3,7 +3,7 @@
 Each parameter declared in ``search.method_params`` (every method's own and those every method
 takes) becomes ``--name-with-dashes`` with the help, default and bounds declared there, so the
 CLI never restates them. The library names parameters in its errors; the CLI shows them as
-these flags (``as_flags``).
+these flags (``method_errors_as_flags``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from clinsearch.cli import as_flags
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.method_params import METHOD_PARAMS, WRAPPERS
 from clinsearch.search.method_spec import Param
@@ -121,15 +122,15 @@ def check_flags_apply(methods: Sequence[str], options: dict[str, Any]) -> None:
 
 
 @contextmanager
-def as_flags(spec_options: Iterable[str] = ()) -> Iterator[None]:
-    """Re-raise a library error with the parameters it names (``'rerank_depth'``) written as
+def method_errors_as_flags(spec_options: Iterable[str] = ()) -> Iterator[None]:
+    """Re-raise a library error with the method parameters it names (`rerank_depth`) written as
     the flags that set them (``--rerank-depth``), except those the method spec itself set."""
     try:
         yield
     except ClinsearchError as exc:
         keep = set(spec_options)
-        names = {f.param.name: f.flag for f in method_flags() if f.param.name not in keep}
-        message = re.sub(r"'(\w+)'", lambda m: names.get(m[1], m[0]), str(exc))
+        flags = {f.param.name: f.flag for f in method_flags() if f.param.name not in keep}
+        message = as_flags(str(exc), flags)
         if message == str(exc):
             raise
         raise ClinsearchError(message) from exc

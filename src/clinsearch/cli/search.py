@@ -13,9 +13,9 @@ from rich.table import Table
 
 from clinsearch.cli import app, console
 from clinsearch.cli.method_flags import (
-    as_flags,
     check_flags_apply,
     given_options,
+    method_errors_as_flags,
     with_method_flags,
 )
 from clinsearch.cli.options import (
@@ -98,7 +98,7 @@ def search_command(
     run_tag = tag or f"clinsearch-{method}"
     chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
     for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        with as_flags(written):
+        with method_errors_as_flags(written):
             results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             reason = "" if hits else no_hits_reason(index, q.text)

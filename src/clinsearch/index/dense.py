@@ -311,7 +311,9 @@ class DenseSearcher:
 
     def __init__(self, folder: Path, deleted: np.ndarray | None = None) -> None:
         if not (folder / META_FILE).is_file():
-            raise ClinsearchError(f"{folder}: dense index files are missing; rebuild with --dense")
+            raise ClinsearchError(
+                f"{folder}: dense index files are missing; rebuild it with the dense component"
+            )
         self.meta = DenseMeta.read(folder)
         gone = np.empty(0, np.int64) if deleted is None else deleted
         self.segments = [_Segment(folder, segment, gone) for segment in self.meta.segments]
@@ -487,7 +489,7 @@ def check_same_model(recorded: DenseMeta, encoder: Any) -> None:
         raise ClinsearchError(
             f"the dense index was built with model {recorded.model_path} (fingerprint "
             f"{recorded.fingerprint}), not {encoder.path} (fingerprint {encoder.fingerprint}); "
-            "use the same model, or rebuild the index with --dense --model PATH"
+            "use the same model, or rebuild the index with that model for the dense component"
         )
 
 

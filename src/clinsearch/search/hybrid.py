@@ -72,7 +72,7 @@ class HybridRetriever:
         self.fusion = fusion_of(names, fusion, weights, normalisation, rrf_k)
         self.depth = depth
         if term_model is not None and "concept" not in names:
-            raise ClinsearchError(f"hybrid: 'term_model' needs concept among the fused methods"
+            raise ClinsearchError(f"hybrid: `term_model` needs concept among the fused methods"
                                   f" (got {', '.join(names)})")
         given: dict[str, dict[str, str | Path]] = {
             "dense": {"model": model} if model else {},

@@ -33,7 +33,7 @@ class PolarityFilter:
     def __init__(self, index: IndexStore, base: Any, polarity: str) -> None:
         if "findings" not in index.config.components:
             raise ClinsearchError(
-                f"{index.path}: this index has no findings table, needed by --polarity;"
+                f"{index.path}: this index has no findings table, needed by `polarity_filter`;"
                 " rebuild it with the findings component"
             )
         self.base = base
@@ -61,7 +61,7 @@ class PolarityFilter:
             concepts.setdefault(finding.concept, finding.polarity)
         if not concepts:
             raise ClinsearchError(
-                f"--polarity needs a lexicon concept in the query; none found in {query!r}"
+                f"`polarity_filter` needs a lexicon concept in the query; none found in {query!r}"
             )
         return concepts
 

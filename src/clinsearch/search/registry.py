@@ -120,7 +120,7 @@ def make_retriever(index: IndexStore, spec: str | MethodSpec, **options: Any) ->
         )
     elif rerank_depth is not None or rerank_input is not None:
         raise ClinsearchError(
-            "'rerank_depth' and 'rerank_input' need 'rerank' (a cross-encoder model folder)"
+            "`rerank_depth` and `rerank_input` need `rerank` (a cross-encoder model folder)"
         )
     return retriever
 

@@ -22,7 +22,7 @@ def concept_summaries(index: IndexStore, report_ids: Sequence[str]) -> list[str]
     """The concept summary of each report, in the order of ``report_ids``."""
     if "findings" not in index.config.components:
         raise ClinsearchError(
-            f"{index.path}: this index has no findings table, needed by --rerank-input summary"
+            f"{index.path}: this index has no findings table, needed by `rerank_input` summary"
         )
     wanted = list(set(report_ids))
     findings = index.component("findings").table(

@@ -49,7 +49,7 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
     out = Path(out)
     if out.is_dir():  # Spark writes a folder of part files: replace it only with force
         if not force:
-            raise ClinsearchError(f"{out}: exists; use --force to overwrite it")
+            raise ClinsearchError(f"{out}: exists; use `force` to overwrite it")
         check_output(out.with_name(f"{out.name}.new"), fmt, force)  # format and place
     else:
         check_output(out, fmt, force)

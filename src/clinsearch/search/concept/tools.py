@@ -76,7 +76,7 @@ def index_concept_tools(index: IndexStore, term_model: str | Path | None = None)
         folder = checked_term_model(recorded)
     except ClinsearchError as exc:
         raise ClinsearchError(f"{exc} (recorded in the config of index {index.path}; "
-                              "pass --term-model to use another)") from None
+                              "pass `term_model` to use another)") from None
     return concept_tools(index_lexicon_path(index), folder)
 
 

@@ -7,27 +7,13 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from clinsearch import Index
 from clinsearch.cli import app
 from clinsearch.cli.method_flags import NOT_FLAGS
 from clinsearch.search.method_params import METHOD_PARAMS, WRAPPERS
 
-
-def run(*args: str | Path) -> tuple[int, str, str]:
-    """Run the CLI in-process: exit code, stdout, stderr."""
-    result = CliRunner().invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
-def _error_line(code: int, stderr: str) -> str:
-    assert code == 2, stderr
-    lines = [line for line in stderr.splitlines() if line.startswith("error:")]
-    assert len(lines) == 1, stderr
-    return lines[0]
+from ..security.hostile import one_line_error, run
 
 
 @pytest.mark.parametrize("command", ["search", "eval"])
@@ -60,13 +46,13 @@ def test_search_flags_reach_the_method_and_errors_name_flags(index: Index) -> No
     code, out, _ = run("search", index.path, "pleural effusion", "--method",
                        "bm25:whole_report=true", "--format", "json")
     assert json.loads(out)["hits"] == flagged["hits"]
-    line = _error_line(*run("search", index.path, "x", "--method", "concept",
+    line = one_line_error(*run("search", index.path, "x", "--method", "concept",
                             "--whole-report")[::2])
     assert "--whole-report applies to --method bm25" in line
-    line = _error_line(*run("search", index.path, "x", "--method", "bm25",
+    line = one_line_error(*run("search", index.path, "x", "--method", "bm25",
                             "--rerank-depth", "5")[::2])
     assert "--rerank-depth and --rerank-input need --rerank" in line
-    line = _error_line(*run("search", index.path, "x", "--method",
+    line = one_line_error(*run("search", index.path, "x", "--method",
                             "bm25:rerank_depth=5")[::2])
     assert "`rerank_depth` and --rerank-input need --rerank" in line  # as written in the spec
 
@@ -86,7 +72,7 @@ def test_eval_flags_apply_to_each_method_that_takes_them(index: Index, tmp_path:
 
     assert maps("--method", "bm25", "--method", "concept", "--whole-report") == maps(
         "--method", "bm25:whole_report=true", "--method", "concept")
-    line = _error_line(*run(*common, "--method", "bm25", "--include-uncertain")[::2])
+    line = one_line_error(*run(*common, "--method", "bm25", "--include-uncertain")[::2])
     assert "--include-uncertain applies to --method concept" in line
-    line = _error_line(*run(*common, "--method", "bm25", "--rerank-depth", "5")[::2])
+    line = one_line_error(*run(*common, "--method", "bm25", "--rerank-depth", "5")[::2])
     assert "--rerank-depth and --rerank-input need --rerank" in line  # it reached the method

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.breakdown import cohort_breakdown, polarity_mix
-from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import CohortEngine, Scope
 from clinsearch.search.cohort.syntax import (
     BundleTerm,
@@ -44,7 +44,7 @@ def engine_of(corpus: Corpus, report_ids: set[str] | None = None) -> CohortEngin
             t.filter(pa.compute.is_in(t.column(column), value_set=keep))
             for t, column in ((reports, "id"), (sentences, "report_id"),
                               (findings, "report_id")))
-    return CohortEngine(CohortCorpus.from_arrow(reports, sentences, findings),
+    return CohortEngine(CohortArrays.from_arrow(reports, sentences, findings),
                         lambda _query: resolve)
 
 
@@ -55,7 +55,7 @@ def test_a_restricted_query_is_the_query_over_the_restricted_corpus(corpus: Corp
     whole = engine_of(corpus)
     patients = sorted({r["patient_id"] for r in corpus.reports})
     chosen = set(rng.sample(patients, 20))
-    mask, missing = whole.corpus.id_mask("patient_id", [*chosen, "nobody"])
+    mask, missing = whole.arrays.id_mask("patient_id", [*chosen, "nobody"])
     assert missing == ["nobody"]
     kept = {r["id"] for r in corpus.reports if r["patient_id"] in chosen}
     part = engine_of(corpus, kept)
@@ -69,7 +69,7 @@ def test_a_restricted_query_is_the_query_over_the_restricted_corpus(corpus: Corp
 def test_report_lists_restrict_by_report(corpus: Corpus) -> None:
     whole = engine_of(corpus)
     ids = [r["id"] for r in corpus.reports[::3]]
-    mask, _ = whole.corpus.id_mask("id", ids)
+    mask, _ = whole.arrays.id_mask("id", ids)
     part = engine_of(corpus, set(ids))
     assert whole.counts("NOT pneumonia", Scope(reports=mask)) == part.counts("NOT pneumonia")
 
@@ -115,6 +115,6 @@ def test_polarity_mix_counts_reports_per_reading(corpus: Corpus) -> None:
                     if f["concept"] == "pneumothorax" and f["polarity"] == polarity}
         assert mix[polarity] == len(expected)
     assert mix["historical"] == 0  # the generated findings carry no context
-    within = np.zeros(engine.corpus.size["report"], dtype=bool)
+    within = np.zeros(engine.arrays.size["report"], dtype=bool)
     assert polarity_mix(engine, SPECS["pneumothorax"], Scope(reports=within)) == dict.fromkeys(
         mix, 0)

@@ -49,8 +49,8 @@ def expected_timeline(cohort: Cohort, patient: str, query: str, scope: object = 
     own = cohort.id_mask("patient", [patient])[0]
     matched = cohort.engine.report_mask(query, scope or cohort.scope())  # type: ignore[arg-type]
     rows = own.nonzero()[0]
-    corpus = cohort.engine.corpus
-    ids, dates = corpus.values.reports("id", rows), corpus.report_labels(rows)["date"]
+    arrays = cohort.engine.arrays
+    ids, dates = arrays.values.reports("id", rows), arrays.report_labels(rows)["date"]
     order = sorted(zip(rows.tolist(), ids, dates, strict=True),
                    key=lambda r: (not matched[r[0]], r[2], r[1]))
     return [(report_id, bool(matched[row])) for row, report_id, _ in order]

@@ -28,15 +28,15 @@ class Breakdown:
 
 def cohort_breakdown(engine: CohortEngine, query: str, scope: Scope = EVERYWHERE) -> Breakdown:
     """Counts of the reports matching ``query`` by date, type and evidence section."""
-    corpus = engine.corpus
+    arrays = engine.arrays
     reports = np.flatnonzero(engine.report_mask(query, scope))
-    labels = corpus.report_labels(reports)
+    labels = arrays.report_labels(reports)
     years = Counter(d[:4] or UNDATED for d in labels["date"])
     months = Counter(d[:7] or UNDATED for d in labels["date"])
     types = Counter(t or "(none)" for t in labels["type"])
     evidence = engine.evidence_sentences(query, scope)
-    pairs = set(zip(corpus.sentence_report[evidence].tolist(),
-                    corpus.sentence_sections(evidence), strict=True))
+    pairs = set(zip(arrays.sentence_report[evidence].tolist(),
+                    arrays.sentence_sections(evidence), strict=True))
     sections = Counter(section or "(none)" for _, section in pairs)
     return Breakdown(*(dict(sorted(c.items())) for c in (years, months, types, sections)))
 
@@ -49,11 +49,11 @@ def polarity_mix(engine: CohortEngine, spec: FindingSpec, scope: Scope = EVERYWH
                 for p in POLARITY_MIX[:3]}
     readings["historical"] = replace(spec, polarities=("present", "absent", "uncertain"),
                                      required_context=("historical",))
-    corpus = engine.corpus
+    arrays = engine.arrays
     within = scope.reports
     out = {}
     for name, reading in readings.items():
-        reports = corpus.sentence_report[corpus.finding_sentences(reading)]
+        reports = arrays.sentence_report[arrays.finding_sentences(reading)]
         if within is not None:
             reports = reports[within[reports]]
         out[name] = len(np.unique(reports))

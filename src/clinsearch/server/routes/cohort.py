@@ -9,13 +9,12 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
-from clinsearch.units import LEVELS
+from clinsearch.units import check_level
 
 MAX_MEMBERS_PAGE = 500
 router = APIRouter(prefix="/api/cohort")
@@ -34,7 +33,7 @@ class CohortRequest(BaseModel):
 @router.post("", summary="Cohort: exact counts at three levels and a page of members")
 def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dict[str, Any]:
     """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
-    _check_unit(body.level)
+    check_level(body.level)
 
     def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
@@ -60,7 +59,7 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
                   level: str = "patient", list_id: int | None = None) -> StreamingResponse:
     """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
-    _check_unit(level)
+    check_level(level)
     members, generation = state.live.run(lambda snap: (snap.cohort.members(
         query, level, query_scope(state, snap, user, query, list_id)),  # type: ignore[arg-type]
         snap.generation))
@@ -75,7 +74,3 @@ def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
         headers={"Content-Disposition": f'attachment; filename="cohort-{level}s.csv"'},
     )
 
-
-def _check_unit(level: str) -> None:
-    if level not in LEVELS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")

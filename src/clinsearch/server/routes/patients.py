@@ -33,9 +33,9 @@ def timeline(patient_id: str, audit: Audit, user: TextReader, state: State,
             scope = query_scope(state, snap, user, query, None)
             matched = cohort.engine.report_mask(query, scope) & mine
         rows = np.flatnonzero(mine)[:MAX_TIMELINE]
-        corpus = cohort.engine.corpus
-        ids = corpus.values.reports("id", rows)
-        labels = corpus.report_labels(rows)
+        arrays = cohort.engine.arrays
+        ids = arrays.values.reports("id", rows)
+        labels = arrays.report_labels(rows)
         out = []
         for row, report_id, date, kind in zip(rows.tolist(), ids, labels["date"],
                                               labels["type"], strict=True):

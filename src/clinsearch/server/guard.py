@@ -67,13 +67,6 @@ class RequestGuard:
             netloc = urllib.parse.urlsplit(origin.decode("latin-1")).netloc
             if host_name(netloc) not in config.allowed_hosts:
                 return 403, "requests from pages of other sites are refused"
-        if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
-            return 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
-        length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > config.max_body):
-            return 413, f"the request body is larger than {config.max_body} bytes"
-        if length is None and b"transfer-encoding" in headers:
-            return 411, "send the body with a Content-Length"
         path = scope["path"]
         if path.startswith("/api/") and path not in OPEN_PATHS and self.state.users is not None:
             user = self._authenticated(headers)
@@ -81,6 +74,13 @@ class RequestGuard:
                 return 401, ("a valid API token is required (Authorization: Bearer TOKEN;"
                              " 'clinsearch users add' issues one)")
             scope.setdefault("state", {})["user"] = user
+        if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
+            return 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > config.max_body):
+            return 413, f"the request body is larger than {config.max_body} bytes"
+        if length is None and b"transfer-encoding" in headers:
+            return 411, "send the body with a Content-Length"
         return None
 
     def _authenticated(self, headers: dict[bytes, bytes]) -> Any:

@@ -50,7 +50,7 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
         shown = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
         answer = {"total": shown.get(body.level), "count_threshold": threshold}
     audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
-                 generation, _disclosed(page_members))
+                 generation, _disclosed(page_members, body.level))
     return answer | {
         "query": body.query, "level": body.level, "counts": shown, "offset": body.offset,
         "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
@@ -69,7 +69,7 @@ def cohort_export(audit: Audit, user: TextReader, state: State,
                 "patients": len({m.ids[0] for m in members}),
                 "reports": len({m.report_id for m in members if m.report_id})}
     audit.record("cohort/export", {"query": query, "level": level}, exported, generation,
-                 _disclosed(members))
+                 _disclosed(members, level))
     return StreamingResponse(
         csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",
@@ -77,12 +77,17 @@ def cohort_export(audit: Audit, user: TextReader, state: State,
     )
 
 
-def _disclosed(members: list[Any]) -> dict[str, list[str]] | None:
-    """The patients and reports a list of members shows."""
+def _disclosed(members: list[Any], level: str) -> dict[str, list[str]] | None:
+    """The ids a list of members shows: each id column of ``level`` (patients, visits,
+    reports) and the reports of their evidence sentences."""
     if not members:
         return None
-    return {"patients": [m.ids[0] for m in members],
-            "reports": [m.report_id for m in members if m.report_id]}
+    columns = ID_COLUMNS[level]  # type: ignore[index]
+    shown = {column.removesuffix("_id") + "s": [m.ids[i] for m in members]
+             for i, column in enumerate(columns) if column != "sentence_id"}
+    evidence = [m.report_id for m in members if m.report_id]
+    shown["reports"] = shown.get("reports", []) + evidence
+    return shown
 
 
 def _check_unit(level: str) -> None:

@@ -12,6 +12,7 @@ from clinsearch.server.deps import Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import finding_record
 from clinsearch.server.state import MAX_QUERY_TEXT
+from clinsearch.text_checks import check_text
 
 router = APIRouter(prefix="/api")
 
@@ -45,6 +46,7 @@ def annotate(body: AnnotateRequest, user: Caller, state: State) -> dict[str, Any
 
     if not body.text.strip():
         raise ClinsearchError("field 'text': empty text")
+    check_text(body.text, "field 'text'")
     annotator = annotator_for(index_lexicon_path(state.live.snapshot.index))
     findings = annotator.annotate(body.text)
     return {"findings": [finding_record(f) for f in findings]}

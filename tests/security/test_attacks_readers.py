@@ -9,6 +9,8 @@ import shutil
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from clinsearch.jsonl import MAX_RECORD_BYTES, bounded_lines
 
 from .hostile import one_line_error, run
@@ -16,23 +18,20 @@ from .hostile import one_line_error, run
 CSV_INDEX = ("-f", "csv", "--id-column", "note_id", "--patient-column", "patient")
 
 
-def test_an_unclosed_csv_quote_is_refused_at_its_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("rows", "why"), [
+    pytest.param("B2,bob,Small effusion.\nC3,carol,Clear lungs.\n", "never closed",
+                 id="open-to-the-end"),
+    pytest.param('B2,bob,"Small effusion."\nC3,carol,Clear lungs.\n', "closes on line 3",
+                 id="closed-rows-later"),
+])
+def test_an_unclosed_csv_quote_is_refused_at_its_line(tmp_path: Path, rows: str,
+                                                      why: str) -> None:
     corpus = tmp_path / "notes.csv"
-    corpus.write_text('note_id,patient,text\nA1,alice,"No pneumothorax.\n'
-                      "B2,bob,Small effusion.\nC3,carol,Clear lungs.\n")
+    corpus.write_text('note_id,patient,text\nA1,alice,"No pneumothorax.\n' + rows)
     code, _, err = run("index", corpus, "-o", tmp_path / "idx", *CSV_INDEX)
     line = one_line_error(code, err)
-    assert f"{corpus}:2:" in line and "never closed" in line
+    assert f"{corpus}:2:" in line and why in line
     assert not (tmp_path / "idx").exists()
-
-
-def test_a_quote_closed_rows_later_is_refused(tmp_path: Path) -> None:
-    corpus = tmp_path / "notes.csv"
-    corpus.write_text('note_id,patient,text\nA1,alice,"No pneumothorax.\n'
-                      'B2,bob,"Small effusion."\nC3,carol,Clear lungs.\n')
-    code, _, err = run("index", corpus, "-o", tmp_path / "idx", *CSV_INDEX)
-    line = one_line_error(code, err)
-    assert f"{corpus}:2:" in line and "closes on line 3" in line
 
 
 def test_multi_line_quoted_notes_still_read(tmp_path: Path) -> None:

@@ -251,6 +251,14 @@ def test_non_finite_weights_and_surrogates_are_user_errors(server: Server) -> No
                                                or "not UTF-8 text" in answer.text), answer.text
 
 
+def test_deeply_nested_bodies_are_user_errors(server: Server) -> None:
+    headers = {"Content-Type": "application/json", "X-Purpose": "x",
+               "Authorization": f"Bearer {server.tokens['researcher']}"}
+    deep = b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    answer = raw(server, "POST", "/api/annotate", headers, deep)
+    assert answer.status == 400 and "Traceback" not in answer.body
+
+
 def test_access_log_holds_no_report_ids(server: Server) -> None:
     report = server.call("GET", "/api/search", params={"q": "pneumothorax"}).json()["hits"][0][
         "report_id"]

@@ -185,3 +185,19 @@ def test_stale_head_temporaries_are_removed_on_start(log_path: Path) -> None:
     AuditLog(log_path).close()
     assert not stale.exists()
     assert not list(log_path.parent.glob(".*.tmp"))
+
+
+def test_periodic_checkpoints_are_chained_and_logged(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "audit.jsonl"
+    with caplog.at_level("INFO", logger="clinsearch.audit"):
+        log = AuditLog(path, checkpoint_every=3)
+        _write(log, 5)
+        log.close()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    checkpoints = [r for r in records if r["endpoint"] == "checkpoint"]
+    assert [r["records"] for r in checkpoints] == [3, 6]
+    logged = [m for m in caplog.messages if m.startswith("audit checkpoint (periodic)")]
+    assert len(logged) == 2 and checkpoints[0]["mac"] in logged[0]
+    anchor = logged[0].split("record ")[1].replace(" mac ", ":")
+    assert clinsearch("audit", "verify", str(path), "--anchor", anchor).returncode == 0

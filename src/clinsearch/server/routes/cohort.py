@@ -9,14 +9,13 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import csv_chunks
 from clinsearch.server.small_counts import viewer_count
-from clinsearch.units import LEVELS
+from clinsearch.units import check_level
 
 MAX_MEMBERS_PAGE = 500
 router = APIRouter(prefix="/api/cohort")
@@ -34,7 +33,7 @@ class CohortRequest(BaseModel):
 @router.post("", summary="Cohort: exact counts at three levels and a page of members")
 def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dict[str, Any]:
     """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
-    _check_unit(body.level)
+    check_level(body.level)
 
     def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
         counts = snap.cohort.counts(body.query)
@@ -62,7 +61,7 @@ def cohort_export(audit: Audit, user: TextReader, state: State,
                   query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
                   level: Annotated[str, Query(max_length=20)] = "patient") -> StreamingResponse:
     """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
-    _check_unit(level)
+    check_level(level)
     members, generation = state.live.run(
         lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
     exported = {"exported": len(members),
@@ -88,8 +87,3 @@ def _disclosed(members: list[Any], level: str) -> dict[str, list[str]] | None:
     evidence = [m.report_id for m in members if m.report_id]
     shown["reports"] = shown.get("reports", []) + evidence
     return shown
-
-
-def _check_unit(level: str) -> None:
-    if level not in LEVELS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")

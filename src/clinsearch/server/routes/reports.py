@@ -19,7 +19,7 @@ def report(report_id: Annotated[str, Path(max_length=MAX_ID)], audit: Audit, use
     """``Index.report`` of the live generation (404 for an id it does not hold)."""
 
     def run(snap: Snapshot) -> tuple[Any, str]:
-        if snap.index.store.report_ids.rows_of([report_id])[0] < 0:
+        if snap.index.lookup.report_ids.rows_of([report_id])[0] < 0:
             raise HTTPException(404, f"report {report_id!r} is not in the index")
         return snap.index.report(report_id), snap.generation
 

@@ -24,16 +24,14 @@ def server_state(request: Request) -> ServerState:
 State = Annotated[ServerState, Depends(server_state)]
 
 
-def principal(state: State, authorization: Annotated[str | None, Header()] = None) -> User:
-    """The caller, from ``Authorization: Bearer TOKEN`` (LOCAL_USER without auth)."""
+def principal(request: Request, state: State) -> User:
+    """The caller ``RequestGuard`` authenticated from its token before the body was read
+    (LOCAL_USER without auth)."""
     if state.users is None:
         return LOCAL_USER
-    state.reload_users()
-    token = (authorization or "").removeprefix("Bearer ").strip()
-    user = state.users.authenticate(token) if token else None
-    if user is None:
-        raise HTTPException(401, "a valid API token is required (Authorization: Bearer TOKEN;"
-                            " 'clinsearch users add' issues one)",
+    user: User | None = getattr(request.state, "user", None)
+    if user is None:  # the guard answers 401 first; this holds if a route moves out of /api
+        raise HTTPException(401, "a valid API token is required",
                             headers={"WWW-Authenticate": "Bearer"})
     return user
 
@@ -42,10 +40,14 @@ Caller = Annotated[User, Depends(principal)]
 
 
 def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
-    """The purpose the caller states for this access (the page asks once per session)."""
-    stated = urllib.parse.unquote(x_purpose or "").strip()  # the page percent-encodes it
+    """The purpose the caller states for this access (the page asks once per session):
+    printable text, percent-encoded by the page."""
+    stated = urllib.parse.unquote(x_purpose or "").strip()
     if not stated:
         raise HTTPException(400, "state the purpose of this access in the X-Purpose header")
+    if not stated.isprintable():
+        raise HTTPException(400, "the X-Purpose header holds control characters; state the"
+                            " purpose as printable text")
     return stated[:500]
 
 
@@ -76,28 +78,38 @@ AdminUsers = Annotated[UserStore, Depends(admin_users)]
 
 @dataclass(frozen=True)
 class Auditor:
-    """Writes the audit record of one request: who, in which role, for what purpose."""
+    """Writes the audit record of one request: who, from which address, in which role, for
+    what purpose, and which reports (or patients, visits) were disclosed."""
 
     state: ServerState
     user: User
     purpose: str
+    client: str
 
-    def record(self, endpoint: str, params: dict[str, Any], counts: dict[str, int],
-               generation: str) -> None:
-        """Append the record (the request fails if the disk refuses it)."""
-        self.state.audit.write(user=self.user.name, role=self.user.role, purpose=self.purpose,
-                               endpoint=endpoint, params=params, counts=counts,
-                               generation=generation)
+    def record(self, endpoint: str, params: dict[str, Any], counts: dict[str, Any],
+               generation: str, disclosed: dict[str, list[str]] | None = None) -> None:
+        """Append the record (the request fails if the disk refuses it); ``disclosed`` maps
+        a kind of id (reports, patients, visits) to the ids the answer shows."""
+        audit = self.state.audit
+        shown = {kind: audit.disclosed(sorted(set(ids))) for kind, ids in (disclosed or {}).items()}
+        audit.write(user=self.user.name, role=self.user.role, purpose=self.purpose,
+                    client=self.client, endpoint=endpoint, params=params, counts=counts,
+                    disclosed=shown, generation=generation)
 
 
-def data_auditor(state: State, user: Caller, why: Purpose) -> Auditor:
+def _client(request: Request) -> str:
+    """The caller's address and port as the server saw them."""
+    return f"{request.client.host}:{request.client.port}" if request.client else "unknown"
+
+
+def data_auditor(request: Request, state: State, user: Caller, why: Purpose) -> Auditor:
     """The auditor of a data access (a purpose must be stated)."""
-    return Auditor(state, user, why)
+    return Auditor(state, user, why, _client(request))
 
 
-def admin_auditor(state: State, user: Caller) -> Auditor:
+def admin_auditor(request: Request, state: State, user: Caller) -> Auditor:
     """The auditor of user management."""
-    return Auditor(state, user, "user management")
+    return Auditor(state, user, "user management", _client(request))
 
 
 Audit = Annotated[Auditor, Depends(data_auditor)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from clinsearch.hit import Hit
@@ -15,17 +16,34 @@ from clinsearch.server.live import LiveIndex
 from clinsearch.server.workbench_store import WorkbenchStore
 
 HITS_CACHE = 256  # queries whose hits are kept for paging
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+MAX_BODY = 1 << 20  # bytes of a request body (a cohort query or a text to annotate)
+MAX_QUERY_TEXT = 1000  # characters of a search or explain query (cohort: its parser's cap)
+VIEWER_MIN_COUNT = 10
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """What the administrator set: the host names the server answers to (DNS rebinding), the
+    model folders clients may name (by folder name), the smallest count viewers see, and the
+    request size limits."""
+
+    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
+    models: dict[str, Path] = field(default_factory=dict)
+    viewer_min_count: int = VIEWER_MIN_COUNT
+    max_body: int = MAX_BODY
 
 
 @dataclass
 class ServerState:
     """The live index, the users (None: no auth), the audit log, the users' workbench (bundles,
-    lists, saved searches, history) and the paging cache."""
+    lists, saved searches, history), the configuration and the paging cache."""
 
     live: LiveIndex
     users: UserStore | None
     audit: AuditLog
     workbench: WorkbenchStore
+    config: ServerConfig = field(default_factory=ServerConfig)
     hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -24,6 +24,7 @@ from datetime import date
 from typing import Literal
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
 FILTER_KEYS = ("type", "date", "section", "text", "context", "bundle")
@@ -208,6 +209,7 @@ def parse(query: str, bundles: Bundles | None = None) -> Node:
         raise ClinsearchError(
             f"cohort query too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})"
         )
+    check_text(query, "the cohort query")
     return _Parser(query, bundles or {}).parse()
 
 

@@ -1,5 +1,5 @@
 """The audit trail for admins: records filtered by user, purpose, endpoint and date, and the
-verification of the hash chain (``verify_audit``), from the page."""
+verification of the keyed chain (``verify_log``, with the server's key), from the page."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 
-from clinsearch.server.audit import verify_audit
+from clinsearch.server.audit import verify_log
 from clinsearch.server.auth import User
 from clinsearch.server.deps import Caller, State
 
@@ -55,5 +55,5 @@ def records(user: Admin, state: State, name: Annotated[str, Query(alias="user")]
 @router.get("/verify", summary="Check the audit trail's hash chain (admin)")
 def verify(user: Admin, state: State) -> dict[str, Any]:
     """Intact or not, with every problem found."""
-    result = verify_audit(state.audit.path)
+    result = verify_log(state.audit.path, state.audit.key_path)
     return {"ok": result.ok, "records": result.records, "problems": result.problems}

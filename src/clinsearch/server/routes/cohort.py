@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
+from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
+from clinsearch.server.small_counts import viewer_count
 from clinsearch.units import check_level
 
 MAX_MEMBERS_PAGE = 500
@@ -23,8 +25,8 @@ router = APIRouter(prefix="/api/cohort")
 class CohortRequest(BaseModel):
     """A cohort query, the level its members are listed at, and which page of members."""
 
-    query: str
-    level: str = "patient"
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    level: str = Field("patient", max_length=20)
     offset: int = Field(0, ge=0)
     limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
     list_id: int | None = None  # an uploaded id list the cohort is restricted to
@@ -44,20 +46,28 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 
     counts, members, generation = state.live.run(run)
     page_members = members[body.offset : body.offset + body.limit]
-    audit.record("cohort", body.model_dump(),
-                 dict(counts) | {"returned": len(page_members)}, generation)
+    shown: dict[str, Any] = dict(counts)
+    answer: dict[str, Any] = {"total": len(members)}
+    if not user.sees_text:
+        threshold = state.config.viewer_min_count
+        shown = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+        answer = {"total": shown.get(body.level), "count_threshold": threshold}
+    audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
+                 generation, _disclosed(page_members, body.level))
     remembered = {"query": body.query, "level": body.level} | (
         {"list": str(body.list_id)} if body.list_id is not None else {})
-    state.workbench.remember(user.name, "cohort", remembered, dict(counts))
-    return {"query": body.query, "level": body.level, "counts": counts,
-            "total": len(members) if user.sees_text else counts.get(body.level),
-            "offset": body.offset, "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
-            "members": [asdict(m) for m in page_members], "generation": generation}
+    state.workbench.remember(user.name, "cohort", remembered, shown)
+    return answer | {
+        "query": body.query, "level": body.level, "counts": shown, "offset": body.offset,
+        "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
+        "members": [asdict(m) for m in page_members], "generation": generation}
 
 
 @router.get("/export", summary="The cohort's members as CSV (as cohort --export)")
-def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
-                  level: str = "patient", list_id: int | None = None) -> StreamingResponse:
+def cohort_export(audit: Audit, user: TextReader, state: State,
+                  query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+                  level: Annotated[str, Query(max_length=20)] = "patient",
+                  list_id: int | None = None) -> StreamingResponse:
     """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
     check_level(level)
     members, generation = state.live.run(lambda snap: (snap.cohort.members(
@@ -67,10 +77,22 @@ def cohort_export(audit: Audit, user: TextReader, state: State, query: str,
                 "patients": len({m.ids[0] for m in members}),
                 "reports": len({m.report_id for m in members if m.report_id})}
     audit.record("cohort/export", {"query": query, "level": level, "list_id": list_id},
-                 exported, generation)
+                 exported, generation, _disclosed(members, level))
     return StreamingResponse(
         csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="cohort-{level}s.csv"'},
     )
 
+
+def _disclosed(members: list[Any], level: str) -> dict[str, list[str]] | None:
+    """The ids a list of members shows: each id column of ``level`` (patients, visits,
+    reports) and the reports of their evidence sentences."""
+    if not members:
+        return None
+    columns = ID_COLUMNS[level]  # type: ignore[index]
+    shown = {column.removesuffix("_id") + "s": [m.ids[i] for m in members]
+             for i, column in enumerate(columns) if column != "sentence_id"}
+    evidence = [m.report_id for m in members if m.report_id]
+    shown["reports"] = shown.get("reports", []) + evidence
+    return shown

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.server.deps import Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import finding_record
+from clinsearch.server.state import MAX_QUERY_TEXT
+from clinsearch.text_checks import check_text
 
 router = APIRouter(prefix="/api")
 
@@ -22,7 +24,8 @@ class AnnotateRequest(BaseModel):
 
 
 @router.get("/explain-query", summary="How a query is understood (finding patterns)")
-def explain(q: str, user: Caller, state: State) -> dict[str, Any]:
+def explain(q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_TEXT)], user: Caller,
+            state: State) -> dict[str, Any]:
     """``explain_query`` with the live generation's lexicon and term encoder."""
     from clinsearch.search.concept.tools import index_concept_tools
     from clinsearch.search.explain_query import explain_query
@@ -43,6 +46,7 @@ def annotate(body: AnnotateRequest, user: Caller, state: State) -> dict[str, Any
 
     if not body.text.strip():
         raise ClinsearchError("field 'text': empty text")
+    check_text(body.text, "field 'text'")
     annotator = annotator_for(index_lexicon_path(state.live.snapshot.index))
     findings = annotator.annotate(body.text)
     return {"findings": [finding_record(f) for f in findings]}

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Path
 
 from clinsearch.server.deps import Audit, State, TextReader
 from clinsearch.server.live import Snapshot
 
+MAX_ID = 200  # characters of a report id in a request
 router = APIRouter(prefix="/api/reports")
 
 
 @router.get("/{report_id}", summary="A report: sections, sentences, every finding")
-def report(report_id: str, audit: Audit, user: TextReader, state: State) -> dict[str, Any]:
+def report(report_id: Annotated[str, Path(max_length=MAX_ID)], audit: Audit, user: TextReader,
+           state: State) -> dict[str, Any]:
     """``Index.report`` of the live generation (404 for an id it does not hold)."""
 
     def run(snap: Snapshot) -> tuple[Any, str]:
@@ -23,5 +25,6 @@ def report(report_id: str, audit: Audit, user: TextReader, state: State) -> dict
 
     view, generation = state.live.run(run)
     audit.record("report", {"id": report_id},
-                 {"reports": 1, "patients": 1, "findings": len(view.findings)}, generation)
+                 {"reports": 1, "patients": 1, "findings": len(view.findings)}, generation,
+                 {"reports": [report_id]})
     return view.to_dict() | {"generation": generation}

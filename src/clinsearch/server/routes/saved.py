@@ -16,6 +16,7 @@ from clinsearch.server.auth import User
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import cohort_reading, expand_bundles, query_scope
+from clinsearch.server.small_counts import viewer_count
 from clinsearch.server.state import ServerState
 from clinsearch.server.workbench_store import Saved
 
@@ -111,7 +112,11 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
                     if user.sees_text else [])
         return counts, patients, snap.generation
 
-    return state.live.run(run)
+    counts, patients, generation = state.live.run(run)
+    if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
+        threshold = state.config.viewer_min_count
+        counts = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+    return counts, patients, generation
 
 
 def _shown(saved: Saved) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import parse_method
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
+from clinsearch.server.model_names import with_allowed_models
 from clinsearch.server.query_scope import (
     against_query,
     cohort_reading,
@@ -23,6 +24,8 @@ from clinsearch.server.query_scope import (
     stated_polarities,
 )
 from clinsearch.server.records import hit_record
+from clinsearch.server.small_counts import check_filters_wide, viewer_count
+from clinsearch.server.state import MAX_QUERY_TEXT
 
 MAX_TOP = 100
 RESULT_CAP = 200  # hits a query pages through, or as many as assert it: ``total`` exact below
@@ -33,7 +36,8 @@ router = APIRouter(prefix="/api")
 @router.get("/search", summary="Search: hits with best sentence, highlights, findings")
 def search(
     user: Caller, audit: Audit, state: State,
-    q: str, method: str = "concept", level: str = "report",
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_TEXT)],
+    method: Annotated[str, Query(max_length=MAX_QUERY_TEXT)] = "concept", level: str = "report",
     top: Annotated[int, Query()] = 10, offset: Annotated[int, Query()] = 0,
     polarity: str = "query", context: str | None = None,
     date_from: str | None = None, date_to: str | None = None,
@@ -52,14 +56,18 @@ def search(
     filters = ReportFilters(date_from or None, date_to or None, section or None,
                             report_type or None)
     spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
-    spec = spec.with_options(**polarity_options(spec.method, polarity),
-                             **context_option(spec.method, context),
-                             filters=filters if filters.active else None)
+    spec = with_allowed_models(spec, state.config.models).with_options(
+        **polarity_options(spec.method, polarity), **context_option(spec.method, context),
+        filters=filters if filters.active else None)
     params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
               "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v} | (
                   {"context": context} if context else {})
 
-    def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, int], str]:
+    threshold = state.config.viewer_min_count
+
+    def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, Any], str]:
+        if not user.sees_text:
+            check_filters_wide(snap.index, filters, threshold)
         # findings in other contexts also count: not the cohort's reading
         if (exact or offset + top > RESULT_CAP) and not context:
             asserting.update(_asserting(snap, searched, polarity, filters))
@@ -78,9 +86,9 @@ def search(
             state.cache_hits((*key, depth), hits)
         capped = len(hits) == computed  # the depth these hits were computed to
         page_hits = hits[offset : offset + top]
-        counts = {"total": len(hits)}
         if not user.sees_text:
-            return capped, [], counts, snap.generation
+            return capped, [], {"total": viewer_count(len(hits), threshold)}, snap.generation
+        counts: dict[str, Any] = {"total": len(hits)}
         counts |= {"returned": len(page_hits),
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}
@@ -92,13 +100,17 @@ def search(
 
     asserting: dict[str, int] = {}
     capped, shown, counts, generation = state.live.run(run)
-    audit.record("search", params, counts, generation)
+    audit.record("search", params, counts, generation,
+                 {"reports": [h["report_id"] for h in shown]} if shown else None)
+    if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
+        asserting = {unit: viewer_count(n, threshold) for unit, n in asserting.items()}
     if offset == 0:  # a new search, not a further page
         state.workbench.remember(user.name, "search", {k: str(v) for k, v in params.items()},
                                  asserting or counts)
-    return {"hits": shown, "total": counts["total"], "total_capped": capped,
-            "asserting": asserting or None, "searched": searched,
-            "offset": offset, "top": top, "generation": generation}
+    answer = {"hits": shown, "total": counts["total"], "total_capped": capped,
+              "asserting": asserting or None, "searched": searched,
+              "offset": offset, "top": top, "generation": generation}
+    return answer if user.sees_text else answer | {"count_threshold": threshold}
 
 
 def context_option(method: str, context: str | None) -> dict[str, str]:

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from clinsearch.server.auth import DEFAULT_TOKEN_DAYS
 from clinsearch.server.deps import AdminAudit, AdminUsers, State
 
 router = APIRouter(prefix="/api/users")
@@ -17,12 +18,15 @@ class NewUser(BaseModel):
 
     name: str
     role: str
+    days: int = DEFAULT_TOKEN_DAYS
 
 
 @router.get("", summary="Users and roles (admin)")
 def list_users(store: AdminUsers) -> dict[str, Any]:
-    """Every user's name, role and creation time (tokens are never stored)."""
-    return {"users": [{"name": u.name, "role": u.role, "created": u.created}
+    """Every user's name, role, creation, expiry and revocation times (tokens are never
+    stored)."""
+    return {"users": [{"name": u.name, "role": u.role, "created": u.created,
+                       "expires": u.expires, "revoked": u.revoked}
                       for u in store.users.values()]}
 
 
@@ -30,10 +34,20 @@ def list_users(store: AdminUsers) -> dict[str, Any]:
 def add_user(body: NewUser, store: AdminUsers, audit: AdminAudit,
              state: State) -> dict[str, Any]:
     """Add a user with a role and answer its new token."""
-    token = store.add(body.name, body.role)
-    audit.record("users/add", {"name": body.name, "role": body.role}, {},
+    token = store.add(body.name, body.role, body.days)
+    audit.record("users/add", {"name": body.name, "role": body.role, "days": body.days}, {},
                  state.live.snapshot.generation)
-    return {"name": body.name, "role": body.role, "token": token}
+    return {"name": body.name, "role": body.role, "token": token,
+            "expires": store.users[body.name].expires}
+
+
+@router.post("/{name}/revoke", summary="Revoke a user's token, keeping the user listed (admin)")
+def revoke_user(name: str, store: AdminUsers, audit: AdminAudit,
+                state: State) -> dict[str, Any]:
+    """Stop a user's token at once; the user and the time of revocation stay listed."""
+    store.revoke(name)
+    audit.record("users/revoke", {"name": name}, {}, state.live.snapshot.generation)
+    return {"revoked": name, "at": store.users[name].revoked}
 
 
 @router.delete("/{name}", summary="Remove a user (admin)")

@@ -147,9 +147,9 @@ async function search() {
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;
   const level = $("level").value;
-  const exact = data.asserting ? ` · ${data.asserting[level].toLocaleString()} ${level}s assert the query (exact, as the cohort counts)` : "";
+  const exact = data.asserting ? ` · ${countText(data.asserting[level], data.count_threshold)} ${level}s assert the query (exact, as the cohort counts)` : "";
   $("search-status").textContent = (state.info.user.role === "viewer"
-    ? `${data.total}${plus} matching ${level}s (counts only for your role)`
+    ? `${countText(data.total, data.count_threshold)}${plus} matching ${level}s (counts only for your role)`
     : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ranked ${level}s`) + exact +
     (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "");
   renderHits(data.hits);
@@ -206,7 +206,7 @@ async function cohort() {
   setUrl("cohort", cohortUrlParams(body));
   $("save-form").hidden = false;
   drawCohortCharts(body);
-  for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = data.counts[level].toLocaleString();
+  for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = countText(data.counts[level], data.count_threshold);
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
   $("cohort-csv").disabled = viewer;
@@ -341,3 +341,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   start();
 });
+
+// A count the server withheld from the viewer role (below its threshold) reads "fewer than N".
+function countText(count, threshold) {
+  return count === null || count === undefined ? `fewer than ${threshold}` : count.toLocaleString();
+}

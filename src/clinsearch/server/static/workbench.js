@@ -97,7 +97,7 @@ function barChart(title, counts, classOf = () => "bar") {
     rect.append(tip);
     const num = document.createElementNS(SVG(), "text");
     num.setAttribute("x", labelW + Math.round(barW * value / max) + 4); num.setAttribute("y", y + 14);
-    num.textContent = String(value);
+    num.textContent = value === null ? "few" : String(value);  // withheld for the viewer role
     g.append(name, rect, num);
     svg.append(g);
   });

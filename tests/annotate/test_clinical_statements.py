@@ -93,7 +93,7 @@ def test_anatomy_states_are_lexicon_data_validated_with_file_and_line() -> None:
         ("Normal heart size.", "cardiomegaly", ["absent"]),
         ("The heart is mildly enlarged.", "cardiomegaly", ["present"]),
         ("Heart size may be enlarged.", "cardiomegaly", ["uncertain"]),
-        ("The kidneys are normal in size.", "hydronephrosis", ["absent", "absent"]),
+        ("The kidneys are normal in size.", "hydronephrosis", ["absent"]),
         ("No dilatation of the collecting system.", "hydronephrosis", ["absent"]),
         ("Mild dilatation of the right renal collecting system.", "hydronephrosis",
          ["present"]),

@@ -110,20 +110,23 @@ class Lexicon:
     @classmethod
     def load(cls, path: str | Path | None = None) -> Lexicon:
         """Load and validate a lexicon file (and those it includes); ``None`` loads the shipped
-        radiology lexicon."""
+        radiology lexicon. A valid lexicon is kept parsed in the private cache
+        (``lexicon_cache``), so that a cold start need not compose its YAML again."""
+        from clinsearch.annotate.lexicon_cache import load_lexicon  # it imports this module
+
         if path is None:
             folder = resources.files("clinsearch.annotate") / "data"
 
             def shipped(name: str) -> tuple[str, str]:
                 return (folder / name).read_text(encoding="utf-8"), f"<shipped>/{name}"
 
-            return parse_lexicon(*shipped(SHIPPED), include=shipped)
+            return load_lexicon(*shipped(SHIPPED), include=shipped)
         path = Path(path)
 
         def beside(name: str) -> tuple[str, str]:
             return read_user_text(path.parent / name), str(path.parent / name)
 
-        return parse_lexicon(read_user_text(path), path, include=beside)
+        return load_lexicon(read_user_text(path), path, include=beside)
 
     def stats(self) -> LexiconStats:
         """Counts of concepts by type, surface forms and modifier values."""

@@ -1,4 +1,5 @@
-"""Cohorts: exact counts at three levels, a page of members, and the members as CSV."""
+"""Cohorts: exact counts at three levels, a page of members (ids in natural order: "245"
+before "2422"), and the members as CSV (in the order ``clinsearch cohort --export`` writes)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
+from clinsearch.server.natural_order import natural_ids
 from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
 from clinsearch.server.small_counts import viewer_count
@@ -45,6 +47,7 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
         return counts, members, snap.generation
 
     counts, members, generation = state.live.run(run)
+    members = sorted(members, key=lambda m: natural_ids(m.ids))  # the CSV keeps the CLI's order
     page_members = members[body.offset : body.offset + body.limit]
     shown: dict[str, Any] = dict(counts)
     answer: dict[str, Any] = {"total": len(members)}

@@ -80,10 +80,11 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     shoot(browser, "screenshot-cohort.png", tmp_path)
 
     browser.find_element(By.ID, "cohort-csv").click()
-    target = downloads / "cohort-reports.csv"
+    pattern = "cohort-pneumonia-and-not-pleural-effusion-reports-2*.csv"  # named by the API
     deadline = time.monotonic() + 30
-    while not target.exists() and time.monotonic() < deadline:
+    while not list(downloads.glob(pattern)) and time.monotonic() < deadline:
         time.sleep(0.2)
+    (target,) = downloads.glob(pattern)
     expected = tmp_path / "cli.csv"
     clinsearch("cohort", str(server.index), COHORT_QUERY, "--level", "report", "--export",
                str(expected))

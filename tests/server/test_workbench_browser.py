@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.search.cohort import Cohort, members_csv_rows
+from clinsearch.server.download_names import cohort_export_name
 
 from .conftest import Server, downloaded, shoot, wait
 
@@ -151,7 +152,7 @@ def test_researcher_builds_a_restricted_cohort_and_follows_it_in_the_browser(
 
     # the list exported as CSV: the Python API's members, with the same restriction
     browser.find_element(By.ID, "cohort-csv").click()
-    got = downloaded(downloads, "cohort-patients.csv").read_bytes()
+    got = downloaded(downloads, cohort_export_name(QUERY, "patient")).read_bytes()
     members = cohort.members(QUERY, "patient", scope)  # type: ignore[arg-type]
     buffer = io.StringIO()
     csv.writer(buffer).writerows(members_csv_rows(members, "patient"))

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from clinsearch.errors import InputError
 from clinsearch.server.deps import Caller, State
+from clinsearch.server.download_names import bundle_export_name
 from clinsearch.server.live import Snapshot
 from clinsearch.server.workbench_store import Bundle, bundle_name, bundle_terms
 
@@ -68,9 +69,8 @@ def export_bundle(name: str, user: Caller, state: State) -> JSONResponse:
         raise HTTPException(404, f"no bundle named {name!r}")
     body = {"format": BUNDLE_FORMAT, "name": found.name, "terms": found.terms,
             "shared": found.shared}
-    slug = "".join(c if c.isalnum() else "-" for c in found.name.lower()).strip("-")
     return JSONResponse(body, headers={
-        "Content-Disposition": f'attachment; filename="bundle-{slug or "terms"}.json"'})
+        "Content-Disposition": f'attachment; filename="{bundle_export_name(found.name)}"'})
 
 
 @router.post("/import", summary="Import a bundle file as one of the caller's bundles")

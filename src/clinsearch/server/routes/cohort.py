@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.deps import Audit, Caller, State, TextReader
+from clinsearch.server.download_names import cohort_export_name
 from clinsearch.server.live import Snapshot
 from clinsearch.server.natural_order import natural_ids
 from clinsearch.server.query_scope import query_scope
@@ -84,7 +85,8 @@ def cohort_export(audit: Audit, user: TextReader, state: State,
     return StreamingResponse(
         csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="cohort-{level}s.csv"'},
+        headers={"Content-Disposition":
+                 f'attachment; filename="{cohort_export_name(query, level)}"'},
     )
 
 

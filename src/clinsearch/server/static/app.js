@@ -234,8 +234,14 @@ async function downloadCsv() {
     const params = new URLSearchParams({ query: q.query, level: q.level });
     if (q.list_id) params.set("list_id", q.list_id);
     const response = await api("/api/cohort/export?" + params, { raw: true });
-    saveBlob(await response.blob(), `cohort-${q.level}s.csv`);
+    await saveDownload(response, `cohort-${q.level}s.csv`);
   } catch (e) { showError("cohort-error", e); }
+}
+
+// Save an API download under the name its Content-Disposition gives (else ``fallback``).
+async function saveDownload(response, fallback) {
+  const file = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+  saveBlob(await response.blob(), file ? file[1] : fallback);
 }
 
 function saveBlob(blob, name) {

@@ -1,6 +1,6 @@
 // clinsearch workbench: the page's state in its URL, term bundles, id lists, saved cohorts and
 // history, patient timelines, cohort charts (hand-made SVG) and the admin audit viewer. Uses
-// app.js's helpers ($, el, api, state, selectTab, search, cohort, openReport, saveBlob).
+// app.js's helpers ($, el, api, state, selectTab, search, cohort, openReport, saveDownload).
 "use strict";
 
 const bench = { bundles: [], lists: [], restoring: false, auditCalls: 0 };
@@ -250,8 +250,7 @@ function useBundle(name) {
 async function exportBundle(name) {
   try {
     const response = await api(`/api/bundles/${encodeURIComponent(name)}/export`, { raw: true });
-    const file = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
-    saveBlob(await response.blob(), file ? file[1] : "bundle.json");
+    await saveDownload(response, "bundle.json");
   } catch (e) { showError("bundle-error", e); }
 }
 

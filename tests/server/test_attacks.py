@@ -210,7 +210,9 @@ def test_expired_and_revoked_tokens_stop_working(server: Server) -> None:
     assert made["expires"] > "2000"
     assert server.call("GET", "/api/info", role=None, token=token).status == 200
     assert server.call("POST", "/api/users/shortlived/revoke", role="admin").status == 200
-    assert server.call("GET", "/api/info", role=None, token=token).status == 401
+    revoked = server.call("GET", "/api/info", role=None, token=token)
+    assert revoked.status == 401 and "was revoked at 2" in revoked.json()["detail"]
+    assert "shortlived" not in revoked.text
     listed = {u["name"]: u for u in server.call("GET", "/api/users", role="admin").json()["users"]}
     assert listed["shortlived"]["revoked"]  # kept, with the time
     expiring = clinsearch("users", "add", "expiring", "--role", "viewer", "--users",
@@ -221,7 +223,14 @@ def test_expired_and_revoked_tokens_stop_working(server: Server) -> None:
         if user["name"] == "expiring":
             user["expires"] = "2000-01-01T00:00:00Z"
     server.users.write_text(json.dumps(data))
-    assert server.call("GET", "/api/info", role=None, token=expiring).status == 401
+    expired = server.call("GET", "/api/info", role=None, token=expiring)
+    assert expired.status == 401
+    assert "expired at 2000-01-01T00:00:00Z" in expired.json()["detail"]
+    assert "expiring" not in expired.text
+    unknown = server.call("GET", "/api/info", role=None, token="not-a-token")
+    assert unknown.status == 401 and "not known to this server" in unknown.json()["detail"]
+    missing = server.call("GET", "/api/info", role=None)
+    assert missing.status == 401 and "token is required" in missing.json()["detail"]
 
 
 def test_error_bodies_cap_values_and_hide_paths(server: Server) -> None:

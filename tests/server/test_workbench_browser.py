@@ -299,3 +299,25 @@ def test_search_counts_explains_and_reloads_from_its_url(browser: webdriver.Chro
         assert "hits=pneumothorax" in browser.current_url
     finally:
         browser.set_window_size(1280, 1000)
+
+
+def test_viewer_sees_counts_without_members_and_bad_tokens_say_why(
+        browser: webdriver.Chrome, server: Server) -> None:
+    sign_in(browser, server, "viewer")
+    browser.find_element(By.ID, "tab-cohort").click()
+    browser.find_element(By.ID, "cohort-query").send_keys("pneumonia")
+    browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cohort-members"), "counts only"))
+    assert browser.find_element(By.ID, "cohort-counts").is_displayed()
+    assert "counts only" in browser.find_element(By.ID, "cohort-members").text
+    assert not browser.find_elements(By.CSS_SELECTOR, "#cohort-members table")
+    assert not browser.find_element(By.ID, "cohort-next").is_displayed()
+    assert not browser.find_element(By.ID, "cohort-prev").is_displayed()
+
+    browser.find_element(By.ID, "sign-out").click()
+    wait(browser, ec.visibility_of_element_located((By.ID, "token"))).send_keys(
+        "not-a-token")
+    browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "login-error"), "not known"))
+    message = browser.find_element(By.ID, "login-error").text
+    assert message.startswith("Your token was not accepted: this token is not known")

@@ -120,6 +120,17 @@ class UserStore:
         user = self._by_hash.get(token_hash(token))
         return user if user is not None and user.valid_at(utc_stamp()) else None
 
+    def refusal(self, token: str) -> str:
+        """Why ``token`` is refused, told to whoever holds it: unknown, revoked or expired.
+        Never a user name; only a holder of a once-valid token learns that it was valid."""
+        user = self._by_hash.get(token_hash(token))
+        if user is None:
+            return ("this token is not known to this server (check that it was copied whole;"
+                    " an admin issues tokens with 'clinsearch users add')")
+        if user.revoked:
+            return f"this token was revoked at {user.revoked}; ask an admin for a new one"
+        return f"this token expired at {user.expires}; ask an admin for a new one"
+
     def _read(self) -> dict[str, User]:
         try:
             mode = stat.S_IMODE(self.path.stat().st_mode)

@@ -69,9 +69,12 @@ class RequestGuard:
                 return 403, "requests from pages of other sites are refused"
         path = scope["path"]
         if path.startswith("/api/") and path not in OPEN_PATHS and self.state.users is not None:
-            user = self._authenticated(headers)
+            token = _bearer(headers)
+            user = self._authenticated(token)
             if user is None:
-                return 401, ("a valid API token is required (Authorization: Bearer TOKEN;"
+                users = self.state.users
+                return 401, (users.refusal(token) if token and users is not None else
+                             "a valid API token is required (Authorization: Bearer TOKEN;"
                              " 'clinsearch users add' issues one)")
             scope.setdefault("state", {})["user"] = user
         if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
@@ -83,12 +86,16 @@ class RequestGuard:
             return 411, "send the body with a Content-Length"
         return None
 
-    def _authenticated(self, headers: dict[bytes, bytes]) -> Any:
+    def _authenticated(self, token: str) -> Any:
         self.state.reload_users()
         users = self.state.users
-        token = headers.get(b"authorization", b"").decode("latin-1")
-        token = token.removeprefix("Bearer ").strip()
         return users.authenticate(token) if users is not None and token else None
+
+
+def _bearer(headers: dict[bytes, bytes]) -> str:
+    """The token of the request's ``Authorization: Bearer`` header ("" when none)."""
+    token = headers.get(b"authorization", b"").decode("latin-1")
+    return token.removeprefix("Bearer ").strip()
 
 
 def _counted(receive: Receive, limit: int) -> Receive:

@@ -26,7 +26,6 @@ async function api(path, options = {}) {
     options.body = JSON.stringify(options.json);
   }
   const response = await fetch(path, { method: options.method || "GET", headers, body: options.body });
-  if (response.status === 401) { signOut("Your token was not accepted; start a new session."); throw new ApiError("unauthorised"); }
   if (!response.ok) {
     let detail = response.statusText;
     try {
@@ -34,6 +33,10 @@ async function api(path, options = {}) {
       detail = typeof body.detail === "string" ? body.detail
         : (body.detail || []).map((d) => `${d.loc.slice(1).join(".")}: ${d.msg}`).join("\n");
     } catch (e) { /* not JSON */ }
+    if (response.status === 401) {  // the server says why: no token, unknown, revoked, expired
+      detail = `Your token was not accepted: ${detail}. Start a new session.`;
+      signOut(detail);
+    }
     throw new ApiError(detail);
   }
   return options.raw ? response : response.json();
@@ -210,7 +213,12 @@ async function cohort() {
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
   $("cohort-csv").disabled = viewer;
-  const table = el("table", {}, el("caption", { text: viewer ? "Members are not shown for your role" :
+  $("cohort-pager").hidden = viewer;  // viewers see counts only: no members, nothing to page
+  if (viewer) {
+    $("cohort-members").replaceChildren(el("p", { text: "Members are not shown for your role (counts only)." }));
+    return;
+  }
+  const table = el("table", {}, el("caption", { text:
     `${data.level}s ${data.total ? data.offset + 1 : 0}–${data.offset + data.members.length} of ${data.total.toLocaleString()}` }));
   const head = el("tr", {}, ...data.columns.map((c) => el("th", { scope: "col", text: c })),
     el("th", { scope: "col", text: "matched" }), el("th", { scope: "col", text: "evidence sentence" }));
@@ -224,7 +232,7 @@ async function cohort() {
   table.append(el("tbody", {}, ...rows));
   $("cohort-members").replaceChildren(table);
   $("cohort-prev").disabled = data.offset === 0;
-  $("cohort-next").disabled = viewer || data.offset + COHORT_PAGE >= data.total;
+  $("cohort-next").disabled = data.offset + COHORT_PAGE >= data.total;
 }
 
 async function downloadCsv() {

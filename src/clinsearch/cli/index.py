@@ -122,6 +122,7 @@ def index_command(
     )
     report_skips(stats)
     report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
+    _warm_term_vectors(index)
 
 
 @app.command("add")
@@ -168,6 +169,7 @@ def add_command(
     console.print(f"added {added} reports; the index now holds {index.manifest.counts.reports}")
     report_skips(stats)
     report_long_sentences(index.manifest.components.get("findings", {}).get("long_sentences", 0))
+    _warm_term_vectors(index)
 
 
 @app.command("delete")
@@ -294,3 +296,14 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
     return ids
+
+
+def _warm_term_vectors(index: Any) -> None:
+    """Compute the term vectors concept search needs now (a progress bar on a terminal; once
+    per lexicon and term model, then cached), rather than in the first search."""
+    from clinsearch.cache_dir import default_cache_dir
+    from clinsearch.search.concept.tools import warm_term_vectors
+
+    terms = warm_term_vectors(index)
+    err_console.print(f"term vectors for concept search ready ({terms:,} lexicon terms, cached"
+                      f" in {escape(str(default_cache_dir()))})", highlight=False)

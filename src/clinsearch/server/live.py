@@ -19,6 +19,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.tools import warm_term_vectors
 from clinsearch.search.session import Index
 from clinsearch.terminal import printable
 from clinsearch.user_files import describe_failure
@@ -51,6 +52,8 @@ def open_snapshot(path: Path) -> Snapshot:
         # hybrid fuses BM25 and concept search, and dense retrieval when the index has it
         methods = ("bm25", "concept") + (
             ("dense",) if "dense" in index.config.components else ()) + ("hybrid",)
+        terms = warm_term_vectors(index)  # computed here (once, cached), not in a request
+        log.info("term vectors for concept search ready (%d lexicon terms)", terms)
         for method in methods:
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)

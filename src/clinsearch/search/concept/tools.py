@@ -80,6 +80,16 @@ def index_concept_tools(index: IndexStore, term_model: str | Path | None = None)
     return concept_tools(index_lexicon_path(index), folder)
 
 
+def warm_term_vectors(index: IndexStore) -> int:
+    """Load or compute now (cached on disk per lexicon and term model) the term vectors
+    concept search reads: the term model's for unknown words and the default encoder's for
+    the pattern tie-break ([SyedaMahmood2021] 3.6), so no first search computes them
+    silently. Returns how many lexicon terms they cover."""
+    tools = index_concept_tools(index)
+    tools.pattern_vectors()
+    return len(tools.parser.vectors.terms)
+
+
 def index_lexicon_path(index: IndexStore) -> str | None:
     """The lexicon the index's findings were extracted with (None: the shipped one)."""
     options: Any = index.config.options.get("findings", {})

@@ -19,7 +19,7 @@ from clinsearch.cli import app
 from clinsearch.corpus.model import Report
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.search.cohort import Cohort
-from clinsearch.search.concept.ranking import PolarityOptions
+from clinsearch.search.concept.ranking import PolarityOptions, parse_context
 
 TEXTS = {
     "r1": "FINDINGS: Heart size is normal. The lungs are clear.",
@@ -166,6 +166,21 @@ def test_family_historical_and_hypothetical_are_not_asserted(concept_idx: Index)
     assert cohort.counts("pneumonia context:historical")["report"] == 1
     wide = Cohort(concept_idx.path, PolarityOptions(context=("historical", "family")))
     assert wide.counts("malignancy")["report"] == 1
+
+
+def test_the_context_filter_narrows_where_the_context_option_widens(concept_idx: Index) -> None:
+    """README "What a finding counts as": ``context:`` is a filter, ``--context`` widens."""
+    def reports(cohort: Cohort, query: str) -> set[str]:
+        return {m.ids[0] for m in cohort.members(query, "report")}
+
+    cohort = Cohort(concept_idx.path)
+    asserted = reports(cohort, "pneumonia")
+    only = reports(cohort, "pneumonia context:historical")
+    widened = Cohort(concept_idx.path, PolarityOptions(context=("historical",)))
+    assert only and not only & asserted
+    assert reports(widened, "pneumonia") == asserted | only
+    anything = Cohort(concept_idx.path, PolarityOptions(context=parse_context("any")))
+    assert anything.counts("pneumonia") == cohort.counts("pneumonia context:any")
 
 
 # 6. normal statements, 8. laterality ---------------------------------------------------------

@@ -40,11 +40,13 @@ Syntax (keywords in any case):
   (A AND B) same sentence        scope: sentence, report, visit or patient (default: --level)
   type:"CHEST XRAY"              report type          date:2020-01-01..2020-12-31  report date
   section:impression             sentence section     text:"port"  sentences containing text
-  context:historical             findings in that context (family, historical, hypothetical, any)
+  context:historical             only findings in that context (family, historical,
+                                 hypothetical; any: in any context or none)
 Filters restrict every finding of the AND group they stand in; type and section compare
 without case, spaces or punctuation, and a filter that matches nothing is warned about.
 A finding counts when asserted for this patient, now: not 'mother had lung cancer', 'history
-of pneumonia' or 'evaluate for pneumonia' (--context or context: widen it).
+of pneumonia' or 'evaluate for pneumonia'. --context historical widens that (asserted OR
+historical, as in search); the filter context:historical narrows a group to historical ones.
 \b
 Example:
   clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv

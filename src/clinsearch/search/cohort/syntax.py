@@ -84,7 +84,8 @@ class TextMatch:
 @dataclass(frozen=True, slots=True)
 class Filter:
     """A restriction on report type, report date range, sentence section, or finding context
-    (``context:historical``: the findings of the group must carry that flag; ``any``: any)."""
+    (``context:historical``: the findings of the group must carry that flag, "only historical";
+    ``any``: any or none). Like every filter it narrows; the ``--context`` option widens."""
 
     key: Literal["type", "date", "section", "context"]
     value: str  # type, section: folded (``fold``); context: the flag; date: the range as written

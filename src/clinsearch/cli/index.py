@@ -24,6 +24,7 @@ from clinsearch.cli.options import (
     CorpusFormat,
     DateColumn,
     DateFormat,
+    DeviceOpt,
     EncoderModel,
     Engine,
     IdColumn,
@@ -76,6 +77,7 @@ def index_command(
         ),
     ] = False,
     model: EncoderModel = None,
+    device: DeviceOpt = None,
     lexicon: LexiconOpt = None,
     term_model: Annotated[
         Path | None,
@@ -145,6 +147,7 @@ def add_command(
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
+    device: DeviceOpt = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -296,7 +299,8 @@ def search_command(
     ] = None,
     rerank: Annotated[
         Path | None,
-        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
+        typer.Option(help="Re-rank the top --rerank-depth results: a cross-encoder folder"
+                     " (FOLDER or cross:FOLDER) or a poly-encoder (poly:FOLDER)."),
     ] = None,
     rerank_depth: Annotated[
         int | None,
@@ -313,6 +317,7 @@ def search_command(
     polarity: SearchPolarity = "query",
     context: ContextOpt = None,
     term_model: TermModel = None,
+    device: DeviceOpt = None,
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,

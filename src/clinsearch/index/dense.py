@@ -131,7 +131,7 @@ class DenseComponent:
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.model = options.get("model")  # a folder path, or None for the packaged MiniLM
         self.exact_limit = int(options.get("exact_limit", EXACT_LIMIT))
-        self.batch_size = int(options.get("batch_size", 64))
+        self.batch_size = options.get("batch_size")  # None: the device's (models.device)
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Embed every sentence of the generation, into one segment."""
@@ -439,7 +439,7 @@ class _ExactScores:
 
 
 def embed_sentences(
-    table: pa.Table | None, encoder: Any, batch_size: int, progress: bool = False
+    table: pa.Table | None, encoder: Any, batch_size: int | None, progress: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(report keys, sentence indexes, vectors) of sentence rows (report_key, index, text); a
     sentence longer than the encoder window gets one row per window, in order."""

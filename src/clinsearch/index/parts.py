@@ -38,7 +38,7 @@ class PartOptions:
     lexicon: str | None
     model: str | None
     findings_batch: int
-    dense_batch: int
+    dense_batch: int | None  # None: the encoder device's batch size (models.device)
 
     @classmethod
     def of(cls, config: IndexConfig) -> PartOptions:
@@ -52,7 +52,7 @@ class PartOptions:
             lexicon=str(lexicon) if lexicon else None,
             model=str(model) if model else None,
             findings_batch=int(findings.get("batch_size", 256)),
-            dense_batch=int(dense.get("batch_size", 64)),
+            dense_batch=dense.get("batch_size"),
         )
 
 

@@ -35,7 +35,8 @@ WRAPPER_PARAMS = (
           choices=POLARITY_FILTERS, needs="findings", what="polarity"),
     Param("filters", "object", "Report filters (date range, type, section, finding context):"
           " a search.filters.ReportFilters.", of=ReportFilters),
-    Param("rerank", "path", "Cross-encoder model folder: re-rank the top rerank_depth results."),
+    Param("rerank", "path", "Re-rank the top rerank_depth results: a cross-encoder folder"
+          " (FOLDER or cross:FOLDER) or a poly-encoder folder (poly:FOLDER)."),
     Param("rerank_depth", "int", "How many first-stage results to re-rank.",
           default=DEFAULT_DEPTH, minimum=1),
     Param("rerank_input", "str", "What the cross-encoder reads: report text, best sentence, or"

@@ -84,5 +84,5 @@ def test_poly_encoder_reranks_by_its_own_scores(
     assert [h.id for h in hits[:depth]] == expected
     assert [h.id for h in hits[depth:]] == [h.id for h in first[depth:]]
     assert hits[0].explanation["reranked"]
-    with pytest.raises(ClinsearchError, match="poly-encoder model folder .* poly.json"):
+    with pytest.raises(ClinsearchError, match=r"poly-encoder model folder .* poly.json"):
         dense_index.search(query, "report", 8, "bm25", rerank=f"poly:{tmp_path / 'base'}")

@@ -78,7 +78,7 @@ def test_scores_are_the_module_scores_and_long_passages_score_their_best_window(
 def test_folders_that_are_not_poly_encoders_are_refused(
     tmp_path: Path, tiny_encoder_path: Path
 ) -> None:
-    with pytest.raises(ClinsearchError, match="no readable poly.json"):
+    with pytest.raises(ClinsearchError, match=r"no readable poly\.json"):
         PolyScorer(tiny_encoder_path)
     PolyEncoder.from_base(tiny_encoder_path, codes=2).save(tmp_path)
     (tmp_path / CONFIG_FILE).write_text(json.dumps({"format": "other"}))

@@ -63,6 +63,8 @@ Threads = Annotated[
     int | None, typer.Option("--threads", min=1, help="Torch CPU threads [default: torch's].")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for data order and sampling.")]
+MaxSeqLength = Annotated[int, typer.Option("--max-seq-length", min=8)]
+MaxPairsPerQuery = Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
 
@@ -155,8 +157,8 @@ def train_biencoder_command(
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Texts encoded with gradients at once.")
     ] = 64,
-    max_seq_length: Annotated[int, typer.Option("--max-seq-length", min=8)] = 128,
-    max_pairs_per_query: Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)] = None,
+    max_seq_length: MaxSeqLength = 128,
+    max_pairs_per_query: MaxPairsPerQuery = None,
     pair_opposites: Annotated[
         bool, typer.Option(
             "--pair-opposites/--no-pair-opposites",
@@ -268,8 +270,8 @@ def train_poly_command(
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=2, help="Pairs per batch: in-batch negatives.")
     ] = 32,
-    max_seq_length: Annotated[int, typer.Option("--max-seq-length", min=8)] = 128,
-    max_pairs_per_query: Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)] = None,
+    max_seq_length: MaxSeqLength = 128,
+    max_pairs_per_query: MaxPairsPerQuery = None,
     types: Types = "finding,disease",
     epochs: Epochs = 1,
     lr: Lr = 5e-5,

@@ -92,6 +92,8 @@ def onnx_encoder(path: Path, tokenizer: Any, threads: int) -> Encode:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # idle threads sleep instead of spinning: on a shared machine spinning only steals cores
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def encode(texts: list[str]) -> np.ndarray:

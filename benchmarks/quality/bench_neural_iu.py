@@ -69,6 +69,7 @@ def main() -> int:
     if csv is None:
         print("skipped: IU X-ray reports not found")
         return 0
+    args.out.mkdir(parents=True, exist_ok=True)
     reports = list(read_reports(csv, "iu-xray", skip_bad=True))
     bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())
     index_dir = args.index or args.out / "index"

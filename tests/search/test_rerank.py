@@ -58,7 +58,7 @@ def test_rerank_orders_top_k_by_cross_encoder(
 
 
 def test_rerank_option_errors(dense_index: Index, tiny_cross_encoder: Path, tmp_path: Path) -> None:
-    with pytest.raises(ClinsearchError, match="need --rerank MODEL"):
+    with pytest.raises(ClinsearchError, match="need `rerank`"):
         dense_index.search("effusion", rerank_depth=5)
     with pytest.raises(ClinsearchError, match="unknown re-rank input 'title'"):
         dense_index.search("effusion", rerank=str(tiny_cross_encoder), rerank_input="title")
@@ -70,7 +70,8 @@ def test_poly_encoder_reranks_by_its_own_scores(
     dense_index: Index, tmp_path: Path
 ) -> None:
     from clinsearch.models.poly_encoder import PolyEncoder, PolyScorer
-    from clinsearch.models.tiny import build_tiny_bert
+
+    from ..tiny_models import build_tiny_bert
 
     folder = tmp_path / "poly"
     PolyEncoder.from_base(build_tiny_bert(tmp_path / "base"), codes=3).save(folder)

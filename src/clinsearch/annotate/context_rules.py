@@ -4,9 +4,9 @@ The rule file is validated on load like the lexicon: every error names the file,
 the field (``parse_rule_file``).
 
 Token-pattern rules are expanded into the literal phrases they match, so ConText matches them
-with spaCy's PhraseMatcher: with the patterns in spaCy's token Matcher, ConText took 58% of the
-annotation time (391 sentences/s over IU X-ray sentences). Also maps ConText categories onto a
-finding's polarity and context flags.
+with spaCy's PhraseMatcher: with the patterns in spaCy's token Matcher, ConText took most of
+the annotation time (benchmarks/README.md). Also maps ConText categories onto a finding's
+polarity and context flags.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def rule_cues(radiology: bool = True, cache_dir: Path | None = None) -> RuleCues
 def cached_rule_specs(radiology: bool = True, cache_dir: Path | None = None
                       ) -> list[dict[str, Any]]:
     """``context_rule_specs(radiology)``, from the private cache when it holds a valid copy:
-    reading the rule files validates every rule with medspaCy (about 0.1 s)."""
+    reading the rule files validates every rule with medspaCy, a cost on every cold start."""
     return cached(
         _derived_path("rules", radiology, cache_dir),
         lambda: context_rule_specs(radiology),
@@ -238,16 +238,11 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
     """The ConText categories that bear on a concept of ``concept_type``.
 
     A normal-limits cue rules out a finding ("engorgement is within normal limits") but says
-    an anatomy mention is normal, not absent ("heart size is normal").
+    an anatomy mention is normal, not absent ("heart size is normal"), and is no polarity of a
+    state word (the lexicon's anatomy states say what "normal" means).
     """
-    return [c for c in categories if not (c == WITHIN_NORMAL and concept_type == "anatomy")]
-
-
-def states_normal(categories: Iterable[str]) -> bool:
-    """Whether the ConText categories of an anatomy mention say it is normal ("heart size is
-    normal", "lungs are clear"), neither negated nor hedged."""
-    cats = set(categories)
-    return WITHIN_NORMAL in cats and not cats & {NEGATED, POSSIBLE, INDICATION}
+    return [c for c in categories
+            if not (c == WITHIN_NORMAL and concept_type in ("anatomy", "state"))]
 
 
 def polarity_of(categories: Iterable[str]) -> str:

@@ -32,12 +32,15 @@ from clinsearch.cache_dir import default_cache_dir
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
+PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
+ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
+HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE})
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
-RULE_FILE_KEYS = ("replace_defaults", "rules")
+RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "rules")
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
 DIRECTIONS = ("FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO")
@@ -59,10 +62,12 @@ def default_rules_path() -> Path:
 
 @dataclass(frozen=True)
 class RuleFile:
-    """A validated ConText rule file: default literals it replaces, and its rules (as dicts)."""
+    """A validated ConText rule file: default literals it replaces, its rules (as dicts), and
+    the categories that end the scope of every rule of a category (``terminating_types``)."""
 
     replace_defaults: tuple[str, ...]
     rules: tuple[dict[str, Any], ...]
+    terminating_types: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -76,7 +81,15 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
     nodes = reader.sequence(top["rules"], "rules")
     rules = tuple(_checked_rule(reader, node, rule)
                   for node, rule in zip(nodes, data["rules"], strict=True))
-    return RuleFile(tuple(replaced), rules)
+    terminating: list[tuple[str, tuple[str, ...]]] = []
+    if "terminating_types" in top:
+        node = top["terminating_types"]
+        for key, value in reader.mapping(node, "terminating_types").items():
+            values = reader.strings(value, "terminating_types")
+            if not all(_CATEGORY_RE.match(c) for c in (key, *values)):
+                raise reader.fail(value, "terminating_types", "categories must be UPPER_CASE names")
+            terminating.append((key, tuple(values)))
+    return RuleFile(tuple(replaced), rules, tuple(terminating))
 
 
 def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, Any]:
@@ -186,7 +199,16 @@ def context_rule_specs(radiology: bool = True) -> list[dict[str, Any]]:
         spec = radiology_rules()
         replaced = {lit.lower() for lit in spec.replace_defaults}
         rules = [d for d in rules if d["literal"].lower() not in replaced] + list(spec.rules)
+        rules = [_terminated(rule, dict(spec.terminating_types)) for rule in rules]
     return [rule for spec in rules for rule in _as_literal_rules(spec)]
+
+
+def _terminated(rule: dict[str, Any], terminating: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """``rule`` with the categories that end every rule of its category in its ``terminated_by``."""
+    extra = terminating.get(str(rule["category"]).upper())
+    if not extra:
+        return rule
+    return {**rule, "terminated_by": sorted({*rule.get("terminated_by", ()), *extra})}
 
 
 def _as_literal_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -247,7 +269,7 @@ def states_normal(categories: Iterable[str]) -> bool:
     """Whether the ConText categories of an anatomy mention say it is normal ("heart size is
     normal", "lungs are clear"), neither negated nor hedged."""
     cats = set(categories)
-    return WITHIN_NORMAL in cats and not cats & {NEGATED, POSSIBLE, INDICATION}
+    return WITHIN_NORMAL in cats and not cats & (HEDGES | {NEGATED, INDICATION})
 
 
 def polarity_of(categories: Iterable[str]) -> str:
@@ -255,7 +277,7 @@ def polarity_of(categories: Iterable[str]) -> str:
     cats = set(categories)
     if NEGATED in cats or WITHIN_NORMAL in cats:
         return "absent"
-    if POSSIBLE in cats or INDICATION in cats:
+    if cats & HEDGES or INDICATION in cats:
         return "uncertain"
     return "present"
 

@@ -8,10 +8,19 @@ from dataclasses import replace
 from functools import lru_cache
 from itertools import repeat
 
+from medspacy.context import ConTextModifier
 from spacy.tokens import Doc, Span
 
-from clinsearch.annotate.context_rules import applicable, context_of, polarity_of, states_normal
-from clinsearch.annotate.finding import Finding, Modifier
+from clinsearch.annotate.context_rules import (
+    WITHIN_NORMAL,
+    applicable,
+    context_of,
+    deciding,
+    polarity_of,
+    rule_name,
+    states_normal,
+)
+from clinsearch.annotate.finding import Finding, Modifier, Trigger
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
@@ -161,12 +170,12 @@ class Annotator:
         findings: list[Finding] = []
         for ent, mods in zip(ents, attached, strict=True):
             concept_type = self._type(ent.label_)
-            raw = [
-                m.category
-                for m in ent._.modifiers
-                if not spans_overlap(m.modifier_span, (ent.start, ent.end))
-            ]
+            cues = [m for m in ent._.modifiers
+                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))]
+            raw = [m.category for m in cues]
             categories = applicable(raw, concept_type)
+            decided = deciding(categories)
+            kept = [m for m in cues if m.category in categories]
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
             finding = Finding(
@@ -179,20 +188,23 @@ class Annotator:
                 polarity=polarity_of(categories),  # type: ignore[arg-type]
                 context=context_of(categories),
                 modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
+                trigger=None if decided is None else _trigger(doc, kept[decided], text, offsets),
             )
             findings.append(finding)
             if concept_type == "anatomy" and states_normal(raw):
-                findings += self._denied(finding)
+                normal = next(m for m in cues if m.category == WITHIN_NORMAL)
+                findings += self._denied(finding, _trigger(doc, normal, text, offsets))
         return findings
 
-    def _denied(self, anatomy: Finding) -> list[Finding]:
+    def _denied(self, anatomy: Finding, trigger: Trigger) -> list[Finding]:
         """The findings a normal statement about ``anatomy`` rules out (the lexicon's
-        ``normal_denies``): "heart size is normal" -> cardiomegaly absent, at the same words."""
+        ``normal_denies``): "heart size is normal" -> cardiomegaly absent, at the same words,
+        triggered by the normal statement."""
         out = []
         for cid in self.lexicon.concepts[anatomy.concept].normal_denies:
             denied = self.lexicon.concepts[cid]
             out.append(replace(anatomy, concept=cid, name=denied.name, type=denied.type,
-                               polarity="absent"))
+                               polarity="absent", trigger=trigger))
         return out
 
     def _concept(self, label: str) -> tuple[str, str]:
@@ -217,13 +229,24 @@ class Annotator:
         return Modifier(mention.category, mention.value, text[start:end], start, end)
 
 
+def _trigger(doc: Doc, cue: ConTextModifier, text: str, offsets: Sequence[int]) -> Trigger:
+    """The Trigger record of a ConText cue, with character offsets into the original text."""
+    span = doc[cue.modifier_span[0] : cue.modifier_span[1]]
+    start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
+    return Trigger(rule_name(cue.rule), cue.category, text[start:end], start, end)
+
+
 def _shifted(finding: Finding, offset: int) -> Finding:
     """``finding`` of a piece, with offsets into the whole text the piece starts ``offset`` in."""
     modifiers = tuple(
         replace(m, start=m.start + offset, end=m.end + offset) for m in finding.modifiers
     )
+    trigger = finding.trigger
+    if trigger is not None and trigger.start is not None and trigger.end is not None:
+        trigger = replace(trigger, start=trigger.start + offset, end=trigger.end + offset)
     return replace(
-        finding, start=finding.start + offset, end=finding.end + offset, modifiers=modifiers
+        finding, start=finding.start + offset, end=finding.end + offset, modifiers=modifiers,
+        trigger=trigger,
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -28,19 +28,23 @@ from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.cache_dir import default_cache_dir
+from clinsearch.errors import InputError
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
 ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
 HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE})
+RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
-RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "rules")
+RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "rules")
+NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
 DIRECTIONS = ("FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO")
@@ -68,6 +72,7 @@ class RuleFile:
     replace_defaults: tuple[str, ...]
     rules: tuple[dict[str, Any], ...]
     terminating_types: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    sections: tuple[tuple[str, str], ...] = ()  # section name -> context flag of its findings
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -89,7 +94,30 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
             if not all(_CATEGORY_RE.match(c) for c in (key, *values)):
                 raise reader.fail(value, "terminating_types", "categories must be UPPER_CASE names")
             terminating.append((key, tuple(values)))
-    return RuleFile(tuple(replaced), rules, tuple(terminating))
+    sections = []
+    if "sections" in top:
+        for name, value in reader.mapping(top["sections"], "sections").items():
+            sections.append((name, _section_flag(reader.scalar(value, name),
+                                                 lambda m, v=value: reader.fail(v, "sections", m))))
+    return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections))
+
+
+def _section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
+    """``flag`` if it is a context flag or ``none``, else the error ``fail`` makes."""
+    if flag not in (*CONTEXTS, NO_CONTEXT):
+        raise fail(f"unknown context '{flag}' (allowed: {', '.join((*CONTEXTS, NO_CONTEXT))})")
+    return flag
+
+
+def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The context flag each section gives its findings: the shipped rules' ``sections``,
+    changed by ``overrides`` (section name -> flag, or ``none`` for no flag); section names
+    are matched in lower case. A bad flag is an InputError naming the section."""
+    meanings = dict(radiology_rules().sections)
+    for name, flag in (overrides or {}).items():
+        meanings[name] = _section_flag(str(flag), lambda m, n=name: InputError(
+            m, field=f"section context {n}"))
+    return {name.lower(): flag for name, flag in meanings.items() if flag != NO_CONTEXT}
 
 
 def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, Any]:
@@ -218,6 +246,7 @@ def _as_literal_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
     if phrases is None:
         return [spec]
     base = {k: v for k, v in spec.items() if k not in ("pattern", "literal")}
+    base["metadata"] = {**(spec.get("metadata") or {}), RULE_NAME: spec["literal"]}
     return [{"literal": phrase, **base} for phrase in phrases]
 
 
@@ -270,6 +299,23 @@ def states_normal(categories: Iterable[str]) -> bool:
     normal", "lungs are clear"), neither negated nor hedged."""
     cats = set(categories)
     return WITHIN_NORMAL in cats and not cats & (HEDGES | {NEGATED, INDICATION})
+
+
+def deciding(categories: Sequence[str]) -> int | None:
+    """Which of a finding's ConText categories decides its reading (the trigger shown): the
+    first negation or normal statement, else the first hedge or indication, else the first
+    context (history, family, hypothetical); None when nothing makes it other than present."""
+    for kinds in ({NEGATED, WITHIN_NORMAL}, HEDGES | {INDICATION}, CONTEXT_FLAGS.keys()):
+        for i, category in enumerate(categories):
+            if category in kinds:
+                return i
+    return None
+
+
+def rule_name(rule: ConTextRule) -> str:
+    """The literal of the rule file entry a ConText rule came from (patterns are expanded into
+    one rule per phrase, each remembering its entry's literal)."""
+    return str((rule.metadata or {}).get(RULE_NAME, rule.literal))
 
 
 def polarity_of(categories: Iterable[str]) -> str:

@@ -1,4 +1,4 @@
-"""Issue 26: what each mention asserts, as a medical coder reads it (the issue's sentences and more).
+"""Issue 26: what each mention asserts, as a coder reads it (the issue's sentences and more).
 
 A coder does not code "possible pneumonia", "atelectasis or pneumonia", "correlate clinically for
 pneumonia" or "rule out pneumonia": each is uncertain (and an indication also hypothetical).
@@ -44,10 +44,12 @@ INDICATION = ("uncertain", ("hypothetical",))
         ("Opacity possibly due to atelectasis or pneumonia.",
          {"opacity": PRESENT, "atelectasis": UNCERTAIN, "pneumonia": UNCERTAIN}),
         # a list of negated items after "no" stays negated
-        ("No pneumothorax or pleural effusion.", {"pneumothorax": ABSENT, "pleural_effusion": ABSENT}),
+        ("No pneumothorax or pleural effusion.",
+         {"pneumothorax": ABSENT, "pleural_effusion": ABSENT}),
         ("No focal consolidation, pneumothorax, or large pleural effusion.",
          {"consolidation": ABSENT, "pneumothorax": ABSENT, "pleural_effusion": ABSENT}),
-        ("Without effusion and/or pneumothorax.", {"pleural_effusion": ABSENT, "pneumothorax": ABSENT}),
+        ("Without effusion and/or pneumothorax.",
+         {"pleural_effusion": ABSENT, "pneumothorax": ABSENT}),
         # "either side" names no alternative
         ("Small pleural effusions on either side.", {"pleural_effusion": PRESENT}),
     ],
@@ -60,7 +62,8 @@ def test_alternatives_are_each_uncertain(shipped_annotator: Annotator, text: str
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Opacity which is most likely atelectasis.", {"opacity": PRESENT, "atelectasis": UNCERTAIN}),
+        ("Opacity which is most likely atelectasis.",
+         {"opacity": PRESENT, "atelectasis": UNCERTAIN}),
         ("Suspect small patch of infiltrate.", {"infiltrate": UNCERTAIN}),
         ("We suspect pneumonia.", {"pneumonia": UNCERTAIN}),
         ("There is suggestion of pneumonia.", {"pneumonia": UNCERTAIN}),
@@ -77,7 +80,8 @@ def test_alternatives_are_each_uncertain(shipped_annotator: Annotator, text: str
         ("Follow-up radiographs are recommended to confirm resolution.", {}),
         ("Right lower lobe opacity XXXX representing pneumonia.",
          {"opacity": PRESENT, "pneumonia": UNCERTAIN}),
-        ("Opacity likely representing atelectasis.", {"opacity": PRESENT, "atelectasis": UNCERTAIN}),
+        ("Opacity likely representing atelectasis.",
+         {"opacity": PRESENT, "atelectasis": UNCERTAIN}),
         # the likelier alternative after a negation is a hedge, not a negation
         ("Not typical of pneumonia, most likely atelectasis.",
          {"pneumonia": ABSENT, "atelectasis": UNCERTAIN}),

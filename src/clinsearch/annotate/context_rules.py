@@ -27,8 +27,8 @@ from medspacy.context import ConTextRule
 from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
-from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.annotate.finding import CONTEXTS
+from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
 from clinsearch.errors import InputError
 

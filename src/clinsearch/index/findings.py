@@ -7,8 +7,8 @@ the report text, like the sentences table's) and, for a finding not present or i
 its ``trigger`` (the cue's rule, category, words and offsets, or the section that gave the
 context). A section's meaning (``annotate.context_rules.section_contexts``) is applied here,
 per row, so a sentence's cached annotation serves every section. Files written before the
-trigger existed have no such column: it reads as null (``FindingsTable.table``). ``add`` annotates only the new segments'
-sentences; ``delete`` writes nothing (the segments' findings are linked, the marks hide the
+trigger existed have no such column: it reads as null (``FindingsTable.table``). ``add``
+annotates only the new segments' sentences; ``delete`` writes nothing (the segments' findings are linked, the marks hide the
 deleted reports' rows); a merge concatenates the merged segments' rows without deleted ones.
 Nothing is ever re-annotated.
 """
@@ -415,7 +415,6 @@ class FindingsTable:
         missing = [path for path in gen.files(NAME) if not path.is_file()]
         if missing:
             raise ClinsearchError(f"{missing[0]}: findings table is missing; rebuild the index")
-        self._columns: set[str] | None = None
 
     @classmethod
     def optional(cls, gen: Generation) -> FindingsTable | None:
@@ -429,21 +428,8 @@ class FindingsTable:
         """The live findings as a pyarrow Table (optionally only some columns, only the
         findings of ``report_keys``, or rows by pyarrow filters). A column that segments
         written before it existed lack (``trigger``) reads as null in their rows."""
-        stored = self._stored_columns()
-        if stored is None:
-            return self.generation.table(NAME, columns, report_keys, filters)
-        read = [c for c in (columns or FINDINGS_SCHEMA.names) if c in stored]
-        table = conformed(self.generation.table(NAME, read, report_keys, filters))
-        return table.select(columns or FINDINGS_SCHEMA.names)
-
-    def _stored_columns(self) -> set[str] | None:
-        """The columns every segment's file holds, or None when that is all of them."""
-        if self._columns is None:
-            common = set(FINDINGS_SCHEMA.names)
-            for path in self.generation.files(NAME):
-                common &= set(pq.read_schema(path).names)
-            self._columns = common
-        return None if len(self._columns) == len(FINDINGS_SCHEMA) else self._columns
+        table = self.generation.table(NAME, columns, report_keys, filters, schema=FINDINGS_SCHEMA)
+        return table if columns is None else table.select(columns)
 
     def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
         """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""

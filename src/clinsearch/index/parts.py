@@ -72,7 +72,6 @@ def compute_part(keyed: Sequence[tuple[int, Report]], options: PartOptions) -> d
     tables = {"reports": reports_table(segmented), "sentences": sentences}
     if options.findings:
         from clinsearch.annotate.annotator import annotator_for
-
         from clinsearch.annotate.context_rules import section_contexts
 
         tables["findings"] = annotate_sentences(

@@ -8,8 +8,9 @@ its ``trigger`` (the cue's rule, category, words and offsets, or the section tha
 context). A section's meaning (``annotate.context_rules.section_contexts``) is applied here,
 per row, so a sentence's cached annotation serves every section. Files written before the
 trigger existed have no such column: it reads as null (``FindingsTable.table``). ``add``
-annotates only the new segments' sentences; ``delete`` writes nothing (the segments' findings are linked, the marks hide the
-deleted reports' rows); a merge concatenates the merged segments' rows without deleted ones.
+annotates only the new segments' sentences; ``delete`` writes nothing (the segments' findings
+are linked, the marks hide the deleted reports' rows); a merge concatenates the merged
+segments' rows without deleted ones.
 Nothing is ever re-annotated.
 """
 

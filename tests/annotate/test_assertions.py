@@ -140,6 +140,8 @@ def test_scopes_end_at_the_words_that_end_them(shipped_annotator: Annotator, tex
         ("Atelectasis with or without superimposed pneumonia.",
          {"atelectasis": PRESENT, "pneumonia": UNCERTAIN}),
         ("Opacity without pneumothorax.", {"opacity": PRESENT, "pneumothorax": ABSENT}),
+        # the technique denies nothing
+        ("CT without contrast shows a small pneumothorax.", {"pneumothorax": PRESENT}),
     ],
 )
 def test_with_or_without_is_uncertain(shipped_annotator: Annotator, text: str,

@@ -20,7 +20,7 @@ def test_section_meanings_can_be_changed() -> None:
     assert section_contexts() == {"indication": "historical"}
     assert section_contexts({"indication": "none", "History": "historical"}) == {
         "history": "historical"}
-    with pytest.raises(InputError, match="section context later.*unknown context"):
+    with pytest.raises(InputError, match=r"section context later.*unknown context"):
         section_contexts({"later": "soon"})
 
 

@@ -147,3 +147,32 @@ def test_scopes_end_at_the_words_that_end_them(shipped_annotator: Annotator, tex
 def test_with_or_without_is_uncertain(shipped_annotator: Annotator, text: str,
                                       expected: dict) -> None:
     assert reading(shipped_annotator, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Borderline enlarged heart.", {"cardiomegaly": UNCERTAIN}),
+        ("Borderline heart size.", {"cardiomegaly": UNCERTAIN}),
+        ("Mild cardiomegaly.", {"cardiomegaly": PRESENT}),
+        ("In the appropriate clinical setting, this is compatible with pneumonia.",
+         {"pneumonia": UNCERTAIN}),
+        ("Right lower lobe infiltrate consistent with pneumonia.",
+         {"infiltrate": PRESENT, "pneumonia": PRESENT}),
+        ("Patchy right lower lobe opacities, XXXX infectious infiltrate.",
+         {"opacity": PRESENT, "pneumonia": UNCERTAIN}),
+        ("Atypical infection is another consideration.", {"atypical_infection": UNCERTAIN}),
+        ("Right upper lobe cavity, consistent with prior tuberculous infection.",
+         {"cavity": PRESENT, "tuberculosis": ("present", ("historical",)),
+          "pneumonia": ("present", ("historical",))}),
+    ],
+)
+def test_hedging_modifiers_conditionals_masks_and_past_causes(
+        shipped_annotator: Annotator, text: str, expected: dict) -> None:
+    assert reading(shipped_annotator, text) == expected
+
+
+def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None:
+    [finding] = shipped_annotator.annotate("Borderline enlarged heart.")
+    assert (finding.trigger.rule, finding.trigger.category, finding.trigger.text) == (
+        "severity=borderline", "HEDGING_MODIFIER", "Borderline")

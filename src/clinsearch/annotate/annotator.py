@@ -12,10 +12,12 @@ from medspacy.context import ConTextModifier
 from spacy.tokens import Doc, Span
 
 from clinsearch.annotate.context_rules import (
+    HEDGING_MODIFIER,
     WITHIN_NORMAL,
     applicable,
     context_of,
     deciding,
+    hedging_modifiers,
     polarity_of,
     rule_name,
     states_normal,
@@ -57,6 +59,7 @@ class Annotator:
             if not self._concepts.lookup(word)
         }
         self._target_index = lru_cache(maxsize=256)(_target_index)
+        self._hedging = hedging_modifiers() if radiology_rules else frozenset()
         self.long_sentences = 0  # texts annotated since creation with a sentence cut in pieces
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
@@ -190,11 +193,24 @@ class Annotator:
                 modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
                 trigger=None if decided is None else _trigger(doc, kept[decided], text, offsets),
             )
-            findings.append(finding)
+            findings.append(self._hedged(finding))
             if concept_type == "anatomy" and states_normal(raw):
                 normal = next(m for m in cues if m.category == WITHIN_NORMAL)
                 findings += self._denied(finding, _trigger(doc, normal, text, offsets))
         return findings
+
+    def _hedged(self, finding: Finding) -> Finding:
+        """``finding`` uncertain when it is present and a modifier of it hedges it (the rule
+        file's ``hedging_modifiers``: "borderline cardiomegaly"), that modifier its trigger."""
+        if finding.polarity != "present" or finding.trigger is not None or (
+                finding.type == "anatomy"):
+            return finding
+        for m in finding.modifiers:
+            if (m.category, m.value) in self._hedging:
+                trigger = Trigger(f"{m.category}={m.value}", HEDGING_MODIFIER, m.text, m.start,
+                                  m.end)
+                return replace(finding, polarity="uncertain", trigger=trigger)
+        return finding
 
     def _denied(self, anatomy: Finding, trigger: Trigger) -> list[Finding]:
         """The findings a normal statement about ``anatomy`` rules out (the lexicon's

@@ -43,7 +43,9 @@ WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
-RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "rules")
+RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "hedging_modifiers",
+                  "rules")
+HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
 NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
@@ -73,6 +75,7 @@ class RuleFile:
     rules: tuple[dict[str, Any], ...]
     terminating_types: tuple[tuple[str, tuple[str, ...]], ...] = ()
     sections: tuple[tuple[str, str], ...] = ()  # section name -> context flag of its findings
+    hedging_modifiers: frozenset[tuple[str, str]] = frozenset()  # (category, value) pairs
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -99,7 +102,13 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
         for name, value in reader.mapping(top["sections"], "sections").items():
             sections.append((name, _section_flag(reader.scalar(value, name),
                                                  lambda m, v=value: reader.fail(v, "sections", m))))
-    return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections))
+    hedging: set[tuple[str, str]] = set()
+    if "hedging_modifiers" in top:
+        for category, values in reader.mapping(top["hedging_modifiers"],
+                                               "hedging_modifiers").items():
+            hedging.update((category, v) for v in reader.strings(values, "hedging_modifiers"))
+    return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections),
+                    frozenset(hedging))
 
 
 def _section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
@@ -157,6 +166,11 @@ def radiology_rules() -> RuleFile:
     """The shipped radiology rules (``data/context_radiology.yaml``), validated."""
     return parse_rule_file(_radiology_file().read_text(encoding="utf-8"),
                            f"<shipped>/{RADIOLOGY_FILE}")
+
+
+def hedging_modifiers() -> frozenset[tuple[str, str]]:
+    """The (modifier category, value) pairs that hedge a finding (the shipped rules')."""
+    return radiology_rules().hedging_modifiers
 
 
 def _radiology_file() -> Path:

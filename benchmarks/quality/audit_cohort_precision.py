@@ -1,8 +1,9 @@
 """Cohort precision audit on IU X-ray: judged samples of report-level cohorts.
 
 For each cohort of ``COHORTS`` (``clinsearch cohort IDX QUERY --level report``), a seeded sample
-of ``--sample`` members (fewer when the cohort is smaller) is drawn from its current members, so
-that a change in membership draws members to judge again. Judgments are read from
+of ``--sample`` members (fewer when the cohort is smaller) is drawn from its current members
+(those of lowest seeded hash), so that a change in membership draws the members that entered
+the sample to judge. Judgments are read from
 ``data/cohort_judgments.yaml`` by report id (uid), cohort, judgment (``correct``: the report
 states the cohort's finding now, or for a negated cohort states it absent, as a coder reads
 the findings and impression; ``incorrect`` otherwise), judge and date; no report text is ever
@@ -20,7 +21,7 @@ Run: python benchmarks/quality/audit_cohort_precision.py --index IDX [--show] [-
 from __future__ import annotations
 
 import argparse
-import random
+import hashlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,10 +70,13 @@ def read_judgments(path: Path) -> dict[tuple[str, str], Judgment]:
 
 
 def sample(members: Sequence[str], cohort: str, size: int, seed: int) -> list[str]:
-    """A seeded sample of a cohort's members (by sorted id, so the same members draw the same
-    sample wherever they come from)."""
-    ordered = sorted(members)
-    return sorted(random.Random(f"{seed}:{cohort}").sample(ordered, min(size, len(ordered))))
+    """A seeded sample of a cohort's members: the ``size`` members of lowest seeded hash, so
+    that a change in membership changes the sample only where members come or go (a member
+    that stays in keeps its judgment; one that enters may need one)."""
+    def rank(uid: str) -> str:
+        return hashlib.sha256(f"{seed}:{cohort}:{uid}".encode()).hexdigest()
+
+    return sorted(sorted(members, key=rank)[:size])
 
 
 def open_index(path: Path) -> Index | None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinsearch.annotate.annotator import Annotator
-from clinsearch.annotate.context_rules import INDICATION, WITHIN_NORMAL
+from clinsearch.annotate.context_rules import HEDGING_MODIFIER, INDICATION, WITHIN_NORMAL
 from clinsearch.annotate.finding import Finding
 from clinsearch.jsonl import read_json_lines
 
@@ -43,6 +43,7 @@ CONVENTIONS = {
     "resolution": "BioScope marks no scope for 'resolved', 'removal of'; we read absent now",
     "indication": "BioScope negates some 'rule out X'; we read the question as uncertain",
     "with or without": "BioScope negates X in 'with or without X'; we read it uncertain",
+    "hedging modifier": "BioScope marks no cue in 'borderline X'; we read it uncertain",
 }
 HALVES = ("tune", "held-out")
 
@@ -132,6 +133,8 @@ def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
         return "indication"
     if gold == "negated" and trigger.rule == "with or without":
         return "with or without"
+    if gold == "affirmed" and trigger.category == HEDGING_MODIFIER:
+        return "hedging modifier"
     return ""
 
 

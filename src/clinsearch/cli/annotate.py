@@ -34,7 +34,7 @@ def annotate_cmd(
     from rich.progress import Progress
 
     from clinsearch.annotate.annotator import annotator_for
-    from clinsearch.annotate.jsonl import annotate_jsonl
+    from clinsearch.annotate.jsonl_annotation import annotate_jsonl
 
     annotator = annotator_for(str(lexicon) if lexicon else None)
     long_before = annotator.long_sentences
@@ -61,7 +61,7 @@ def explain_cmd(
 
     from clinsearch.annotate.annotator import annotator_for
     from clinsearch.annotate.explain_findings import explain
-    from clinsearch.annotate.jsonl import finding_to_dict
+    from clinsearch.annotate.jsonl_annotation import finding_to_dict
 
     if format not in ("table", "json"):
         raise ClinsearchError(f"unknown --format {format[:40]!r} (table or json)")

@@ -27,6 +27,7 @@ from pathlib import Path
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.annotate.context_rules import HEDGING_MODIFIER, INDICATION, WITHIN_NORMAL
 from clinsearch.annotate.finding import Finding
+from clinsearch.evaluate.finding_sets import PRF
 from clinsearch.jsonl import read_json_lines
 
 CLASSES = ("affirmed", "negated", "speculated")
@@ -154,39 +155,26 @@ def items(sentences: Sequence[Sentence], annotator: Annotator) -> list[Item]:
 
 
 @dataclass(frozen=True, slots=True)
-class ClassScores:
-    """Precision, recall and F1 of one class."""
-
-    precision: float
-    recall: float
-    f1: float
-    support: int
-
-
-@dataclass(frozen=True, slots=True)
 class Scores:
-    """Accuracy and per-class scores of predictions against gold classes."""
+    """Accuracy and per-class counts (precision, recall, F1) of predictions against gold."""
 
     items: int
     accuracy: float
-    classes: dict[str, ClassScores]
+    classes: dict[str, PRF]
 
 
 def score(pairs: Iterable[tuple[str, str]]) -> Scores:
     """Scores of (gold, predicted) class pairs."""
-    pairs = list(pairs)
     counts = Counter(pairs)
-    classes = {}
-    for c in CLASSES:
-        tp = counts[(c, c)]
-        predicted = sum(n for (_, p), n in counts.items() if p == c)
-        support = sum(n for (g, _), n in counts.items() if g == c)
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        classes[c] = ClassScores(precision, recall, f1, support)
+    classes = {
+        c: PRF(tp=counts[(c, c)],
+               fp=sum(n for (g, p), n in counts.items() if p == c and g != c),
+               fn=sum(n for (g, p), n in counts.items() if g == c and p != c))
+        for c in CLASSES
+    }
+    total = sum(counts.values())
     correct = sum(n for (g, p), n in counts.items() if g == p)
-    return Scores(len(pairs), correct / len(pairs) if pairs else 0.0, classes)
+    return Scores(total, correct / total if total else 0.0, classes)
 
 
 def medspacy_predictions(found: Sequence[Item]) -> list[str]:

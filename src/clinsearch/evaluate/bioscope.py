@@ -60,7 +60,7 @@ class Scope:
 
 
 @dataclass(frozen=True, slots=True)
-class Sentence:
+class ScopedSentence:
     """A BioScope sentence of a report, with its scopes."""
 
     doc_id: str
@@ -73,7 +73,7 @@ class Sentence:
 class Item:
     """A finding mention with its gold class and the annotator's prediction."""
 
-    sentence: Sentence
+    sentence: ScopedSentence
     finding: Finding
     gold: str
     predicted: str
@@ -93,7 +93,7 @@ def split_half(doc_id: str) -> str:
     return HALVES[int(digest, 16) % 2]
 
 
-def read_sentences(path: Path) -> list[Sentence]:
+def read_sentences(path: Path) -> list[ScopedSentence]:
     """The sentences of a ``bioscope_dev.jsonl`` file (doc_id, sentence_id, text, cues, scopes)."""
     out = []
     for _, obj in read_json_lines(path):
@@ -102,11 +102,11 @@ def read_sentences(path: Path) -> list[Sentence]:
             Scope(s["type"], s["start"], s["end"], cues[s["cue_index"]]["text"].lower())
             for s in obj["scopes"]
         )
-        out.append(Sentence(str(obj["doc_id"]), str(obj["sentence_id"]), obj["text"], scopes))
+        out.append(ScopedSentence(str(obj["doc_id"]), str(obj["sentence_id"]), obj["text"], scopes))
     return out
 
 
-def gold_class(sentence: Sentence, start: int, end: int) -> tuple[str, Scope | None]:
+def gold_class(sentence: ScopedSentence, start: int, end: int) -> tuple[str, Scope | None]:
     """The class of a mention at ``start:end`` and the scope deciding it (the innermost of
     its type): negated if a negation scope holds it, else speculated if a speculation scope
     does, else affirmed."""
@@ -139,7 +139,7 @@ def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
     return ""
 
 
-def items(sentences: Sequence[Sentence], annotator: Annotator) -> list[Item]:
+def items(sentences: Sequence[ScopedSentence], annotator: Annotator) -> list[Item]:
     """Every finding mention of ``sentences``, with its gold class and the prediction."""
     out = []
     found = annotator.annotate_many([s.text for s in sentences])

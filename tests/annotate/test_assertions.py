@@ -180,3 +180,22 @@ def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None
     [finding] = shipped_annotator.annotate("Borderline enlarged heart.")
     assert (finding.trigger.rule, finding.trigger.category, finding.trigger.text) == (
         "severity=borderline", "HEDGING_MODIFIER", "Borderline")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mildly enlarged cardiac silhouette; cardiomegaly versus pericardial effusion.",
+         ["uncertain", "uncertain"]),
+        ("Small left pleural effusion, possible right pleural effusion.",
+         ["present", "uncertain"]),  # another side is another finding
+        ("Enlarged heart. Cardiomegaly versus pericardial effusion.",
+         ["present", "uncertain"]),  # another sentence says its own
+    ],
+)
+def test_a_sentence_that_hedges_a_concept_hedges_its_plain_mentions(
+        shipped_annotator: Annotator, text: str, expected: list[str]) -> None:
+    concept = "cardiomegaly" if "heart" in text.lower() or "cardiac" in text else (
+        "pleural_effusion")
+    assert [f.polarity for f in shipped_annotator.annotate(text)
+            if f.concept == concept] == expected

@@ -171,6 +171,7 @@ class Annotator:
         anchors = [a for i, a in enumerate(anchors) if i not in dropped]
         attached = attach(doc, clauses, mentions, anchors)
         findings: list[Finding] = []
+        sentences: list[int] = []  # each finding's sentence, by its first token
         for ent, mods in zip(ents, attached, strict=True):
             concept_type = self._type(ent.label_)
             cues = [m for m in ent._.modifiers
@@ -197,7 +198,8 @@ class Annotator:
             if concept_type == "anatomy" and states_normal(raw):
                 normal = next(m for m in cues if m.category == WITHIN_NORMAL)
                 findings += self._denied(finding, _trigger(doc, normal, text, offsets))
-        return findings
+            sentences += [ent.sent.start] * (len(findings) - len(sentences))
+        return _hedged_alike(findings, sentences)
 
     def _hedged(self, finding: Finding) -> Finding:
         """``finding`` uncertain when it is present and a modifier of it hedges it (the rule
@@ -243,6 +245,32 @@ class Annotator:
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding]:
+    """A sentence that hedges a concept hedges its other plain mentions of that concept on the
+    same side: in "mildly enlarged cardiac silhouette; cardiomegaly versus pericardial
+    effusion" the enlarged silhouette is the cardiomegaly in question (not "small left effusion,
+    possible right effusion": another side is another finding)."""
+    hedges = [(s, f) for s, f in zip(sentences, findings, strict=True)
+              if f.polarity == "uncertain" and not f.context and f.trigger is not None]
+    if not hedges:
+        return findings
+    out = []
+    for sentence, f in zip(sentences, findings, strict=True):
+        if f.polarity == "present" and not f.context and f.trigger is None:
+            sides = _sides(f)
+            hedge = next((h for s, h in hedges if s == sentence and h.concept == f.concept
+                          and (not sides or not _sides(h) or sides & _sides(h))), None)
+            if hedge is not None:
+                f = replace(f, polarity="uncertain", trigger=hedge.trigger)
+        out.append(f)
+    return out
+
+
+def _sides(finding: Finding) -> set[str]:
+    """The laterality values of a finding's modifiers."""
+    return {m.value for m in finding.modifiers if m.category == "laterality"}
 
 
 def _trigger(doc: Doc, cue: ConTextModifier, text: str, offsets: Sequence[int]) -> Trigger:

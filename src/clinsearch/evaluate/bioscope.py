@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinsearch.annotate.annotator import Annotator
+from clinsearch.annotate.annotator import NORMAL_STATE, Annotator
 from clinsearch.annotate.context_rules import HEDGING_MODIFIER, INDICATION, WITHIN_NORMAL
 from clinsearch.annotate.finding import Finding
 from clinsearch.evaluate.finding_sets import PRF
@@ -144,9 +144,9 @@ def items(sentences: Sequence[ScopedSentence], annotator: Annotator) -> list[Ite
     out = []
     found = annotator.annotate_many([s.text for s in sentences])
     for sentence, findings in zip(sentences, found, strict=True):
-        anatomy = {(f.start, f.end) for f in findings if f.type == "anatomy"}
         for f in findings:
-            if f.type not in ITEM_TYPES or (f.start, f.end) in anatomy:
+            if f.type not in ITEM_TYPES or (
+                    f.trigger is not None and f.trigger.category == NORMAL_STATE):
                 continue
             gold, scope = gold_class(sentence, f.start, f.end)
             out.append(Item(sentence, f, gold, POLARITY_CLASS[f.polarity],

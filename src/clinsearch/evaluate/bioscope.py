@@ -19,6 +19,7 @@ as"), items are flagged, not dropped, and scored both with and without them.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,9 @@ CONVENTIONS = {
     "indication": "BioScope negates some 'rule out X'; we read the question as uncertain",
     "with or without": "BioScope negates X in 'with or without X'; we read it uncertain",
     "hedging modifier": "BioScope marks no cue in 'borderline X'; we read it uncertain",
+    "no change": "BioScope negates X in 'no change in X'; we read X as still there",
 }
+NO_CHANGE = re.compile(r"\bno (?:significant |interval |appreciable )*change\b")
 HALVES = ("tune", "held-out")
 
 
@@ -139,6 +142,14 @@ def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
     return ""
 
 
+def _no_change(gold: str, sentence: ScopedSentence, finding: Finding) -> str:
+    """``no change`` when BioScope negates a finding our pseudo-negation "no change in" keeps."""
+    if gold == "negated" and finding.polarity == "present" and NO_CHANGE.search(
+            sentence.text.lower()):
+        return "no change"
+    return ""
+
+
 def items(sentences: Sequence[ScopedSentence], annotator: Annotator) -> list[Item]:
     """Every finding mention of ``sentences``, with its gold class and the prediction."""
     out = []
@@ -149,8 +160,8 @@ def items(sentences: Sequence[ScopedSentence], annotator: Annotator) -> list[Ite
                     f.trigger is not None and f.trigger.category == NORMAL_STATE):
                 continue
             gold, scope = gold_class(sentence, f.start, f.end)
-            out.append(Item(sentence, f, gold, POLARITY_CLASS[f.polarity],
-                            convention_of(gold, scope, f)))
+            convention = convention_of(gold, scope, f) or _no_change(gold, sentence, f)
+            out.append(Item(sentence, f, gold, POLARITY_CLASS[f.polarity], convention))
     return out
 
 

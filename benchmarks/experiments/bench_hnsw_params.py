@@ -1,6 +1,6 @@
 """HNSW search cost: ``efSearch`` set on the shared index vs ``SearchParametersHNSW`` per call.
 
-Run: ``python benchmarks/bench_hnsw_params.py [--vectors 20000]``
+Run: ``python -m benchmarks.experiments.bench_hnsw_params [--vectors 20000]``
 
 Random unit vectors (d=384, M=32, efConstruction 80, as the dense component builds), one FAISS
 thread, 400 queries of k=64 with efSearch 128, both ways alternating; prints CPU and wall ms per

@@ -16,7 +16,7 @@ cases; false-map rate = share of should-not-map cases mapped anyway. The thresho
 ``search/query.py`` is the lowest one whose false-map rate is at most 10%: a word the lexicon
 does not know is then left to text search (BM25 / dense) nine times in ten.
 
-Run: ``python benchmarks/bench_map_threshold.py [--sample 300] [--seed 0]``
+Run: ``python -m benchmarks.experiments.bench_map_threshold [--sample 300] [--seed 0]``
 """
 
 from __future__ import annotations

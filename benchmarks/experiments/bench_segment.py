@@ -4,7 +4,7 @@ Methods: clinsearch's rule-based Segmenter, PyRuSH (the RuSH class with its Engl
 medspaCy's pipeline sentencizer (PyRuSH inside spaCy), and PySBD. The libraries are timed on a
 subset (they are slow) and projected to the whole corpus. Sections: clinsearch's HeadingFinder
 against medspaCy's Sectionizer (default rules), by speed and the section names they give.
-Run: ``python benchmarks/bench_segment.py [--subset N]``.
+Run: ``python -m benchmarks.experiments.bench_segment [--subset N]``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ For each query, the explain-query path (``concept_tools`` + ``explain_query``) r
 unknown phrase, its nearest lexicon term with cosine, whether it replaced the phrase, and the
 finding patterns the query ends up with, once per term model. Needs no shared data.
 
-Run: ``python benchmarks/bench_term_mapping.py --term-model DIR [QUERY ...]`` where DIR comes
-from ``clinsearch train terms --out DIR``.
+Run: ``python -m benchmarks.experiments.bench_term_mapping --term-model DIR [QUERY ...]``
+where DIR comes from ``clinsearch train terms --out DIR``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 QUERIES = ("cardiomegally", "collapsed lung", "fluid in the pleural space", "heart is big")

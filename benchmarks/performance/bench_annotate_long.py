@@ -5,7 +5,8 @@ lengths, both as one spaCy doc (ConText and modifier attachment compare every pa
 quadratic) and through ``Annotator.annotate`` (cut into pieces: linear). CPU seconds are
 printed (steadier than wall time on a shared machine), with the ratio. Pinned to one core.
 
-Run: python benchmarks/bench_annotate_long.py [--lengths 25000,100000,200000] [--no-whole]
+Run: python -m benchmarks.performance.bench_annotate_long \
+    [--lengths 25000,100000,200000] [--no-whole]
 """
 
 from __future__ import annotations

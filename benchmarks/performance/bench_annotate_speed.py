@@ -3,7 +3,7 @@
 The process is pinned to one CPU core; both wall-clock and CPU-time rates are printed (on a shared
 machine the CPU-time rate is the steadier figure). Uses the shipped chest X-ray lexicon.
 
-Run: python benchmarks/bench_annotate_speed.py [--sentences N] [--batch-size B]
+Run: python -m benchmarks.performance.bench_annotate_speed [--sentences N] [--batch-size B]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark BM25 in segments (issue 16): adds against a fresh build, and deletes that only mark
 against deletes that rebuild.
 
-Run: ``python benchmarks/bench_bm25_segments.py [--reports 20000] [--seed 16]``
+Run: ``python -m benchmarks.performance.bench_bm25_segments [--reports 20000] [--seed 16]``
 
 On a seeded synthetic corpus (IU X-ray sentences recombined when ../shared data is present, else
 the bundled sample): (1) an index grown by 10 adds is compared with a fresh build of the same
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
-from bench_storage import QUERIES, _uptime
+from benchmarks.performance.bench_storage import QUERIES, _uptime
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports

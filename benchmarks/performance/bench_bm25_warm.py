@@ -1,6 +1,6 @@
 """Warm BM25 query time, before/after a git ref: per-query wall and CPU, alternating processes.
 
-Run: ``python benchmarks/bench_bm25_warm.py --index DIR [--index DIR] [--before main]
+Run: ``python -m benchmarks.performance.bench_bm25_warm --index DIR [--index DIR] [--before main]
 [--pairs 2]``
 
 Each side (this checkout's code, and git ``REF``'s exported ``src``) runs in a fresh process
@@ -19,8 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench_cold_start import _env, compared_sources
-from bench_storage import QUERIES, _percentiles
+from benchmarks.performance.bench_cold_start import _env, compared_sources
+from benchmarks.performance.bench_storage import QUERIES, _percentiles
 
 ROUNDS = 2
 
@@ -41,7 +41,7 @@ def main() -> None:
             for _ in range(args.pairs):
                 for side, src in sides.items():
                     out = subprocess.run(
-                        [sys.executable, __file__, "--child", "--index", str(index)],
+                        [sys.executable, "-m", __spec__.name, "--child", "--index", str(index)],
                         env=_env(src), check=True, capture_output=True, text=True,
                     ).stdout
                     print(f"{index} {side}: {out.strip()}", flush=True)

@@ -1,6 +1,6 @@
 """Cohort engine on an existing index: open time, warm counts, members and a text filter.
 
-Run: ``python benchmarks/bench_cohort_open.py --index DIR [--before REF] [--rounds 5]``
+Run: ``python -m benchmarks.performance.bench_cohort_open --index DIR [--before REF] [--rounds 5]``
 
 Each side (this checkout, and git ``REF`` exported to a temporary folder, default ``main``) runs
 in its own fresh process, the sides alternating ``--runs`` times: ``Cohort(index)`` is opened
@@ -19,8 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_cold_start import _env, compared_sources
-from bench_storage import COHORTS
+from benchmarks.performance.bench_cold_start import _env, compared_sources
+from benchmarks.performance.bench_storage import COHORTS
 
 TEXT_QUERY = 'text:"pleural" AND NOT pneumothorax'
 CHILD = r"""

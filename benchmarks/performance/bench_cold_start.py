@@ -1,6 +1,7 @@
 """Cold CLI start (issue 16, item 7): search and cohort on an existing index, fresh processes.
 
-Run: ``python benchmarks/bench_cold_start.py [--before REF] [--runs 5] [--work DIR] [--index DIR]``
+Run: ``python -m benchmarks.performance.bench_cold_start
+    [--before REF] [--runs 5] [--work DIR] [--index DIR]``
 
 Times ``clinsearch search`` (bm25 and concept) and ``clinsearch cohort`` on the bundled sample
 and on IU X-ray (when ../shared data is present), or on the indexes given with ``--index`` (e.g.
@@ -26,11 +27,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench_storage import _timed_run, _uptime
+from benchmarks.performance.bench_storage import _timed_run, _uptime
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.datasets import IU_XRAY, shared_data
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "clinsearch"]
 QUERY = "right lower lobe pneumonia"
 COHORT = 'pneumonia AND NOT "pleural effusion"'

@@ -1,8 +1,8 @@
 """Compare concept search of two checkouts side by side on one existing index (issue 16).
 
-Run: ``python benchmarks/bench_concept_scale.py INDEX --src OLD/src --src NEW/src``, or with one
-index per source when their concept files differ in format (``INDEX_OLD INDEX_NEW``: the same
-reports, e.g. a hard-linked copy whose ``concepts`` folders the new code rewrote).
+Run: ``python -m benchmarks.performance.bench_concept_scale INDEX --src OLD/src --src NEW/src``,
+or with one index per source when their concept files differ in format (``INDEX_OLD INDEX_NEW``:
+the same reports, e.g. a hard-linked copy whose ``concepts`` folders the new code rewrote).
 
 For each ``--src`` (in turn, twice, so that neither profits from a warmer file cache alone): a
 fresh process opens the index, times the first concept query (open, term tools, concept index),
@@ -20,8 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_cold_start import _env
-from bench_storage import QUERIES, _cold, _percentiles, _uptime
+from benchmarks.performance.bench_cold_start import _env
+from benchmarks.performance.bench_storage import QUERIES, _cold, _percentiles, _uptime
 
 _CHILD = """
 import json, sys, time

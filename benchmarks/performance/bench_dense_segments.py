@@ -1,7 +1,7 @@
 """Benchmark dense search over segments (issue 16): one segment against the same vectors in
 several, exact (memory-mapped matrix products) and merged.
 
-Run: ``python benchmarks/bench_dense_segments.py [--vectors 100000] [--segments 10]``
+Run: ``python -m benchmarks.performance.bench_dense_segments [--vectors 100000] [--segments 10]``
 
 Random unit vectors of the packaged encoder's dimension (no encoding: the search is what is
 timed; exact search everywhere) are written as one dense segment and as ``--segments``
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_storage import _uptime
+from benchmarks.performance.bench_storage import _uptime
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher, vectors_table
 from clinsearch.models.encoder import load_encoder

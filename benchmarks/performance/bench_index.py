@@ -1,6 +1,7 @@
 """Benchmark indexing and BM25 search on IU X-ray, side by side with bm25s.
 
-Run: ``python benchmarks/bench_index.py`` (skips with a message when ../shared data is absent).
+Run: ``python -m benchmarks.performance.bench_index``
+(skips with a message when ../shared data is absent).
 
 Measures, on all IU X-ray reports with text (findings + impression): index time, size on disk,
 and for 200 queries the batch throughput and p50/p95 single-query latency, for clinsearch

@@ -6,7 +6,7 @@ fused). The index holds every component (lexical, findings, concepts, dense); it
 ``--index`` when that folder holds no index yet, and reused otherwise. Skips with a message when
 ../shared/data is absent.
 
-    python benchmarks/bench_latency.py --index /tmp/iu-all
+    python -m benchmarks.performance.bench_latency --index /tmp/iu-all
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import platform
 from datetime import date
 from pathlib import Path
 
-from bench_index import latencies
-from iu_common import iu_index_and_bench
+from benchmarks.iu_common import iu_index_and_bench
+from benchmarks.performance.bench_index import latencies
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")

@@ -10,8 +10,9 @@ least ``--requests`` were sent and the last generation has answered for 5 s. Pri
 latency per endpoint, errors (any non-200 answer or connection failure), the generations that
 answered, how long each switch took, and the server's start time with warm models.
 
-    python benchmarks/bench_serve.py --index iu-dense [--requests 2000 --clients 8]
-    python benchmarks/bench_serve.py --index iu-dense --requests 300 --clients 1 --no-changes
+    python -m benchmarks.performance.bench_serve --index iu-dense [--requests 2000 --clients 8]
+    python -m benchmarks.performance.bench_serve --index iu-dense --requests 300 --clients 1 \
+        --no-changes
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmark the Spark engine against a local build on a seeded synthetic corpus.
 
-Run: ``python benchmarks/bench_spark.py --reports 2000`` (from the repository root, with
+Run: ``python -m benchmarks.performance.bench_spark --reports 2000`` (from the repository root, with
 ``PYTHONPATH=src``). The corpus recombines the sentences of the bundled sample (and of IU X-ray
 findings/impressions when ../shared/data has them) into N reports of 1-4 visits per patient,
 seeded. Each engine runs in its own child process while this one samples /proc every 0.2 s:

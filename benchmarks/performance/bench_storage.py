@@ -1,6 +1,6 @@
 """Benchmark the storage engine at scale on a seeded synthetic corpus (issue 16).
 
-Run: ``python benchmarks/bench_storage.py --reports 1000000 [--workers N] [--work DIR]``
+Run: ``python -m benchmarks.performance.bench_storage --reports 1000000 [--workers N] [--work DIR]``
 
 The corpus recombines sentences of IU X-ray (when ../shared data is present, else the bundled
 sample), about half of them with a distinct ending (``clinsearch.corpus.synthetic``); it streams
@@ -75,7 +75,7 @@ def main() -> None:
         _CHILD_ENV["PYTHONPATH"] = str(args.child_src.resolve())
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-storage-"))
     work.mkdir(parents=True, exist_ok=True)
-    src = args.child_src or Path(__file__).resolve().parents[1] / "src"
+    src = args.child_src or Path(__file__).resolve().parents[2] / "src"
     name = "bench_storage_queries.json" if args.queries_only else "bench_storage.json"
     bench = _Bench(work / name, {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -12,7 +12,7 @@ benchmarks differ by the queries a new concept adds, compare on the same queries
 concept postings extracted again by this code: the sentences and the dense vectors (which do
 not depend on the annotator) are reused, which saves the slow sentence encoding.
 
-Run: python benchmarks/bench_clinical.py --index IDX [--reannotate-from OLD] [--qids FILE]
+Run: python -m benchmarks.quality.bench_clinical --index IDX [--reannotate-from OLD] [--qids FILE]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from benchmarks.iu_common import iu_csv, iu_mesh, open_or_build
 from clinsearch import Index
 from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.evaluate.compare import compare_runs
@@ -32,7 +33,6 @@ from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
 from clinsearch.search.registry import parse_method
 from clinsearch.trec import Run
-from iu_common import iu_csv, iu_mesh, open_or_build
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
 GROUPS = ("core", "modifier", "synonym", "all")

@@ -9,10 +9,10 @@
 3. Replicates the IU reports, sentences and findings tables to at least 1M sentences and times
    cohort queries (exact counts at one level, at all three levels, and member lists).
 
-Writes the figures into benchmarks/RESULTS.md (section "Concept search"). Skips with a message
-when ../shared/data is absent.
+Writes the figures into benchmarks/results/quality.md (section "Concept search").
+Skips with a message when ../shared/data is absent.
 
-    python benchmarks/bench_concept.py [--index DIR] [--reuse]
+    python -m benchmarks.quality.bench_concept [--index DIR] [--reuse]
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from pathlib import Path
 
 import duckdb
 
+from benchmarks.iu_common import iu_csv, iu_mesh, run_and_compare
+from benchmarks.quality.concept_losses import classify_losses, loss_table
+from benchmarks.results_md import BENCHMARKS, OUT, RESULTS, update_section
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
@@ -36,13 +39,9 @@ from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.resolve import term_resolver
 from clinsearch.search.concept.tools import concept_tools
-from concept_losses import classify_losses, loss_table
-from iu_common import iu_csv, iu_mesh, run_and_compare
-from results_md import update_section
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "out" / "concept_iu"
-RESULTS = HERE / "RESULTS.md"
+WORK = OUT / "concept_iu"
+RESULTS_MD = RESULTS / "quality.md"
 HEADING = "## Concept search"
 UNCERTAIN = "concept:include_uncertain=true"
 METHODS = ("bm25", "concept", UNCERTAIN)
@@ -113,7 +112,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sentences", type=int, default=1_000_000,
                     help="cohort part: replicate IU to at least this many sentences")
-    ap.add_argument("--index", type=Path, default=OUT / "index",
+    ap.add_argument("--index", type=Path, default=WORK / "index",
                     help="IU index folder (lexical, findings, concepts)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the index in --index if there is one, instead of rebuilding it")
@@ -131,8 +130,8 @@ def main() -> int:
         index = Index.open(args.index)
     t_index = time.perf_counter() - t0
     reports, bench = iu_mesh(csv)
-    OUT.mkdir(parents=True, exist_ok=True)
-    write_benchmark(OUT / "bench", bench, force=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    write_benchmark(WORK / "bench", bench, force=True)
 
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))
@@ -170,7 +169,7 @@ default (present mentions only) is what the issue asks for and what a user askin
 expects first.
 
 Relevant reports each concept run leaves out of its top 100, by cause
-(`benchmarks/concept_losses.py`): no finding of the query concept (or a narrower one) in the
+(`benchmarks/quality/concept_losses.py`): no finding of the query concept (or a narrower one) in the
 report; found only negated; only hedged; present but without every queried modifier value;
 present with every value but outranked. Points are Recall@100 lost, only the avoidable share
 (queries with more than 100 relevant reports lose R - 100 whatever the ranking), so a column
@@ -209,11 +208,11 @@ and reports whose text never states the labelled modifier.
 The cohort queries stay under 200 ms per level at
 1M sentences; member lists with evidence for 150k units take longer (building Python rows).
 
-Command: `python benchmarks/bench_concept.py`; {date.today().isoformat()},
+Command: `python -m benchmarks.quality.bench_concept`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative).
 """
-    update_section(RESULTS, HEADING, body)
-    console.print(f"wrote {RESULTS.relative_to(HERE.parent)}")
+    update_section(RESULTS_MD, HEADING, body)
+    console.print(f"wrote {RESULTS_MD.relative_to(BENCHMARKS.parent)}")
     return 0
 
 

@@ -6,7 +6,8 @@ Side by side in one run: BM25, concept (when registered), dense (all-MiniLM-L6-v
 fusion settings are chosen on the development half only, every figure is reported on the
 evaluation half. Also measured: sentence encoding throughput and per-query latency p50/p95.
 
-Run: python benchmarks/bench_dense.py [--threads 2] [--rerank FOLDER [--rerank-input sentence]]
+Run: python -m benchmarks.quality.bench_dense \
+    [--threads 2] [--rerank FOLDER [--rerank-input sentence]]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.iu_common import iu_mesh
 from clinsearch import Index, IndexConfig
 from clinsearch.datasets import IU_XRAY, shared_data
 from clinsearch.evaluate.bench.benchmark import Benchmark
@@ -40,7 +42,6 @@ from clinsearch.search.fusion import RRF_K, Fusion, Normalisation
 from clinsearch.search.hybrid import TIER_ANCHOR, fusion_of
 from clinsearch.search.registry import METHODS
 from clinsearch.trec import Run
-from iu_common import iu_mesh
 
 MEASURES = ("map", "ndcg@10", "p@10", "rprec", "mrr")
 DEPTH = 1000

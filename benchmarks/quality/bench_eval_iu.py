@@ -1,10 +1,11 @@
 """IU X-ray MeSH benchmark: BM25 best-sentence vs BM25 whole-report, per query group, one run.
 
 Builds the index (Index API) and the iu-mesh benchmark, searches with both methods, prints the
-comparison, writes it into benchmarks/RESULTS.md (section "Evaluation harness") and saves the
-plots under benchmarks/plots/. Skips with a message when ../shared/data is absent.
+comparison, writes it into benchmarks/results/quality.md (section "Evaluation harness")
+and saves the plots under benchmarks/results/plots/. Skips with a message when ../shared/data
+is absent.
 
-    python benchmarks/bench_eval_iu.py
+    python -m benchmarks.quality.bench_eval_iu
 """
 
 from __future__ import annotations
@@ -14,20 +15,18 @@ import platform
 import sys
 import time
 from datetime import date
-from pathlib import Path
 
+from benchmarks.iu_common import iu_csv, iu_mesh, run_and_compare
+from benchmarks.results_md import BENCHMARKS, OUT, RESULTS, update_section
 from clinsearch import Index
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.plots import write_plots
-from iu_common import iu_csv, iu_mesh, run_and_compare
-from results_md import update_section
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "out" / "eval_iu"
-PLOTS = HERE / "plots" / "eval_iu"
-RESULTS = HERE / "RESULTS.md"
+WORK = OUT / "eval_iu"
+PLOTS = RESULTS / "plots" / "eval_iu"
+RESULTS_MD = RESULTS / "quality.md"
 PARENT = "## Evaluation harness"
 HEADING = "### IU X-ray MeSH benchmark: BM25 best sentence vs whole report"
 METHODS = ("bm25", "bm25:whole_report=true")
@@ -42,12 +41,13 @@ def main() -> int:
         return 0
     console = render.table_console()
     t0 = time.perf_counter()
-    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index")
+    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), WORK / "index")
     t_index = time.perf_counter() - t0
     reports, bench = iu_mesh(csv)
-    write_benchmark(OUT / "bench", bench, force=True)
+    write_benchmark(WORK / "bench", bench, force=True)
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "report", TOP)
     console.print(render.rich_table(comp))
+    PLOTS.parent.mkdir(parents=True, exist_ok=True)
     plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     per_query_ms = 1000 * t_search / (len(runs) * len(bench.queries))
     ratios = ", ".join(
@@ -72,14 +72,14 @@ BM25 cannot match words the report does not use. `all` is dominated by the modif
 For scale, paper 001 (Table 5) reports BM25 MAP 0.33 on its own 42 IU X-ray queries with
 manually judged sentences; the relevance here differs, so the figures are not comparable.
 
-Plots: {", ".join(f"`{p.relative_to(HERE)}`" for p in plots)}.
+Plots: {", ".join(f"`{p.relative_to(RESULTS)}`" for p in plots)}.
 
-Command: `python benchmarks/bench_eval_iu.py`; {date.today().isoformat()},
+Command: `python -m benchmarks.quality.bench_eval_iu`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative):
 index build {t_index:.1f} s, search {per_query_ms:.0f} ms per query and method (top {TOP}).
 """
-    update_section(RESULTS, HEADING, body, PARENT)
-    console.print(f"wrote {RESULTS.relative_to(HERE.parent)} and {len(plots)} plots")
+    update_section(RESULTS_MD, HEADING, body, PARENT)
+    console.print(f"wrote {RESULTS_MD.relative_to(BENCHMARKS.parent)} and {len(plots)} plots")
     return 0
 
 

@@ -6,7 +6,7 @@ report's MeSH labels mapped by src/clinsearch/evaluate/data/iu_mesh_map.yaml. Pr
 are lifted onto the concepts the map can produce (a concept outside them counts as its nearest
 mapped ancestors); in the "hierarchical" rows a predicted concept absent from the gold also counts
 for a gold ancestor (a child for its parent, e.g. emphysema for COPD).
-Run: python benchmarks/bench_findings_mesh.py [--plain] [--examples N]
+Run: python -m benchmarks.quality.bench_findings_mesh [--plain] [--examples N]
 """
 
 from __future__ import annotations

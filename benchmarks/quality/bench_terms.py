@@ -5,7 +5,7 @@ trained with SupCon on the rest; for every held-out term and for a misspelt copy
 inner letter dropped) we check whether its nearest known term belongs to the same concept.
 Off-the-shelf all-MiniLM-L6-v2 is the baseline. Needs no shared data.
 
-Run: ``python benchmarks/bench_terms.py [--epochs 3 --threads 1]``.
+Run: ``python -m benchmarks.quality.bench_terms [--epochs 3 --threads 1]``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 

@@ -10,7 +10,7 @@ separation on the test folds' labelled sentences, training time and peak memory 
 (no present finding for "M", no ruled-out finding for "no M") were removed: how far learning
 negation alone could lift that model, with its ranking of findings unchanged.
 
-Run: ``python benchmarks/bench_train.py [--epochs 2 | --pairs 1024] [--pool 0 --lr 1e-4]``.
+Run: ``python -m benchmarks.quality.bench_train [--epochs 2 | --pairs 1024] [--pool 0 --lr 1e-4]``.
 Skips with a message when ../shared/data is absent.
 """
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 from clinsearch.datasets import IU_XRAY, shared_data  # noqa: E402

@@ -5,7 +5,7 @@ annotator, builds "M" / "no M" queries (`clinsearch bench build weak-sentences`)
 sentence level with each method and compares them per query group (positive / negative / all),
 the setup of paper 000 Table 2. Skips with a message when ../shared/data is absent.
 
-    python benchmarks/bench_weak_iu.py
+    python -m benchmarks.quality.bench_weak_iu
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import platform
 import sys
 import time
 from datetime import date
-from pathlib import Path
 
+from benchmarks.iu_common import iu_csv, run_and_compare
+from benchmarks.results_md import BENCHMARKS, OUT, RESULTS, update_section
 from clinsearch import Index
 from clinsearch.annotate.annotator import Annotator
 from clinsearch.corpus.readers import read_reports
@@ -25,13 +26,10 @@ from clinsearch.evaluate.bench.benchmark import write_benchmark
 from clinsearch.evaluate.bench.weak import index_sentence_findings, weak_benchmark
 from clinsearch.evaluate.plots import write_plots
 from clinsearch.index.config import IndexConfig
-from iu_common import iu_csv, run_and_compare
-from results_md import update_section
 
-HERE = Path(__file__).resolve().parent
-OUT = HERE / "out" / "weak_iu"
-PLOTS = HERE / "plots" / "weak_iu"
-RESULTS = HERE / "RESULTS.md"
+WORK = OUT / "weak_iu"
+PLOTS = RESULTS / "plots" / "weak_iu"
+RESULTS_MD = RESULTS / "quality.md"
 PARENT = "## Evaluation harness"
 HEADING = "### IU X-ray weak-label sentence benchmark: BM25 vs dense (paper 000, Table 2)"
 METHODS = ("bm25", "dense")
@@ -47,15 +45,16 @@ def main() -> int:
     console = render.table_console()
     t0 = time.perf_counter()
     config = IndexConfig(components=("lexical", "dense"))
-    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index", config)
+    index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), WORK / "index", config)
     t_index = time.perf_counter() - t0
     t1 = time.perf_counter()
     weak = weak_benchmark(index_sentence_findings(index, Annotator()))
     t_label = time.perf_counter() - t1
-    write_benchmark(OUT / "bench", weak.all, force=True)
+    write_benchmark(WORK / "bench", weak.all, force=True)
     bench = weak.all
     runs, comp, t_search = run_and_compare(index, bench, METHODS, MEASURES, "sentence", TOP)
     console.print(render.rich_table(comp))
+    PLOTS.parent.mkdir(parents=True, exist_ok=True)
     plots = write_plots(comp, bench.qrels, runs, PLOTS, force=True)
     counts = index.manifest.counts
     folds = "; ".join(f"fold {k}: {f.summary()}" for k, f in enumerate(weak.folds, start=1))
@@ -73,15 +72,15 @@ Paper 000 (Table 2, IND, their own labels and de-duplicated sentences): BM25 MAP
 0.34 negative / 0.38 all; SBERT (MS MARCO) 0.40 / 0.35 / 0.39. Labels here come from the
 clinsearch lexicon and annotator, so the figures are anchors, not a reproduction.
 
-Plots: {", ".join(f"`{p.relative_to(HERE)}`" for p in plots)}.
+Plots: {", ".join(f"`{p.relative_to(RESULTS)}`" for p in plots)}.
 
-Command: `python benchmarks/bench_weak_iu.py`; {date.today().isoformat()},
+Command: `python -m benchmarks.quality.bench_weak_iu`; {date.today().isoformat()},
 {platform.machine()} {os.cpu_count()} cores shared with other jobs (timings are indicative):
 index build with embeddings {t_index:.0f} s, labelling {t_label:.0f} s, search
 {1000 * t_search / (len(runs) * len(bench.queries)):.0f} ms per query and method (top {TOP}).
 """
-    update_section(RESULTS, HEADING, body, PARENT)
-    console.print(f"wrote {RESULTS.relative_to(HERE.parent)} and {len(plots)} plots")
+    update_section(RESULTS_MD, HEADING, body, PARENT)
+    console.print(f"wrote {RESULTS_MD.relative_to(BENCHMARKS.parent)} and {len(plots)} plots")
     return 0
 
 

@@ -15,8 +15,9 @@ Each class gets its count of lost (query, report) pairs and the Recall@100 point
 queries with more than 100 relevant reports can lose ``R - 100`` of them whatever the ranking,
 so only the avoidable share of their losses is counted (the table's total is ceiling - recall).
 
-    python benchmarks/concept_losses.py [--index DIR] [--method concept:include_uncertain=true]
-    python benchmarks/concept_losses.py --index DIR --run FILE   # a run made earlier on DIR
+    python -m benchmarks.quality.concept_losses [--index DIR] \
+        [--method concept:include_uncertain=true]
+    python -m benchmarks.quality.concept_losses --index DIR --run FILE   # a run made earlier on DIR
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from benchmarks.iu_common import iu_index_and_bench, run_and_compare
+from benchmarks.results_md import OUT
 from clinsearch import Index
 from clinsearch.annotate.finding import modifier_values
 from clinsearch.evaluate import render
@@ -34,7 +37,6 @@ from clinsearch.evaluate.bench.benchmark import Benchmark
 from clinsearch.index.findings import FindingsTable
 from clinsearch.search.concept.tools import concept_tools, index_lexicon_path
 from clinsearch.trec import Run, read_run
-from iu_common import iu_index_and_bench, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
@@ -112,7 +114,7 @@ def loss_table(losses: Losses, bench: Benchmark) -> str:
 def main() -> int:
     """Print the loss table of one concept run; 0 on success or a clean skip."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--index", type=Path, default=Path(__file__).parent / "out" / "concept_iu"
+    ap.add_argument("--index", type=Path, default=OUT / "concept_iu"
                     / "index", help="IU index folder (built there when missing)")
     ap.add_argument("--method", default="concept", help="method spec of the run to analyse")
     ap.add_argument("--run", type=Path, default=None,

@@ -4,7 +4,7 @@ Start-up builds hundreds of thousands of containers (modules, a lexicon's surfac
 spaCy vocabulary) that stay alive: each collection pass they trigger traverses all of them and
 frees nothing. Objects frozen that way are never collected: only what lives on belongs in
 the block. A cold concept search spent 0.12 s of its 1.4 s in such passes while it
-imported spaCy and built the annotator (benchmarks/RESULTS.md, "Cold start, third round").
+imported spaCy and built the annotator (docs/history/RESULTS.md, "Cold start, third round").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The finding lexicon (``clinsearch-lexicon/1``): concepts, modifier vocabularies, compounds.
 
 Loaded from YAML and validated on load; every error names the file, line and field. The schema is
-documented in docs/lexicon.md.
+documented in docs/reference/lexicon.md.
 """
 
 from __future__ import annotations

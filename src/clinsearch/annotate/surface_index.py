@@ -2,7 +2,7 @@
 
 Used instead of medspaCy's TargetMatcher for lexicon concepts: with the chest X-ray lexicon's
 ~130k variant sequences the TargetMatcher took 24.6 s to build and a token-pattern TargetMatcher
-ran at 68 sentences/s (benchmarks/RESULTS.md, "Finding extraction"); this index builds in about
+ran at 68 sentences/s (docs/history/RESULTS.md, "Finding extraction"); this index builds in about
 a second and matches in tens of microseconds per sentence.
 """
 

@@ -14,7 +14,7 @@ class Segmenter:
 
     A section spans from its heading to the next heading; text before any heading is section "".
     Sentences never include the heading itself. Measured against PyRuSH and PySBD in
-    ``benchmarks/bench_segment.py`` (see benchmarks/RESULTS.md, "Segmentation").
+    ``benchmarks/experiments/bench_segment.py`` (see docs/history/RESULTS.md, "Segmentation").
     """
 
     def __init__(self, headings: Mapping[str, str] = HEADINGS) -> None:

@@ -27,7 +27,7 @@ LossName = Literal["triplet", "listwise"]
 class BiEncoderConfig:
     """Bi-encoder settings: paper 000's loss (triplet, margin 0.5, hard negatives, lr 2e-5) on
     batches of 32 with opposite-polarity pairs, the setting that measured best on unseen findings
-    (benchmarks/RESULTS.md); ``batch_size=128`` gives paper 000's mega-batch."""
+    (docs/history/RESULTS.md); ``batch_size=128`` gives paper 000's mega-batch."""
 
     base_model: str | None = None  # local folder; None: the packaged all-MiniLM-L6-v2
     loss: LossName = "triplet"

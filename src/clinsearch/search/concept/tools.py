@@ -7,7 +7,7 @@ words the lexicon does not know to lexicon terms. An index may record one in its
 The ranking tie-break (pattern similarity) always uses the default encoder's term vectors: the
 term encoder learns only concept synonym groups, while patterns also hold polarity, type and
 modifier words, and on the IU X-ray benchmark its vectors as tie-break lowered P@10 (0.693 ->
-0.688, p < 0.05) with MAP unchanged (benchmarks/RESULTS.md, term encoder section).
+0.688, p < 0.05) with MAP unchanged (docs/history/RESULTS.md, term encoder section).
 """
 
 from __future__ import annotations

@@ -98,3 +98,13 @@ def test_site_builds_strictly_and_loads_nothing_from_elsewhere(tmp_path: Path) -
     external = [p.relative_to(site) for p in built
                 if EXTERNAL.search(p.read_text(encoding="utf-8", errors="replace"))]
     assert not external, f"pages that load from elsewhere: {external}"
+
+
+def test_every_figure_in_the_readme_is_in_the_benchmark_table() -> None:
+    """Figures (numbers with a decimal point or thousands separators) in README.md's prose
+    appear in benchmarks/README.md, where each says on what corpus and machine it holds."""
+    readme = re.sub(r"```.*?```|\(([^)]*\.(?:md|png))\)", "", (ROOT / "README.md").read_text(
+        encoding="utf-8"), flags=re.S)
+    figures = set(re.findall(r"(?<![\w.-])(?:\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+)", readme))
+    table = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    assert figures and not [f for f in figures if f not in table]

@@ -18,7 +18,7 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ MESH = "IU X-ray MeSH benchmark, 542 queries, report level, depth 100"
 METHODS = ("bm25", "concept", "concept:include_uncertain=true")
 LATENCY_QUERIES = 200
 THROUGHPUT_SENTENCES = 5000
+WARM_UP = 500
 HEADER = "| area | figure | value | corpus | machine | date (UTC) | commit | command |"
 
 
@@ -61,17 +62,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=OUT / "quick", help="scratch folder")
     args = ap.parse_args()
-    load = os.getloadavg()[0]
-    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
-    rows = measure(args.work)
-    machine = f"{os.cpu_count()} cores {platform.machine()}, load {load:.1f}"
-    commit = _commit()
+    os.environ.setdefault("TQDM_DISABLE", "1")  # per-report progress bars would bury the table
+    machine = f"{os.cpu_count()} cores {platform.machine()}, load {os.getloadavg()[0]:.1f}"
+    date, commit = datetime.now(UTC).strftime("%Y-%m-%d %H:%M"), _commit()
     print("## Measured now\n")
     print(HEADER)
-    print(_rule())
-    for row in rows:
+    print(_rule(), flush=True)
+    measured = set()
+    for row in measure(args.work):
         print(row.line(machine, date, commit), flush=True)
-    measured = {row.figure for row in rows}
+        measured.add(row.figure)
     standing = [line for line in _table_lines(README) if _figure(line) not in measured]
     print("\n## Standing (last measured; rows of benchmarks/README.md not rerun by this script)\n")
     print(HEADER)
@@ -81,37 +81,32 @@ def main() -> int:
     return 0
 
 
-def measure(work: Path) -> list[Row]:
-    """Run every quick benchmark whose data is present; the rows measured."""
+def measure(work: Path) -> Iterator[Row]:
+    """Run every quick benchmark whose data is present, yielding each row when measured."""
     from clinsearch import Index
 
-    rows: list[Row] = []
     csv = iu_csv()
     if csv is not None:
         reports, bench = iu_mesh(csv)
         started = time.perf_counter()
         work.mkdir(parents=True, exist_ok=True)
         index = Index.build(reports, work / "iu", progress=False)
-        rows.append(Row("speed", "IU X-ray index build (default components)",
-                        f"{time.perf_counter() - started:.1f} s", IU,
-                        "python -m benchmarks.quick"))
+        yield Row("speed", "IU X-ray index build (default components)",
+                  f"{time.perf_counter() - started:.1f} s", IU, "python -m benchmarks.quick")
         _, comp, _ = run_and_compare(index, bench, METHODS, ["map"], "report", 100)
         for method in METHODS:
-            rows.append(Row("quality", f"MAP, {method}",
-                            f"{comp.mean(method, comp.measures[0]):.3f}", MESH,
-                            "python -m benchmarks.quality.bench_eval_iu (bm25);"
-                            " python -m benchmarks.quick"))
+            yield Row("quality", f"MAP, {method}", f"{comp.mean(method, comp.measures[0]):.3f}",
+                      MESH, "python -m benchmarks.quick")
         queries = [q.text for q in bench.queries][:LATENCY_QUERIES]
         for method in ("bm25", "concept"):
             p50, p95, _ = latencies(_searcher(index, method), queries)
-            rows.append(Row("speed", f"warm query latency p50 / p95, {method}",
-                            f"{p50:.1f} / {p95:.1f} ms",
-                            f"{IU}; {len(queries)} MeSH queries, report level, top 10",
-                            "python -m benchmarks.performance.bench_latency --index IDX"))
+            yield Row("speed", f"warm query latency p50 / p95, {method}",
+                      f"{p50:.1f} / {p95:.1f} ms",
+                      f"{IU}; {len(queries)} MeSH queries, report level, top 10",
+                      "python -m benchmarks.performance.bench_latency --index IDX")
         index.close()
-        rows += _annotation(reports)
-    rows += _negex()
-    return rows
+        yield from _annotation(reports)
+    yield from _negex()
 
 
 def _searcher(index, method: str) -> Callable[[str], object]:  # type: ignore[no-untyped-def]
@@ -127,7 +122,9 @@ def _annotation(reports) -> list[Row]:  # type: ignore[no-untyped-def]
 
     annotator = Annotator()
     sentences = [s.text for seg in Segmenter().segment_many(reports) for s in seg.sentences]
-    sentences = sentences[:THROUGHPUT_SENTENCES]
+    for _ in annotator.annotate_many(sentences[:WARM_UP]):  # the first texts pay spaCy's start
+        pass
+    sentences = sentences[WARM_UP:WARM_UP + THROUGHPUT_SENTENCES]
     started = time.perf_counter()
     for _ in annotator.annotate_many(sentences):
         pass
@@ -135,10 +132,10 @@ def _annotation(reports) -> list[Row]:  # type: ignore[no-untyped-def]
     run = mesh_score("report text", [r.text for r in reports], reports, annotator, MeshMap.load())
     return [
         Row("speed", "annotation throughput, one process", f"{rate:,.0f} sentences/s",
-            f"first {len(sentences):,} IU X-ray sentences",
+            f"{len(sentences):,} IU X-ray sentences (after {WARM_UP} warm-up ones)",
             "python -m benchmarks.performance.bench_annotate_speed"),
         Row("quality", "finding extraction micro-F1 (present, hierarchical)",
-            f"{run.scores[PRIMARY].micro().f1:.3f}", f"{IU}, manual MeSH labels",
+            f"{run.scores[PRIMARY].micro.f1:.3f}", f"{IU}, manual MeSH labels",
             "python -m benchmarks.quality.bench_findings_mesh"),
     ]
 

@@ -36,7 +36,7 @@ from clinsearch.trec import Run
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
 GROUPS = ("core", "modifier", "synonym", "all")
-COMPONENTS = ("lexical", "findings", "concepts", "dense")
+COMPONENTS = ("bm25", "findings", "concepts", "dense")
 
 
 def is_dev(qid: str) -> bool:

@@ -40,7 +40,7 @@ from clinsearch.trec import Run, read_run
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
-COMPONENTS = ("lexical", "findings", "concepts")
+COMPONENTS = ("bm25", "findings", "concepts")
 Losses = dict[str, list[tuple[str, str, float]]]  # class -> (qid, report id, recall points)
 
 

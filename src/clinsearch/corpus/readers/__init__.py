@@ -15,7 +15,7 @@ from typing import Any
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers.csv_format import read_csv
 from clinsearch.corpus.readers.iu_xray import read_iu_xray
-from clinsearch.corpus.readers.jsonl import read_jsonl
+from clinsearch.corpus.readers.jsonl_format import read_jsonl
 from clinsearch.corpus.readers.mimic_notes import read_mimic_notes
 from clinsearch.corpus.readers.records import (
     ISO_DATE,

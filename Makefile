@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 JAVA_PACKAGE := $(if $(shell command -v java),,openjdk-17-jre-headless)
 SYSTEM_PACKAGES := chromium chromium-driver $(JAVA_PACKAGE)
 
-.PHONY: install system-packages demo test lint bench clean
+.PHONY: install system-packages demo test test-fast lint bench clean
 
 install: $(STAMP)
 
@@ -32,8 +32,14 @@ system-packages:
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $$missing; \
 	fi
 
+# Everything, as CI runs it.
 test: install system-packages
 	$(PY) -m pytest -q
+
+# Unit tests only: the slow parts (Spark, browser, real models, crash and race, processes, the
+# shared data) are marked in tests/conftest.py and left out.
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -60,7 +60,7 @@ def _index_runs(
     from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
-    specs = [parse_method(m) for m in methods]
+    specs = [parse_method(m, "--method") for m in methods]
     check_flags_apply([s.method for s in specs], options)
     written = {name for s in specs for name in s.options}
     specs = [s.with_options(**options_for(s.method, options)) for s in specs]

@@ -88,7 +88,7 @@ def search_command(
         )
     index = Index.open(index_dir)
     method = method or index.default_method
-    spec = parse_method(method)
+    spec = parse_method(method, "--method")
     options = given_options(flags)
     check_flags_apply([spec.method], options)
     batch = read_queries(queries) if queries else [Query("1", query or "")]

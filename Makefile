@@ -36,8 +36,8 @@ system-packages:
 test: install system-packages
 	$(PY) -m pytest -q
 
-# Unit tests only: the slow parts (Spark, browser, real models, crash and race, processes, the
-# shared data) are marked in tests/conftest.py and left out.
+# Unit tests only: the slow parts (Spark, browser, real models, crash and race, processes, many
+# index builds, the shared data) are marked in tests/conftest.py and left out.
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"
 

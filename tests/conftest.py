@@ -23,14 +23,19 @@ SLOW_PARTS: dict[str, tuple[str, ...]] = {
         "search/test_clinical_answers.py", "search/test_hybrid.py", "search/test_polarity.py",
         "index/test_dense.py", "index/test_integrity.py", "evaluate/test_separation.py",
     ),
-    "crash": (  # processes killed mid-write, readers racing writers, worker pools
-        "index/test_crash.py", "index/test_snapshots.py", "index/test_parallel_build.py",
-        "test_parallel.py",
+    "crash": (  # processes killed mid-write, faults at every write, readers racing writers
+        "index/test_crash.py", "index/test_snapshots.py", "index/test_atomicity.py",
+        "index/test_parallel_build.py", "test_parallel.py",
     ),
-    "process": (  # the CLI, the server or a cold interpreter run as processes
-        "server/", "search/test_cold_parse.py", "test_arrow_pool.py", "test_arrow_numbers.py",
-        "test_gc_pause.py", "security/test_system_errors.py", "annotate/test_quiet_imports.py",
-        "search/test_query_fuzz.py",
+    "process": (  # the CLI or the server end to end, a cold interpreter, fuzzing
+        "server/", "search/test_cli.py", "search/test_cold_parse.py", "search/test_query_fuzz.py",
+        "security/test_system_errors.py", "security/test_server_failures.py",
+        "security/test_export_commands.py", "annotate/test_quiet_imports.py",
+        "test_arrow_pool.py", "test_arrow_numbers.py", "test_gc_pause.py",
+    ),
+    "build": (  # many indexes built, grown, deleted from and merged
+        "index/test_segments.py", "index/test_bm25_segments.py", "index/test_index.py",
+        "index/test_row_lookup.py", "search/test_cohort_index.py",
     ),
 }
 DATA_FIXTURES = frozenset({"iu_csv", "negex_file"})  # the shared data sets (skipped if absent)

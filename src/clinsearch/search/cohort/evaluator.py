@@ -32,9 +32,13 @@ class Evidence:
 class Evaluator:
     """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
 
-    def __init__(self, arrays: CohortArrays, resolve: Resolver) -> None:
+    def __init__(self, arrays: CohortArrays, resolve: Resolver,
+                 within: np.ndarray | None = None) -> None:
+        """``within``: a mask over reports the query is restricted to (None: every report);
+        NOT then means "within these reports and not"."""
         self.arrays = arrays
         self._resolve = resolve
+        self._within = None if within is None else within[arrays.row_report]
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
@@ -42,8 +46,18 @@ class Evaluator:
     def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """The row mask of ``filters`` (memoised)."""
         if filters not in self._rows:
-            self._rows[filters] = self.arrays.row_mask(filters)
+            within = self._within
+            if not filters:
+                assert within is not None  # rows are asked for when restricted only
+                self._rows[filters] = within
+            else:
+                mask = self.arrays.row_mask(filters)
+                self._rows[filters] = mask if within is None else mask & within
         return self._rows[filters]
+
+    def restricted(self, filters: tuple[Filter, ...]) -> bool:
+        """Whether rows are restricted (by filters or by the reports given)."""
+        return bool(filters) or self._within is not None
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
         """Uids of the sentences where a term (or text) matches, under ``filters``; context
@@ -60,7 +74,7 @@ class Evaluator:
                     replace(spec, required_context=context) if context else spec)
                 self._labels[node] = spec.label
         sentences = self._sentences[key]
-        if filters:
+        if self.restricted(filters):
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
 
@@ -93,12 +107,12 @@ class Evaluator:
 
     def universe(self, unit: Level, filters: tuple[Filter, ...]) -> np.ndarray:
         """Every ``unit`` with at least one row satisfying ``filters``."""
-        return self.arrays.units(unit, self.rows(filters) if filters else None)
+        return self.arrays.units(unit, self.rows(filters) if self.restricted(filters) else None)
 
     def lift(self, mask: np.ndarray, source: Level, target: Level,
              filters: tuple[Filter, ...]) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
-        if not filters:
+        if not self.restricted(filters):
             return self.arrays.lift(mask, source, target)
         ids = self.arrays.row_unit[source]
         rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]

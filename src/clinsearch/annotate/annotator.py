@@ -24,13 +24,13 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
+from clinsearch.annotate.phrase import TARGET_TYPE
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_cache import cached_concept_index
 from clinsearch.annotate.surface_index import SurfaceIndex
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
-TARGET_TYPE = "target"
 
 
 class Annotator:
@@ -53,6 +53,17 @@ class Annotator:
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
         """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
         return next(self.annotate_many([text], [targets]))
+
+    def cues(self, text: str) -> list[tuple[int, int, str]]:
+        """The ConText cues of ``text`` as (start, end, category), by the rules that read
+        findings ("no" NEGATED_EXISTENCE in "no free air")."""
+        clean, offsets = squeeze_spaces(text)
+        doc = self.context(next(self.nlp.pipe([self.nlp.make_doc(clean)])))
+        out = []
+        for m in doc._.context_graph.modifiers:
+            span = doc[m.modifier_span[0] : m.modifier_span[1]]
+            out.append((offsets[span.start_char], offsets[span.end_char - 1] + 1, m.category))
+        return sorted(out)
 
     def annotate_many(
         self,

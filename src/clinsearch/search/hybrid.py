@@ -115,9 +115,12 @@ class HybridRetriever:
         fused = self.fusion.apply([[(hit.id, hit.score) for hit in run] for run in runs])
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
+        matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
         for name, run in zip(self.names, runs, strict=True):
             for hit in run:
                 ranks.setdefault(hit.id, {})[name] = hit.rank
+                if "match" in hit.explanation:
+                    matched[hit.id] = hit.explanation["match"]
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
                     shown[hit.id] = hit
         hits = []
@@ -127,7 +130,7 @@ class HybridRetriever:
                 "fusion": self.fusion.kind,
                 "ranks": ranks[unit],
                 "shown_from": shown[unit].explanation.get("method"),
-            }
+            } | ({"match": matched[unit]} if unit in matched else {})
             hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
         return hits
 

@@ -298,7 +298,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         def run(snap: Snapshot) -> dict[str, Any]:
             tools = index_concept_tools(snap.index)
             return explain_query(tools.parser.parse(q), tools.hierarchy, tools.lexicon,
-                                 tools.parser.encoder)
+                                 tools.parser.encoder, tools.parser.annotator)
 
         return state.live.run(run)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from clinsearch.search.cohort.corpus import CohortCorpus
 from clinsearch.search.cohort.engine import (
@@ -22,14 +23,18 @@ from clinsearch.search.cohort.syntax import (
     Node,
     Not,
     Or,
+    Term,
     Unit,
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.phrase import phrase_sentences
 
 if TYPE_CHECKING:
     from clinsearch.duck import ParquetRows
     from clinsearch.index import Index
+
+N = TypeVar("N", bound=Node)
 
 __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
            "members_csv_rows", "parse", "write_members_csv"]
@@ -62,9 +67,13 @@ class Cohort:
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
+        corpus = CohortCorpus.from_index(index)
         self.engine = CohortEngine(
-            CohortCorpus.from_index(index),
-            lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
+            corpus,
+            lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
+                                        as_text=True),
+            partial(phrase_sentences, tools.parser.annotator, options, corpus.text_sentences,
+                    lambda rows: corpus.values.sentences("text", rows)),
         )
 
     def counts(self, query: str) -> dict[Unit, int]:
@@ -77,18 +86,31 @@ class Cohort:
 
     def warnings(self, query: str) -> list[str]:
         """Why filters of ``query`` may silently select nothing (values that exist, undated
-        reports), so that a zero count is never a surprise."""
-        return self.engine.corpus.filter_warnings(filters_of(parse(query)))
+        reports), and which terms name no lexicon finding and are matched as text, so that a
+        zero count is never a surprise."""
+        tree = parse(query)
+        notes = self.engine.corpus.filter_warnings(nodes_of(tree, Filter))
+        parser = self.tools.parser
+        for term in nodes_of(tree, Term):
+            parsed = parser.parse(term.text, map_unknown=False)
+            if parsed.mappings or not parsed.groups:
+                why = "; ".join(
+                    f"'{m.phrase}' is not in the lexicon (nearest terms: "
+                    + ", ".join(f'"{t.text}" ({sim:.2f})' for t, sim in m.nearest) + ")"
+                    for m in parsed.mappings) or f"'{term.text}' names no lexicon finding"
+                notes.append(f"{why}: '{term.text}' is matched as text, negation read by"
+                             " ConText")
+        return notes
 
 
-def filters_of(node: Node) -> list[Filter]:
-    """Every filter in a cohort syntax tree, in query order."""
-    if isinstance(node, Filter):
+def nodes_of(node: Node, kind: type[N]) -> list[N]:
+    """Every node of ``kind`` (``Filter``, ``Term``) in a cohort syntax tree, in query order."""
+    if isinstance(node, kind):
         return [node]
     if isinstance(node, Not):
-        return filters_of(node.operand)
+        return nodes_of(node.operand, kind)
     if isinstance(node, Group):
-        return filters_of(node.expr)
+        return nodes_of(node.expr, kind)
     if isinstance(node, And | Or):
-        return [f for op in node.operands for f in filters_of(op)]
+        return [f for op in node.operands for f in nodes_of(op, kind)]
     return []

@@ -12,7 +12,7 @@ import numpy as np
 from clinsearch.errors import ClinsearchError
 from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.corpus import CohortCorpus
-from clinsearch.search.cohort.evaluator import Evaluator, Resolver
+from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
 
@@ -36,14 +36,17 @@ class Member:
 class CohortEngine:
     """Parses and evaluates cohort queries against one loaded corpus."""
 
-    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor) -> None:
+    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor,
+                 read_text: TextReader | None = None) -> None:
+        """``read_text``: how text matches are found (see ``Evaluator``)."""
         self.corpus = corpus
         self._resolver_for = resolver_for
+        self._read_text = read_text
 
     def _prepare(self, query: str) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
         tree = parse(query)
-        return Evaluator(self.corpus, self._resolver_for(query)), tree
+        return Evaluator(self.corpus, self._resolver_for(query), self._read_text), tree
 
     def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
         if level not in UNITS:

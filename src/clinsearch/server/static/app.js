@@ -158,6 +158,8 @@ function hitCard(hit) {
     el("span", { text: `score ${hit.score.toFixed(3)}` }));
   const open = el("button", { type: "button", text: "Open report", onclick: () => openReport(hit.report_id) });
   meta.append(open);
+  if (hit.explanation && hit.explanation.match === "text")
+    meta.append(el("span", { class: "badge", text: "matched as text", title: hit.explanation.fallback || "" }));
   const card = el("article", { class: "hit", "data-report": hit.report_id }, meta,
     el("p", { class: "sentence" }, marked(hit.sentence, hit.findings, hit.highlights)));
   const why = hit.explanation && (hit.explanation.summary || hit.explanation.method);

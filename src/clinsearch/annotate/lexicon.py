@@ -27,7 +27,17 @@ MODIFIER_CATEGORIES: tuple[str, ...] = (
     "certainty",
 )
 CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations",
-                          "normal_denies"})
+                          "normal_denies", "codes"})
+# Concept codes of licensed vocabularies: system -> the form its codes take (others: any
+# single token). UMLS CUIs, SNOMED CT ids (any edition), RadLex ids.
+CODE_FORMS: dict[str, re.Pattern[str]] = {
+    "UMLS": re.compile(r"C\d{7}"),
+    "SNOMEDCT": re.compile(r"\d{6,18}"),
+    "SNOMEDCT_US": re.compile(r"\d{6,18}"),
+    "RADLEX": re.compile(r"RID\d+"),
+}
+_SYSTEM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_CODE_RE = re.compile(r"^\S+$")
 TOP_KEYS = frozenset(
     {"format", "name", "version", "sources", "concepts", "modifiers", "compounds",
      "modifier_relations", "plain_words"}
@@ -51,6 +61,9 @@ class Concept:
     # Anatomy: the findings a statement that it is normal rules out ("heart size is normal":
     # cardiomegaly absent; "lungs are clear": the airspace findings listed here absent).
     normal_denies: tuple[str, ...] = ()
+    # Codes of the concept in licensed vocabularies, (system, code) sorted by system, e.g.
+    # (("RADLEX", "RID5350"), ("UMLS", "C0032285")): carried into exports (OMOP NOTE_NLP).
+    codes: tuple[tuple[str, str], ...] = ()
 
     @property
     def surface_forms(self) -> tuple[str, ...]:
@@ -201,6 +214,7 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
             normal_denies=tuple(reader.strings(fields["normal_denies"], "normal_denies"))
             if "normal_denies" in fields
             else (),
+            codes=_parse_codes(reader, fields["codes"]) if "codes" in fields else (),
         )
         for key in ("parents", "normal_denies"):
             if key in fields:
@@ -210,6 +224,22 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
             if ref not in concepts:
                 raise reader.fail(ref_node, key, f"concept '{cid}' names unknown concept '{ref}'")
     return concepts
+
+
+def _parse_codes(reader: NodeReader, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+    """A concept's codes ``{SYSTEM: code}``: upper-case system names, codes of their form."""
+    out = []
+    for system, code_node in reader.mapping(node, "codes").items():
+        code = reader.scalar(code_node, f"codes.{system}")
+        if not _SYSTEM_RE.match(system):
+            raise reader.fail(code_node, "codes", f"system '{system}' is not upper-case"
+                              " letters, digits and _ (e.g. UMLS, SNOMEDCT_US, RADLEX)")
+        form = CODE_FORMS.get(system, _CODE_RE)
+        if not form.fullmatch(code):
+            raise reader.fail(code_node, f"codes.{system}",
+                              f"'{code}' is not a {system} code ({form.pattern})")
+        out.append((system, code))
+    return tuple(sorted(out))
 
 
 def _parse_modifiers(reader: NodeReader, node: yaml.Node) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -318,6 +348,8 @@ def dump_lexicon(lexicon: Lexicon) -> str:
             entry["abbreviations"] = list(c.abbreviations)
         if c.normal_denies:
             entry["normal_denies"] = list(c.normal_denies)
+        if c.codes:
+            entry["codes"] = dict(c.codes)
         concepts.append(entry)
     doc: dict[str, object] = {
         "format": FORMAT,

@@ -42,10 +42,12 @@ _WORD = re.compile(r"\w+")
 
 
 def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions) -> bool:
-    """Whether a mention answers the query: an accepted polarity, and no context flag beyond
-    those the options admit or the query itself states ("history of ...")."""
+    """Whether a mention answers the query: an accepted polarity, the context flags the query
+    itself states ("history of ..." asks for a historical mention), and no flag beyond those
+    and the ones the options admit."""
+    flags = set(finding.context)
     return (finding.polarity in options.allowed(query.polarity)
-            and set(finding.context) <= {*options.context, *query.context})
+            and set(query.context) <= flags <= {*options.context, *query.context})
 
 
 def term_spans(lexical: LexicalSearcher, text: str, terms: Sequence[str]) -> list[Span]:

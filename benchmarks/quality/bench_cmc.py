@@ -29,6 +29,8 @@ from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.tools import index_concept_tools
+from clinsearch.search.phrase import text_reason
 from clinsearch.search.registry import parse_method
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
@@ -71,6 +73,16 @@ def main() -> int:
         print(render.markdown_from_rows(*render.per_query_rows(comp),
                                         text_columns=render.PER_QUERY_TEXT_COLUMNS))
     print(f"search: {searched:.1f} s for {len(METHODS)} methods x {len(bench.queries)} queries")
+
+    if args.per_code:
+        print("\n## How concept search reads each query\n")
+        tools = index_concept_tools(index)
+        print("| code | query | read as |\n| --- | --- | --- |")
+        for q in bench.queries:
+            parsed = tools.parser.parse(q.text)
+            why = text_reason(parsed)
+            read = (f"text: {why}" if why else "; ".join(parsed.patterns))
+            print(f"| {q.qid} | {q.text} | {read} |")
 
     judged = {q.code for q in queries if q.qid in bench.qrels.grades}
     cohorts = code_cohorts(Cohort(index), [q for q in queries if q.code in judged])

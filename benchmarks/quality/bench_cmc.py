@@ -8,7 +8,8 @@ concept, dense and hybrid at report level, and prints MAP per group. Then codes 
 one report cohort per code's cohort query, micro-F1 against the majority codes, with every
 refused query and its reason. Skips cleanly without the data.
 
-    python benchmarks/quality/bench_cmc.py [--out DIR] [--reuse] [--all] [--per-code]
+    python benchmarks/quality/bench_cmc.py [--out DIR] [--reuse] [--all] [--context FLAGS]
+        [--per-code]
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.ranking import PolarityOptions, parse_context
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.phrase import text_reason
 from clinsearch.search.registry import parse_method
@@ -63,7 +65,9 @@ def main() -> int:
           f" or opened in {built:.0f} s")
 
     started = time.perf_counter()
-    runs = index_runs(index, bench.queries, [parse_method(m) for m in METHODS], "report", TOP,
+    methods = [f"{m}:context={args.context}" if args.context and m in ("concept", "hybrid")
+               else m for m in METHODS]
+    runs = index_runs(index, bench.queries, [parse_method(m) for m in methods], "report", TOP,
                       progress=False)
     searched = time.perf_counter() - started
     comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
@@ -85,7 +89,8 @@ def main() -> int:
             print(f"| {q.qid} | {q.text} | {read} |")
 
     judged = {q.code for q in queries if q.qid in bench.qrels.grades}
-    cohorts = code_cohorts(Cohort(index), [q for q in queries if q.code in judged])
+    options = PolarityOptions(context=parse_context(args.context))
+    cohorts = code_cohorts(Cohort(index, options), [q for q in queries if q.code in judged])
     scores = coding_scores(gold, cohorts)
     total = scores.micro
     refused = [c for c in cohorts if c.refused]
@@ -112,6 +117,9 @@ def _arguments() -> argparse.Namespace:
                         " coded ones")
     parser.add_argument("--reuse", action="store_true", help="open the index in --out if it"
                         " is there instead of rebuilding it")
+    parser.add_argument("--context", default="", help="context flags concept search, hybrid"
+                        " and the cohorts also count (e.g. historical: the clinical history,"
+                        " which coders code, when the rules flag it)")
     parser.add_argument("--queries", type=Path, default=None, help="code query list YAML")
     parser.add_argument("--per-code", action="store_true", help="per-query and per-code rows")
     return parser.parse_args()

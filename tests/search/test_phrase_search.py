@@ -26,7 +26,7 @@ ZEBRA = {
     "z4": "INDICATION: History of zebra stripes. FINDINGS: Heart size is normal.",
     "z5": "FINDINGS: Zebra stripes are not seen.",
     "z6": "FINDINGS: Right lower lobe infection.",  # pneumonia, in the shipped lexicon
-    "z7": "INDICATION: Urinary tract infection. FINDINGS: Clear lungs.",
+    "z7": "IMPRESSION: Urinary tract infection. Clear lungs.",
 }
 
 

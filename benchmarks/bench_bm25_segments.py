@@ -9,7 +9,7 @@ reports (top 10 of every query at both granularities: ids, scores bit for bit, o
 1%, 5%, 10% and 20% of the reports deleted, an index whose delete only marks (tantivy deletion
 bitsets: the deleted documents still count in the BM25 statistics) is compared with a fresh
 build of the remaining reports (queries whose top 10 differ, relative score differences), and a
-marks-only delete is timed against a delete that rebuilds the lexical indexes. Prints JSON with
+marks-only delete is timed against a delete that rebuilds the BM25 indexes. Prints JSON with
 the machine's load (``uptime``) before and after.
 """
 
@@ -30,8 +30,8 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.synthetic import default_source, sentence_pool, synthetic_reports
-from clinsearch.index.index import segment_reports
-from clinsearch.index.lexical import GRANULARITIES, LexicalSearcher
+from clinsearch.index.bm25 import GRANULARITIES, BM25Searcher
+from clinsearch.index.index_store import split_into_sentences
 
 MARKS_ONLY = {"merge_below_sentences": 0, "max_deleted_fraction": 1.0}
 REBUILD = {"merge_below_sentences": 0, "max_deleted_fraction": 0.0}
@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     source, fmt = default_source()
     pool = sentence_pool(read_reports(source, fmt, skip_bad=True))
-    reports = segment_reports(list(synthetic_reports(pool, args.reports, seed=args.seed)))
+    reports = split_into_sentences(list(synthetic_reports(pool, args.reports, seed=args.seed)))
     queries = _queries(reports, args.seed)
     result: dict = {"reports": len(reports), "sentences": sum(len(r.sentences) for r in reports),
                     "queries": len(queries), "cores": os.cpu_count(), "load_before": _uptime()}
@@ -116,19 +116,19 @@ def _deletes(
 
 def _latency(index: Index, queries: list[str]) -> dict:
     """p50 ms of a top-10 and a top-64 search (the first fetch of a report-level search), per
-    granularity: ``LexicalSearcher.search`` (ties ordered by keys) and tantivy's own top k with
+    granularity: ``BM25Searcher.search`` (ties ordered by keys) and tantivy's own top k with
     the same fast-field reads."""
-    lexical: LexicalSearcher = index.component("lexical")
+    bm25: BM25Searcher = index.component("bm25")
     found: dict = {}
     for granularity in GRANULARITIES:
-        searcher, schema = lexical._searchers[granularity], lexical._indexes[granularity].schema
+        searcher, schema = bm25._searchers[granularity], bm25._indexes[granularity].schema
         ordered, plain = [], []
         for _ in range(PASSES):
             for query in queries:
-                terms = lexical.terms(query)
+                terms = bm25.terms(query)
                 for limit in (10, 64):
                     started = time.perf_counter()
-                    lexical.search(granularity, terms, limit)
+                    bm25.search(granularity, terms, limit)
                     ordered.append(time.perf_counter() - started)
                     started = time.perf_counter()
                     tantivy_query = tantivy.Query.boolean_query(
@@ -144,7 +144,7 @@ def _latency(index: Index, queries: list[str]) -> dict:
 
 
 def _config(options: dict) -> IndexConfig:
-    return IndexConfig(components=("lexical",), options={"lexical": options})
+    return IndexConfig(components=("bm25",), options={"bm25": options})
 
 
 def _queries(reports: list[SegmentedReport], seed: int) -> list[str]:
@@ -158,15 +158,15 @@ def _queries(reports: list[SegmentedReport], seed: int) -> list[str]:
 
 def _top10(index: Index, queries: list[str]) -> list[Top]:
     """Top 10 of each query at both granularities as (report id, sentence index, score)."""
-    lexical: LexicalSearcher = index.component("lexical")
+    bm25: BM25Searcher = index.component("bm25")
     found = []
     for granularity in GRANULARITIES:
         for query in queries:
-            ranked = lexical.search(granularity, lexical.terms(query), 10)
-            rows = index.store.report_rows(ranked.report_keys).tolist()
+            ranked = bm25.search(granularity, bm25.terms(query), 10)
+            rows = index.lookup.report_rows(ranked.report_keys).tolist()
             indexes = (ranked.sentence_indexes.tolist() if ranked.sentence_indexes is not None
                        else [-1] * len(rows))
-            found.append([(index.store.report_ids[row], i, s) for row, i, s in
+            found.append([(index.lookup.report_ids[row], i, s) for row, i, s in
                           zip(rows, indexes, ranked.scores.tolist(), strict=True)])
     return found
 

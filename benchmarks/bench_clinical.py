@@ -36,7 +36,7 @@ from iu_common import iu_csv, iu_mesh, open_or_build
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
 GROUPS = ("core", "modifier", "synonym", "all")
-COMPONENTS = ("lexical", "findings", "concepts", "dense")
+COMPONENTS = ("bm25", "findings", "concepts", "dense")
 
 
 def is_dev(qid: str) -> bool:

@@ -1,6 +1,6 @@
 """Concept search vs BM25 on IU X-ray (report level), its latency, and cohorts at 1M sentences.
 
-1. Builds the IU X-ray index with the lexical, findings and concepts components and the iu-mesh
+1. Builds the IU X-ray index with the bm25, findings and concepts components and the iu-mesh
    benchmark (core, concept+modifier and synonym queries judged from the manual MeSH labels);
    searches with ``bm25``, ``concept`` and ``concept`` with uncertain mentions admitted in one
    run and compares MAP, R-precision, P@10 and Recall@100 per query kind; then classifies the
@@ -32,7 +32,7 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.readers import read_reports
 from clinsearch.evaluate import render
 from clinsearch.evaluate.bench.benchmark import write_benchmark
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.resolve import term_resolver
 from clinsearch.search.concept.tools import concept_tools
@@ -114,7 +114,7 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=1_000_000,
                     help="cohort part: replicate IU to at least this many sentences")
     ap.add_argument("--index", type=Path, default=OUT / "index",
-                    help="IU index folder (lexical, findings, concepts)")
+                    help="IU index folder (bm25, findings, concepts)")
     ap.add_argument("--reuse", action="store_true",
                     help="reuse the index in --index if there is one, instead of rebuilding it")
     args = ap.parse_args()
@@ -125,7 +125,7 @@ def main() -> int:
     t0 = time.perf_counter()
     built = not (args.reuse and (args.index / "CURRENT").exists())
     if built:
-        config = IndexConfig(components=("lexical", "findings", "concepts"))
+        config = IndexConfig(components=("bm25", "findings", "concepts"))
         index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), args.index, config)
     else:
         index = Index.open(args.index)
@@ -180,7 +180,7 @@ sums to the ceiling minus the run's Recall@100.
 
 Latency of one concept query (parse + lookup + rank + hits, report level, top 10), over the
 {len(latencies)} benchmark queries after one warm-up pass: p50 {p50:.2f} ms, p95 {p95:.2f} ms.
-Index build (lexical + findings + concepts) {f"{t_index:.0f} s" if built else "not timed (reused)"};
+Index build (bm25 + findings + concepts) {f"{t_index:.0f} s" if built else "not timed (reused)"};
 TREC runs {1000 * t_search /
 (len(runs) * len(bench.queries)):.0f} ms per query and method at depth {TOP}.
 
@@ -268,7 +268,7 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
     total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
     tools = concept_tools(None)
     tables = [con.sql(f"FROM {name}").to_arrow_table() for name in ("reports", "sentences")]
-    corpus = CohortCorpus.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
+    corpus = CohortArrays.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())
     engine = CohortEngine(corpus, lambda q: term_resolver(q, tools.parser, tools.hierarchy))
     t_load = time.perf_counter() - t
     rows = []

@@ -182,14 +182,14 @@ def latency(index: Index, queries: Sequence[str], method: str, **options: object
 def throughput(index: Index, model: str | None, sample: int, threads: int) -> None:
     """Print the encoding speed of ``sample`` distinct sentences of the index."""
     encoder = load_encoder(model or index.component("dense").meta.model_path)
-    distinct = sorted(set(index.store.sentence_texts))
+    distinct = sorted(set(index.lookup.sentence_texts))
     chosen = random.Random(0).sample(distinct, min(sample, len(distinct)))
     start = time.perf_counter()
     encoded = encoder.encode_passages(chosen, batch_size=64)
     seconds = time.perf_counter() - start
     console.print(
         f"encoding ({threads} threads): {len(chosen)} distinct sentences of"
-        f" {len(index.store.sentence_texts)} ({len(distinct)} distinct; {len(encoded.vectors)}"
+        f" {len(index.lookup.sentence_texts)} ({len(distinct)} distinct; {len(encoded.vectors)}"
         f" windows) in {seconds:.1f} s = {len(chosen) / seconds:.0f} sentences/s"
     )
 
@@ -220,7 +220,7 @@ def main() -> int:
     dev, test = split(bench)
     console.print(f"benchmark: {bench.summary()}\n  dev: {dev.summary()}\n  eval: {test.summary()}")
 
-    components = ["lexical", "dense"] + [c for c in ("findings", "concepts") if c in COMPONENTS]
+    components = ["bm25", "dense"] + [c for c in ("findings", "concepts") if c in COMPONENTS]
     options = {"dense": {"model": args.model}} if args.model else {}
     path = Path(args.index or tempfile.mkdtemp(prefix="bench-dense-")) / "idx"
     if (path / "CURRENT").exists():

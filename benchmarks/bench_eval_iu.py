@@ -69,7 +69,7 @@ MAP of whole report over best sentence, per group: {ratios}. A modifier query ne
 concept and its modifiers in the same statement, which best-sentence scoring rewards; core
 queries gain from term frequency over the whole report; synonym queries stay low for both, since
 BM25 cannot match words the report does not use. `all` is dominated by the modifier queries.
-For scale, paper 001 (Table 5) reports BM25 MAP 0.33 on its own 42 IU X-ray queries with
+For scale, [SyedaMahmood2021] (Table 5) reports BM25 MAP 0.33 on its own 42 IU X-ray queries with
 manually judged sentences; the relevance here differs, so the figures are not comparable.
 
 Plots: {", ".join(f"`{p.relative_to(HERE)}`" for p in plots)}.

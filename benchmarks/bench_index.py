@@ -33,7 +33,7 @@ from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.corpus.readers import ReadStats, read_reports
 from clinsearch.corpus.segment import Segmenter
 from clinsearch.datasets import IU_XRAY, shared_data
-from clinsearch.index.lexical import DEFAULT_STOPWORDS
+from clinsearch.index.bm25 import DEFAULT_STOPWORDS
 
 N_QUERIES = 200
 TOP = 10
@@ -175,7 +175,7 @@ def main() -> int:
         f" {dict(stats.skipped)}), {len(sentences)} sentences, {len(queries)} queries\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        bm25_only = IndexConfig(components=("lexical",))
+        bm25_only = IndexConfig(components=("bm25",))
         full_s = _time_build(path, Path(tmp) / "csv", bm25_only)
         default_s = _time_build(path, Path(tmp) / "default", IndexConfig())
         start = time.perf_counter()

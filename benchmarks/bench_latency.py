@@ -2,7 +2,7 @@
 
 Queries: the IU X-ray MeSH benchmark's queries (`clinsearch bench build iu-mesh`), report level,
 top 10. Methods: bm25, concept, dense (query encoding included), hybrid (bm25 + dense + concept,
-fused). The index holds every component (lexical, findings, concepts, dense); it is built into
+fused). The index holds every component (bm25, findings, concepts, dense); it is built into
 ``--index`` when that folder holds no index yet, and reused otherwise. Skips with a message when
 ../shared/data is absent.
 
@@ -21,7 +21,7 @@ from bench_index import latencies
 from iu_common import iu_index_and_bench
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
-ALL_COMPONENTS = ("lexical", "findings", "concepts", "dense")
+ALL_COMPONENTS = ("bm25", "findings", "concepts", "dense")
 TOP = 10
 
 

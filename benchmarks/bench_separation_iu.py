@@ -1,4 +1,4 @@
-"""Embedding separation on IU X-ray weak labels (paper 000, Table 3), for one or more encoders.
+"""Embedding separation on IU X-ray weak labels ([Shi2022], Table 3), for one or more encoders.
 
 For every distinct (sentence, finding, polarity) the annotator finds in the IU X-ray reports,
 score(matched query) - score(opposite-polarity query) under cosine similarity; mean +- std.
@@ -29,7 +29,7 @@ from results_md import update_section
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
 PARENT = "## Evaluation harness"
-HEADING = "### Embedding separation on IU X-ray weak labels (paper 000, Table 3)"
+HEADING = "### Embedding separation on IU X-ray weak labels ([Shi2022], Table 3)"
 MINILM = default_encoder_path()
 
 
@@ -61,7 +61,7 @@ def main(models: list[str]) -> int:
 score(matched query) - score(opposite-polarity query), cosine similarity, mean ± std over
 {len(triples)} distinct (sentence, finding, polarity) triples that the shipped lexicon and
 annotator find in the IU X-ray reports ({len(triples) - absent} present, {absent} absent; queries
-"M" and "no M" as in paper 000). A negation-aware encoder scores clearly above 0.
+"M" and "no M" as in [Shi2022]). A negation-aware encoder scores clearly above 0.
 
 | encoder | all | present findings | absent findings | time |
 | --- | ---: | ---: | ---: | ---: |

@@ -1,4 +1,4 @@
-"""Term encoder benchmark (paper 001 section 3.3): do unseen terms land next to their synonyms?
+"""Term encoder benchmark ([SyedaMahmood2021] 3.3): do unseen terms land next to their synonyms?
 
 A fifth of each concept's surface forms (from the shipped lexicon) is held out; the encoder is
 trained with SupCon on the rest; for every held-out term and for a misspelt copy of it (one

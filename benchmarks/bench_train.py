@@ -1,4 +1,4 @@
-"""Training benchmark (paper 000 Table 1 and 3 setup) on IU X-ray sentences, CPU only.
+"""Training benchmark ([Shi2022] Table 1 and 3 setup) on IU X-ray sentences, CPU only.
 
 Unseen-finding 2-fold cross-validation: the weak-label benchmark's findings are split into two
 folds sharing no finding; a model is fine-tuned on weak labels of every finding outside the test

@@ -1,9 +1,9 @@
-"""IU X-ray sentence-level weak-label benchmark (paper 000 section 2.2): BM25 vs dense, one run.
+"""IU X-ray sentence-level weak-label benchmark ([Shi2022] section 2.2): BM25 vs dense, one run.
 
-Builds an index with the lexical and dense components, labels its sentences with the shipped
+Builds an index with the bm25 and dense components, labels its sentences with the shipped
 annotator, builds "M" / "no M" queries (`clinsearch bench build weak-sentences`), searches at
 sentence level with each method and compares them per query group (positive / negative / all),
-the setup of paper 000 Table 2. Skips with a message when ../shared/data is absent.
+the setup of [Shi2022] Table 2. Skips with a message when ../shared/data is absent.
 
     python benchmarks/bench_weak_iu.py
 """
@@ -33,7 +33,7 @@ OUT = HERE / "out" / "weak_iu"
 PLOTS = HERE / "plots" / "weak_iu"
 RESULTS = HERE / "RESULTS.md"
 PARENT = "## Evaluation harness"
-HEADING = "### IU X-ray weak-label sentence benchmark: BM25 vs dense (paper 000, Table 2)"
+HEADING = "### IU X-ray weak-label sentence benchmark: BM25 vs dense ([Shi2022], Table 2)"
 METHODS = ("bm25", "dense")
 MEASURES = ("map", "rprec", "p@10", "ndcg@10", "bpref", "mrr", "recall@100")
 TOP = 1000
@@ -46,7 +46,7 @@ def main() -> int:
         return 0
     console = render.table_console()
     t0 = time.perf_counter()
-    config = IndexConfig(components=("lexical", "dense"))
+    config = IndexConfig(components=("bm25", "dense"))
     index = Index.build(read_reports(csv, "iu-xray", skip_bad=True), OUT / "index", config)
     t_index = time.perf_counter() - t0
     t1 = time.perf_counter()
@@ -64,7 +64,7 @@ Queries are the findings the shipped annotator asserts in the {counts.sentences}
 sentences of {counts.reports} IU X-ray reports: "M" (positive) and "no M" (negative), each with
 at least 3 relevant sentences; relevant are the sentences with that finding and polarity, and
 sentences with the opposite polarity are judged not relevant (`clinsearch bench build
-weak-sentences`): {bench.summary()}. The 2-fold split of paper 000 (Table 1) for unseen-query
+weak-sentences`): {bench.summary()}. The 2-fold split of [Shi2022] (Table 1) for unseen-query
 evaluation of trained models: {folds}. Sentence level, depth {TOP}; `dense` is the packaged
 all-MiniLM-L6-v2 off the shelf; `*` = p < 0.05, paired randomization test vs `bm25`.
 

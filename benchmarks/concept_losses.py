@@ -38,7 +38,7 @@ from iu_common import iu_index_and_bench, run_and_compare
 
 CLASSES = ("no finding", "absent only", "uncertain only", "modifier missing", "ranked > 100")
 DEPTH = 100
-COMPONENTS = ("lexical", "findings", "concepts")
+COMPONENTS = ("bm25", "findings", "concepts")
 Losses = dict[str, list[tuple[str, str, float]]]  # class -> (qid, report id, recall points)
 
 

@@ -1,7 +1,7 @@
 """NumPy arrays of Arrow number columns, Arrow arrays of NumPy numbers and of Python strings,
 without pandas.
 
-pyarrow imports pandas (about 0.1 s, plus the collection passes its objects trigger) the first
+pyarrow imports pandas (slow, plus the collection passes its objects trigger) the first
 time it converts between Arrow and NumPy (``to_numpy``, ``pa.array``); a cold query needs none
 of it. A number column without nulls is its data buffer, read as is.
 """

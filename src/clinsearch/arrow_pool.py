@@ -1,9 +1,8 @@
 """Arrow's memory allocator for clinsearch processes: jemalloc instead of pyarrow's mimalloc.
 
-With pyarrow's default (mimalloc) on the 2-core benchmark machine, a cold cohort query on 1M
-reports spent 1.5-2.3 s in the kernel against 0.8 s with jemalloc, and opening the key columns
-0.27 s against 0.04 s: mimalloc hands freed blocks back to the system at once, so every large
-temporary array is faulted in afresh (benchmarks/RESULTS.md, "Cold start, third round").
+With pyarrow's default (mimalloc), a cold cohort query on a large index spends far more time
+in the kernel than with jemalloc (benchmarks/README.md): mimalloc hands freed blocks back to
+the system at once, so every large temporary array is faulted in afresh.
 ``ARROW_DEFAULT_MEMORY_POOL`` set by the user always wins.
 """
 

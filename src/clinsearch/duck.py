@@ -47,7 +47,7 @@ def connect(
         if not _NAME.match(name):
             raise ValueError(f"not a table name: {name!r}")
         if isinstance(source, str | Path | ParquetRows):
-            import pyarrow.dataset as ds  # only for files: it imports pandas (~0.1 s cold)
+            import pyarrow.dataset as ds  # only for files: it imports pandas (slow cold)
         if isinstance(source, str | Path):
             source = ds.dataset(str(source), format="parquet")
         elif isinstance(source, ParquetRows):

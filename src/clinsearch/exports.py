@@ -42,7 +42,7 @@ def check_export_path(path: Path, force: bool) -> None:
         if problem:
             raise ClinsearchError(f"{path}: {problem}")
         if not force:
-            raise ClinsearchError(f"{path}: exists; use --force to overwrite it")
+            raise ClinsearchError(f"{path}: exists; use `force` to overwrite it")
 
 
 def inside_index(path: Path) -> bool:
@@ -79,7 +79,7 @@ def export_path(path: str | Path, *, force: bool = False) -> Iterator[Path]:
                          overwrite=force) as tmp:
             yield tmp
     except FileExistsError:
-        raise ClinsearchError(f"{path}: exists; use --force to overwrite it") from None
+        raise ClinsearchError(f"{path}: exists; use `force` to overwrite it") from None
     except OSError as exc:
         raise ClinsearchError(f"{path}: {os_reason(exc, path.parent)}") from None
 

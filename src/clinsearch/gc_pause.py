@@ -3,8 +3,8 @@
 Start-up builds hundreds of thousands of containers (modules, a lexicon's surface index, a
 spaCy vocabulary) that stay alive: each collection pass they trigger traverses all of them and
 frees nothing. Objects frozen that way are never collected: only what lives on belongs in
-the block. A cold concept search spent 0.12 s of its 1.4 s in such passes while it
-imported spaCy and built the annotator (benchmarks/RESULTS.md, "Cold start, third round").
+the block. A cold concept search spent a noticeable share of its time in such passes while it
+imported spaCy and built the annotator (benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from clinsearch.units import LEVELS, Level
-
-__all__ = ["LEVELS", "Hit", "Level"]
+from clinsearch.units import Level
 
 
 @dataclass(frozen=True, slots=True)

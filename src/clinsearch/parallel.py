@@ -5,7 +5,7 @@ results come back in input order. The processes start only when a map has a seco
 small input runs in this process) and are shared by every map of one ``Workers``. After
 ``recycle_after`` items the processes are replaced by fresh ones: memory that a library keeps
 growing for the life of a process (spaCy's vocabulary interns every new word it tokenizes, so a
-worker annotating millions of sentences grew by hundreds of MB) is given back.
+worker annotating millions of sentences keeps growing) is given back.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ def _check(path: Path, number: int, qid: str, text: str, seen: dict[str, int]) -
 
 
 def polarity_kind(text: str) -> str:
-    """``negative`` for a "no M" query, else ``positive`` (paper 000's two query forms)."""
+    """``negative`` for a "no M" query, else ``positive`` ([Shi2022]'s two query forms)."""
     return "negative" if text.strip().lower().startswith(NEGATION_PREFIX) else "positive"
 
 

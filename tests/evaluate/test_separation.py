@@ -49,7 +49,7 @@ def test_minilm_separation_is_measured_on_real_sentences():
     result = separation(TRIPLES, cosine_scorer(encoder))
     assert result.n == 6
     assert all(-1.0 <= d <= 1.0 for d in result.differences)
-    # An off-the-shelf encoder sees "no M" and "M" as near neighbours (paper 000, Table 3):
+    # An off-the-shelf encoder sees "no M" and "M" as near neighbours ([Shi2022], Table 3):
     assert abs(result.mean) < 0.3
     direct = cosine_scorer(encoder)(["pleural effusion"], [TRIPLES[1].sentence])[0]
     vectors = encoder.model.encode(["pleural effusion", TRIPLES[1].sentence])

@@ -66,7 +66,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> IndexConfig:
     monkeypatch.setitem(COMPONENTS, "recorder", Recorder)
     monkeypatch.setattr(Recorder, "fail_on", None)
     monkeypatch.setattr(Recorder, "calls", [])
-    return IndexConfig(components=("lexical", "recorder"), options={"recorder": {"x": 1}})
+    return IndexConfig(components=("bm25", "recorder"), options={"recorder": {"x": 1}})
 
 
 def _state(root: Path) -> tuple[str, list[str]]:

@@ -69,10 +69,10 @@ def test_findings_are_posted_under_their_concept_and_every_ancestor(tmp_path: Pa
     sentences = index.lookup("lobar_pneumonia").sentences
     assert sentences.tolist() == sentence_codes([1, 3], [0, 1]).tolist()
     code = index.pattern_of(0)
-    assert index.patterns[code] == "disease|present|lobar pneumonia|right"
-    assert index.pattern_concept[code] == "lobar_pneumonia"
-    assert index.pattern_polarity[code] == "present"
-    assert index.pattern_modifiers[code] == ("right",)
+    assert index.patterns[code].text == "disease|present|lobar pneumonia|right"
+    assert index.patterns[code].concept == "lobar_pneumonia"
+    assert index.patterns[code].polarity == "present"
+    assert index.patterns[code].modifiers == ("right",)
 
 
 def test_postings_follow_the_findings_table_when_it_changes(tmp_path: Path) -> None:
@@ -119,8 +119,8 @@ def test_segments_combine_as_one_table_without_deleted_reports(tmp_path: Path) -
             got, want = combined.lookup(key, exact=exact), expected.lookup(key, exact=exact)
             for field in ("depths", "sentences", "contexts"):  # rows number each segment's own
                 assert getattr(got, field).tolist() == getattr(want, field).tolist(), key
-            assert ([combined.patterns[c] for c in got.patterns]
-                    == [expected.patterns[c] for c in want.patterns]), key
+            assert ([combined.patterns[c].text for c in got.patterns]
+                    == [expected.patterns[c].text for c in want.patterns]), key
             assert np.all(np.diff(got.rows[got.depths == 0]) > 0), key  # rows rise per depth
 
 

@@ -15,7 +15,7 @@ from clinsearch import Index, IndexConfig
 
 from .conftest import CORPUS, segmented
 
-LEXICAL = IndexConfig(components=("lexical",))
+LEXICAL = IndexConfig(components=("bm25",))
 CHILD = """
 import os, signal, sys, time
 from pathlib import Path
@@ -23,7 +23,7 @@ sys.path.insert(0, {tests!r})
 from conftest import CORPUS, segmented
 import clinsearch.index.generations as generations
 from clinsearch import Index, IndexConfig
-from clinsearch.index.lexical import LexicalComponent
+from clinsearch.index.bm25 import BM25Component
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.tables import SegmentWriter
 
@@ -47,7 +47,7 @@ def wait_for_go():
 if point == "tables":  # killed with half the core tables written
     SegmentWriter.write = after(SegmentWriter.write, die)
 elif point == "component":  # killed after the BM25 index is written
-    LexicalComponent._info = die
+    BM25Component._info = die
 elif point == "manifest":  # killed after the manifest, before the rename
     Manifest.write = after(Manifest.write, die)
 elif point in ("rename", "current"):  # killed before / right after CURRENT moves (os.replace
@@ -60,13 +60,13 @@ elif point in ("rename", "current"):  # killed before / right after CURRENT move
         die()
     generations.os.replace = replace_current
 elif point == "hold":  # stays inside the build until told to go on
-    LexicalComponent._info = after(LexicalComponent._info, wait_for_go)
+    BM25Component._info = after(BM25Component._info, wait_for_go)
 elif point == "late":  # believes the folder was absent, as if it looked before the other made it
     exists = Path.exists
     Path.exists = lambda self: False if self == root else exists(self)
 
 corpus = [segmented(r, s, p, v) for r, p, v, s in CORPUS]
-config = IndexConfig(components=("lexical",))
+config = IndexConfig(components=("bm25",))
 if action == "build":
     Index.build(corpus, root, config, progress=False)
 else:

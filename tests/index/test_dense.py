@@ -1,5 +1,5 @@
 """The dense component: embeddings round trip, windows, ANN, segments (adds write one, deletes
-only mark, merges rewrite without deleted vectors), in step with lexical."""
+only mark, merges rewrite without deleted vectors), in step with bm25."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from clinsearch.index.component import DELETED_FILE, Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
-from clinsearch.models.tiny import build_tiny_bert
 
-from .test_lexical_segments import terms_in_files
+from ..tiny_models import build_tiny_bert
+from .test_bm25_segments import terms_in_files
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _config(model: Path, **options: object) -> IndexConfig:
     return IndexConfig(
-        components=("lexical", "dense"), options={"dense": {"model": str(model), **options}}
+        components=("bm25", "dense"), options={"dense": {"model": str(model), **options}}
     )
 
 
@@ -88,9 +88,9 @@ def test_round_trip_stores_each_sentence_embedding(
         "segments": [{"number": 1, "vectors": 16, "ann": "exact"}],
     }
     assert _dense_keys(reopened) == _sentence_keys(index)
-    store, segment = reopened.store, searcher.segments[0]
-    rows = store.sentence_rows(segment.report_keys, segment.sentence_indexes)
-    expected = encoder.encode_passages([store.sentence_texts[r] for r in rows.tolist()]).vectors
+    lookup, segment = reopened.lookup, searcher.segments[0]
+    rows = lookup.sentence_rows(segment.report_keys, segment.sentence_indexes)
+    expected = encoder.encode_passages([lookup.sentence_texts[r] for r in rows.tolist()]).vectors
     np.testing.assert_allclose(segment.vectors, expected, atol=1e-6)
     assert segment.vectors.dtype == np.float32
 
@@ -150,7 +150,7 @@ def test_delete_only_marks_and_merge_erases_the_deleted_vectors(
     index.add([make_reports("r9", ["Tension pneumothorax.", "No effusion."])], progress=False)
     component = DenseComponent({"model": str(tiny_model)})
     prev = index.generation
-    keys = index.store.report_keys[index.store.report_ids.rows_of(["r1", "r9"])].tolist()
+    keys = index.lookup.report_keys[index.lookup.report_ids.rows_of(["r1", "r9"])].tolist()
     change = Change(("r1", "r9"), tuple(keys))
     marked = _marked(tmp_path / "marked", keys)
     entry = component.delete(prev, marked, change)
@@ -201,7 +201,7 @@ def test_hnsw_per_segment_matches_exact_search_through_changes(
     for segment in merged.segments:  # efSearch goes with each search: threads share the index
         assert segment.ann.hnsw.efSearch == faiss.read_index(str(segment.ann_path)).hnsw.efSearch
     component = DenseComponent({"model": str(tiny_model), "exact_limit": 0})
-    key = int(ann.store.report_keys[ann.store.report_ids.rows_of(["r2"])[0]])
+    key = int(ann.lookup.report_keys[ann.lookup.report_ids.rows_of(["r2"])[0]])
     marked = _marked(tmp_path / "marked", [key])
     component.delete(ann.generation, marked, Change(("r2",), (key,)))
     found = _top(component.open(marked), query, 20)
@@ -216,14 +216,14 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     make_reports: Callable[..., SegmentedReport],
     tiny_model: Path,
 ) -> None:
-    config = IndexConfig(components=("lexical", "dense"), options={
+    config = IndexConfig(components=("bm25", "dense"), options={
         "dense": {"model": str(tiny_model)},
-        "lexical": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
+        "bm25": {"merge_below_sentences": 0, "max_deleted_fraction": 1.0},  # marks only
     })
     unique = make_reports("rz", ["Zanzibarite nodule in the left apex.", "No effusion."])
     index = Index.build([*corpus, unique], tmp_path / "idx", config, progress=False)
     fresh = Index.build(corpus[1:], tmp_path / "fresh", config, progress=False)
-    key = int(index.store.report_keys[index.store.report_ids.rows_of(["rz"])[0]])
+    key = int(index.lookup.report_keys[index.lookup.report_ids.rows_of(["rz"])[0]])
     segment = index.component("dense").segments[0]
     row = np.flatnonzero((segment.report_keys == key) & (segment.sentence_indexes == 0))[0]
     vector = np.asarray(segment.vectors[row]).tobytes()  # its unique sentence's
@@ -233,7 +233,7 @@ def test_index_delete_marks_and_optimize_erases_vectors_and_terms(
     assert _dense_keys(index) == _sentence_keys(index) and key not in index.component(
         "dense").report_keys
     components = index.manifest.components
-    assert components["dense"]["sentences"] == components["lexical"]["documents"]["sentences"]
+    assert components["dense"]["sentences"] == components["bm25"]["documents"]["sentences"]
     assert check_index(index.path)[1] == []
     queries = ("zanzibarite nodule", "pleural effusion", "heart size")
     for method in ("bm25", "dense"):

@@ -128,7 +128,7 @@ def test_delete_changes_counts_and_every_level(built: Index) -> None:
     ] == ["p5"]
     reopened = Index.open(built.path)
     assert reopened.manifest.counts == counts
-    assert reopened.component("lexical").num_docs("sentences") == 12
+    assert reopened.component("bm25").num_docs("sentences") == 12
 
 
 def test_delete_then_add_same_id(built: Index) -> None:
@@ -156,13 +156,13 @@ def test_stale_handle_refuses_to_write(built: Index) -> None:
 
 def test_unknown_component_in_config() -> None:
     with pytest.raises(ClinsearchError, match="unknown index component 'nope'"):
-        IndexConfig(components=("lexical", "nope"))
+        IndexConfig(components=("bm25", "nope"))
 
 
 def test_analyzer_options_are_kept(tmp_path: Path, corpus: list[SegmentedReport]) -> None:
-    config = IndexConfig(options={"lexical": {"stemmer": None, "stopwords": ["no"]}})
+    config = IndexConfig(options={"bm25": {"stemmer": None, "stopwords": ["no"]}})
     index = Index.build(corpus, tmp_path / "plain", config=config, progress=False)
-    assert Index.open(index.path).component("lexical").terms("No effusions") == ["effusions"]
+    assert Index.open(index.path).component("bm25").terms("No effusions") == ["effusions"]
     assert [h.id for h in index.search("effusions", method="bm25")] == [
         "r6"
     ]  # not stemmed: only the plural

@@ -16,7 +16,8 @@ from clinsearch.cli import app
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.index.integrity import check_index, file_digests
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
-from clinsearch.models.tiny import build_tiny_bert
+
+from ..tiny_models import build_tiny_bert
 
 SEGMENT = "segments/s000001"
 
@@ -26,7 +27,7 @@ def full_index(tmp_path_factory: pytest.TempPathFactory, corpus: list[SegmentedR
     """An index with every component (dense with a tiny encoder), built once."""
     model = build_tiny_bert(tmp_path_factory.mktemp("tiny-encoder"))
     config = IndexConfig(
-        components=("lexical", "findings", "concepts", "dense"),
+        components=("bm25", "findings", "concepts", "dense"),
         options={"dense": {"model": str(model)}},
     )
     root = tmp_path_factory.mktemp("full") / "idx"

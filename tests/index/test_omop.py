@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 from clinsearch.index.omop import write_note_nlp
 
 # OMOP CDM v5.4 NOTE_NLP: column, CDM datatype, required (from the CDM's table specification).
@@ -36,7 +36,7 @@ def _arrow_fits(cdm_type: str, arrow_type: pa.DataType) -> bool:
     return pa.types.is_string(arrow_type)
 
 
-def test_columns_types_and_lengths_follow_the_cdm(built: Index, tmp_path: Path) -> None:
+def test_columns_types_and_lengths_follow_the_cdm(built: IndexStore, tmp_path: Path) -> None:
     out = tmp_path / "note_nlp.parquet"
     rows = write_note_nlp(built.path, out)
     table = pq.read_table(out)
@@ -54,7 +54,7 @@ def test_columns_types_and_lengths_follow_the_cdm(built: Index, tmp_path: Path) 
     assert len(set(table.column("note_nlp_id").to_pylist())) == rows
 
 
-def test_mapping_of_one_negated_finding(built: Index, tmp_path: Path) -> None:
+def test_mapping_of_one_negated_finding(built: IndexStore, tmp_path: Path) -> None:
     out = tmp_path / "note_nlp.parquet"
     write_note_nlp(built.path, out)
     rows = pq.read_table(out).to_pylist()
@@ -72,10 +72,10 @@ def test_mapping_of_one_negated_finding(built: Index, tmp_path: Path) -> None:
     assert any(r["term_exists"] == "N" for r in rows) and any(r["term_exists"] == "Y" for r in rows)
 
 
-def test_never_overwrites_without_force_and_writes_csv(built: Index, tmp_path: Path) -> None:
+def test_never_overwrites_without_force_and_writes_csv(built: IndexStore, tmp_path: Path) -> None:
     out = tmp_path / "note_nlp.csv"
     out.write_text("keep me\n", encoding="utf-8")
-    with pytest.raises(ClinsearchError, match="use --force"):
+    with pytest.raises(ClinsearchError, match="use `force`"):
         write_note_nlp(built.path, out, "csv")
     assert out.read_text(encoding="utf-8") == "keep me\n"
     rows = write_note_nlp(built.path, out, "csv", force=True)
@@ -96,8 +96,8 @@ def test_lexicon_codes_and_a_concept_map_fill_the_concept_ids(tmp_path: Path) ->
     lexicon = tmp_path / "coded.yaml"
     lexicon.write_text(dump_lexicon(shipped.with_concepts(coded)), encoding="utf-8")
     config = IndexConfig(options={"findings": {"lexicon": str(lexicon)}})
-    index = Index.build([Report("1", "Right lower lobe pneumonia. No pneumothorax.")],
-                        tmp_path / "idx", config, progress=False)
+    index = IndexStore.build([Report("1", "Right lower lobe pneumonia. No pneumothorax.")],
+                             tmp_path / "idx", config, progress=False)
     concept_map = tmp_path / "map.csv"
     concept_map.write_text("source_code,concept_id,source_concept_id\n"
                            "SNOMEDCT_US:233604007,255848,4001\n", encoding="utf-8")

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-import clinsearch.index.index as index_module
+import clinsearch.index.index_store as index_module
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.finding import Finding
@@ -29,7 +29,7 @@ def test_parallel_build_equals_serial_build(
     reports = list(synthetic_reports(pool, 60, seed=7))
     monkeypatch.setattr(index_module, "_BATCH", 8)  # several batches of reports...
     config = IndexConfig(options={"findings": {"batch_size": 8}},  # ...and of sentences,
-                         segment_reports=25)  # in three segments
+                         max_segment_reports=25)  # in three segments
     serial = Index.build(reports, tmp_path / "serial", config, progress=False, workers=1)
     parallel = Index.build(reports, tmp_path / "parallel", config, progress=False, workers=2)
     assert [s.reports for s in serial.generation.segments] == [25, 25, 10]

@@ -44,14 +44,14 @@ def fresh(tmp_path_factory: pytest.TempPathFactory, sample: list[Report]) -> Ind
 def answers(index: Index, with_keys: bool = True) -> dict[str, Any]:
     """What users see: stored ids and texts, findings, concept and BM25 top 10 with scores,
     cohort counts and members."""
-    store = index.store
+    lookup = index.lookup
     findings = index.component("findings").table()
     if not with_keys:
         findings = findings.drop(["report_key"])
     cohort = Cohort(index)
     out: dict[str, Any] = {
-        "reports": list(store.report_ids),
-        "sentences": list(zip(store.sentence_ids, store.sentence_texts, strict=True)),
+        "reports": list(lookup.report_ids),
+        "sentences": list(zip(lookup.sentence_ids, lookup.sentence_texts, strict=True)),
         "findings": findings.to_pylist(),
         "cohorts": [(cohort.counts(q), cohort.members(q, "report")) for q in COHORTS],
     }
@@ -128,10 +128,10 @@ def test_merge_policy_keeps_few_segments(tmp_path: Path) -> None:
     assert len(sizes) <= 4 and sum(sizes) == 11  # r2's row went with a merge, its mark stays
     assert index.generation.deleted_keys().tolist() == [2]
     assert [h.id for h in index.search("pneumothorax", method="bm25", top=20)] != []
-    assert sorted(index.store.report_ids) == sorted(f"r{i}" for i in range(12) if i != 2)
+    assert sorted(index.lookup.report_ids) == sorted(f"r{i}" for i in range(12) if i != 2)
     assert check_index(index.path)[1] == []
     index.optimize()  # erases r2 everywhere, though a merge already dropped its core rows
-    assert index.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert index.manifest.components["bm25"]["deleted"] == {"sentences": 0, "reports": 0}
     assert [s.reports for s in index.generation.segments] == [11]
     assert check_index(index.path)[1] == []
 
@@ -180,7 +180,7 @@ def test_checksums_detect_a_flipped_byte_in_a_segment_file(
     tmp_path: Path, sample: list[Report]
 ) -> None:
     root = tmp_path / "idx"
-    config = IndexConfig(segment_reports=20)
+    config = IndexConfig(max_segment_reports=20)
     with Index.build(sample[:30], root, config, progress=False) as index:
         assert [s.reports for s in index.generation.segments] == [20, 10]
         target = index.generation.path / "segments" / "s000002" / "findings.parquet"
@@ -192,10 +192,10 @@ def test_checksums_detect_a_flipped_byte_in_a_segment_file(
     assert any("s000002/findings.parquet: checksum mismatch" in p for p in problems), problems
 
 
-def test_optimize_keeps_segments_within_segment_reports(
+def test_optimize_keeps_segments_within_max_segment_reports(
     tmp_path: Path, sample: list[Report]
 ) -> None:
-    index = Index.build(sample[:25], tmp_path / "idx", IndexConfig(segment_reports=20),
+    index = Index.build(sample[:25], tmp_path / "idx", IndexConfig(max_segment_reports=20),
                         progress=False)
     index.add(sample[25:35], progress=False)
     index.add(sample[35:], progress=False)

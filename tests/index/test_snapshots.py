@@ -30,10 +30,10 @@ first = [h.id for h in snapshot.search("pneumothorax", top=100, method="bm25")]
 seen, rounds = set(), 0
 while not (signals / "stop").exists() or rounds < 3:
     assert [h.id for h in snapshot.search("pneumothorax", top=100, method="bm25")] == first
-    assert len(snapshot.store.report_ids) == snapshot.manifest.counts.reports
+    assert len(snapshot.lookup.report_ids) == snapshot.manifest.counts.reports
     with Index.open(root) as fresh:
         hits = fresh.search("pneumothorax", top=100, level="patient", method="bm25")
-        assert len(fresh.store.report_ids) == fresh.manifest.counts.reports
+        assert len(fresh.lookup.report_ids) == fresh.manifest.counts.reports
         seen.add(fresh.manifest.generation)
     rounds += 1
 print(rounds, len(seen))
@@ -44,7 +44,7 @@ def test_reader_process_searches_through_20_commits(
     tmp_path: Path, corpus: list[SegmentedReport]
 ) -> None:
     root = tmp_path / "idx"
-    writer = Index.build(corpus, root, IndexConfig(components=("lexical",)), progress=False)
+    writer = Index.build(corpus, root, IndexConfig(components=("bm25",)), progress=False)
     reader = subprocess.Popen(
         [sys.executable, "-c", READER, str(root), str(tmp_path)],
         stdout=subprocess.PIPE,

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
-from clinsearch.models.tiny import build_tiny_bert
+
+from ..tiny_models import build_tiny_bert
 
 
 @pytest.fixture(scope="session")

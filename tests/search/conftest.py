@@ -89,7 +89,7 @@ def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report])
     """The corpus plus PARAPHRASE, with BM25 and MiniLM embeddings (read-only for the tests)."""
     from clinsearch import IndexConfig
 
-    config = IndexConfig(components=("lexical", "dense"))
+    config = IndexConfig(components=("bm25", "dense"))
     path = tmp_path_factory.mktemp("dense") / "idx"
     return Index.build([*reports, PARAPHRASE], path, config, progress=False)
 
@@ -97,6 +97,6 @@ def dense_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report])
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random one-logit cross-encoder folder, built offline."""
-    from clinsearch.models.tiny import build_tiny_bert
+    from ..tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-cross"), cross_encoder=True)

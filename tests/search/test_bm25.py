@@ -9,9 +9,9 @@ import pytest
 
 from clinsearch import Hit, Index
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.hit import LEVELS
 from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.registry import METHODS
+from clinsearch.units import LEVELS
 
 QUERIES = (
     "right lower lobe pneumonia",

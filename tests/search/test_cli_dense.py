@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from clinsearch.cli import app
-from clinsearch.models.tiny import build_tiny_bert
+
+from ..tiny_models import build_tiny_bert
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -45,7 +45,7 @@ def reports() -> list[Report]:
 
 @pytest.fixture(scope="module")
 def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from clinsearch.models.tiny import build_tiny_bert
+    from ..tiny_models import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bi"))
 
@@ -53,7 +53,7 @@ def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def idx(tmp_path_factory: pytest.TempPathFactory, reports: list[Report],
         tiny_encoder: Path) -> Index:
-    config = IndexConfig(("lexical", "findings", "concepts", "dense"),
+    config = IndexConfig(("bm25", "findings", "concepts", "dense"),
                          {"dense": {"model": str(tiny_encoder)}})
     return Index.build(reports, tmp_path_factory.mktemp("clinical") / "idx", config,
                        progress=False)

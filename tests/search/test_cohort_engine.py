@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from clinsearch.index.finding_match import FindingSpec
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
 from clinsearch.search.cohort.syntax import (
-    UNITS,
     And,
     Filter,
     Group,
@@ -24,6 +23,7 @@ from clinsearch.search.cohort.syntax import (
     fold,
     parse,
 )
+from clinsearch.units import LEVELS
 
 from .corpus_gen import Corpus, generate
 
@@ -57,7 +57,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine(CohortCorpus.from_arrow(*corpus.arrow()), lambda _query: resolve)
+    return CohortEngine(CohortArrays.from_arrow(*corpus.arrow()), lambda _query: resolve)
 
 
 class Brute:
@@ -175,7 +175,7 @@ def test_ids_match_brute_force_at_every_level(engine: CohortEngine, corpus: Corp
                                               query: str) -> None:
     brute = Brute(corpus)
     tree = parse(query)
-    for level in UNITS:
+    for level in LEVELS:
         expected = brute.ids(tree, level, [])
         assert engine.ids(query, level) == brute.shown(level, expected), (query, level)
         assert engine.count(query, level) == len(expected)
@@ -210,7 +210,7 @@ def test_random_queries_match_brute_force(engine: CohortEngine, corpus: Corpus) 
     nonempty = 0
     for _ in range(60):
         query = _random_query(rng)
-        level = rng.choice(UNITS)
+        level = rng.choice(LEVELS)
         expected = brute.ids(parse(query), level, [])
         assert engine.count(query, level) == len(expected), (query, level)
         nonempty += bool(expected)

@@ -84,7 +84,7 @@ def test_concept_postings_and_findings_table_match_the_same_findings(
     index = segmented[0]
     posted = finding_matcher(index)
     assert isinstance(posted.rows, PostedFindings)
-    table = index.component("findings").matcher(index.store.sentence_rows)
+    table = index.component("findings").matcher(index.lookup.sentence_rows)
     rows = index.component("findings").table(["concept", "modifiers"]).to_pylist()
     concepts = sorted({r["concept"] for r in rows})
     values = {r["concept"]: m["value"] for r in rows for m in r["modifiers"]}

@@ -5,11 +5,12 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import CohortEngine
 from clinsearch.search.cohort.sql import SOURCES, SQLCompiler, cohort_views
-from clinsearch.search.cohort.syntax import UNITS, fold, parse
+from clinsearch.search.cohort.syntax import fold, parse
 from clinsearch.sql_dialect import DUCKDB, SPARK
+from clinsearch.units import LEVELS
 
 from .corpus_gen import Corpus, generate
 from .test_cohort_engine import QUERIES, resolve
@@ -22,7 +23,7 @@ def corpus() -> Corpus:
 
 @pytest.fixture(scope="module")
 def engine(corpus: Corpus) -> CohortEngine:
-    return CohortEngine(CohortCorpus.from_arrow(*corpus.arrow()), lambda _query: resolve)
+    return CohortEngine(CohortArrays.from_arrow(*corpus.arrow()), lambda _query: resolve)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def con(corpus: Corpus) -> duckdb.DuckDBPyConnection:
 def test_compiled_sql_matches_the_engine(query: str, engine: CohortEngine,
                                          con: duckdb.DuckDBPyConnection) -> None:
     tree = parse(query)
-    for level in UNITS:
+    for level in LEVELS:
         compiled = SQLCompiler(DUCKDB, resolve).units(tree, level)
         got = [tuple(row) for row in con.execute(compiled.sql, compiled.params).fetchall()]
         assert got == engine.ids(query, level), (query, level)

@@ -1,4 +1,4 @@
-"""Concept search and cohorts end to end: a real index (lexical, findings, concepts) of a tiny
+"""Concept search and cohorts end to end: a real index (bm25, findings, concepts) of a tiny
 corpus with the test lexicon, searched through the Index API and the CLI."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ CORPUS = (  # id, patient, visit, type, date, text
 def index_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("concept") / "idx"
     lexicon = {"lexicon": str(MINI_LEXICON)}
-    config = IndexConfig(components=("lexical", "findings", "concepts"),
+    config = IndexConfig(components=("bm25", "findings", "concepts"),
                          options={"findings": lexicon, "concepts": lexicon})
     reports = [Report(id=i, text=t, patient_id=p, visit_id=v, type=ty, date=d)
                for i, p, v, ty, d, t in CORPUS]

@@ -30,7 +30,7 @@ def concept_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report
     """The search corpus with every component (test lexicon): hybrid fuses all three methods."""
     lexicon = {"lexicon": str(MINI_LEXICON)}
     config = IndexConfig(
-        components=("lexical", "findings", "concepts", "dense"),
+        components=("bm25", "findings", "concepts", "dense"),
         options={"findings": lexicon, "concepts": lexicon},
     )
     return Index.build(reports, tmp_path_factory.mktemp("hybrid") / "idx", config, progress=False)

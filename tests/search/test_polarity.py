@@ -15,7 +15,7 @@ from clinsearch.search.summary import concept_summaries
 @pytest.fixture(scope="module")
 def findings_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
     """The search corpus with BM25, findings and MiniLM embeddings."""
-    config = IndexConfig(components=("lexical", "findings", "dense"))
+    config = IndexConfig(components=("bm25", "findings", "dense"))
     return Index.build(reports, tmp_path_factory.mktemp("pol") / "idx", config, progress=False)
 
 

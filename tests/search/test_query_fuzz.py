@@ -102,11 +102,11 @@ def generate(lexicon: Lexicon, n: int = QUERIES, seed: int = SEED) -> list[str]:
 def fuzz_index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Index, Path]:
     """The bundled sample corpus with BM25, findings, concepts and tiny dense vectors, and a
     tiny term model (unknown words are mapped through it instead of MiniLM, for speed)."""
-    from clinsearch.models.tiny import build_tiny_bert
+    from ..tiny_models import build_tiny_bert
 
     root = tmp_path_factory.mktemp("fuzz")
     tiny = build_tiny_bert(root / "tiny")
-    config = IndexConfig(("lexical", "findings", "concepts", "dense"),
+    config = IndexConfig(("bm25", "findings", "concepts", "dense"),
                          {"dense": {"model": str(tiny)}, "concepts": {"term_model": str(tiny)}})
     reports = read_reports(sample_reports_path(), SAMPLE_FORMAT)
     return Index.build(reports, root / "idx", config, progress=False), tiny

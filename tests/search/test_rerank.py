@@ -58,7 +58,7 @@ def test_rerank_orders_top_k_by_cross_encoder(
 
 
 def test_rerank_option_errors(dense_index: Index, tiny_cross_encoder: Path, tmp_path: Path) -> None:
-    with pytest.raises(ClinsearchError, match="need --rerank MODEL"):
+    with pytest.raises(ClinsearchError, match="need `rerank`"):
         dense_index.search("effusion", rerank_depth=5)
     with pytest.raises(ClinsearchError, match="unknown re-rank input 'title'"):
         dense_index.search("effusion", rerank=str(tiny_cross_encoder), rerank_input="title")

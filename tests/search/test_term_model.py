@@ -15,10 +15,10 @@ from clinsearch import Index
 from clinsearch.cli import app
 from clinsearch.models.encoder import load_encoder
 from clinsearch.models.folder import default_encoder_path, fingerprint
-from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.concept.retriever import ConceptRetriever
 
+from ..tiny_models import build_tiny_bert
 from .conftest import MINI_LEXICON
 
 WORDS = ("pleural", "effusion", "fluid", "heart", "enlarged", "pneumonia", "lung", "collapsed",
@@ -55,7 +55,7 @@ def tiny_terms(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index_dir(tmp_path: Path) -> Path:
-    """A small index with the test lexicon (lexical, findings, concepts)."""
+    """A small index with the test lexicon (bm25, findings, concepts)."""
     corpus = tmp_path / "reports.csv"
     corpus.write_text(CSV, encoding="utf-8")
     out = tmp_path / "idx"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.corpus.model import Report
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 
 from .hostile import HOSTILE_NAME, REPORTS
 
@@ -25,7 +25,7 @@ def reports() -> list[Report]:
 def built_once(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Path:
     """The small corpus indexed once, in a folder with a hostile name; copy it to change it."""
     root = tmp_path_factory.mktemp("hostile") / HOSTILE_NAME
-    Index.build(reports, root, progress=False)
+    IndexStore.build(reports, root, progress=False)
     return root
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from clinsearch.corpus.model import Report
 from clinsearch.exports import csv_cell
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 
 from .hostile import one_line_error, run
 
@@ -39,7 +39,7 @@ def test_export_never_writes_inside_an_index(index_dir: Path) -> None:
             *run("cohort", index_dir, "pneumonia", "--export", target, "--force")[::2])
         assert "inside an index directory" in line
     assert current.read_text() == before
-    assert Index.open(index_dir).manifest.counts.reports == 4
+    assert IndexStore.open(index_dir).manifest.counts.reports == 4
 
 
 def test_export_to_a_folder_or_a_missing_folder(index_dir: Path, tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_csv_cells_are_neutralised_against_formulas(tmp_path: Path) -> None:
         "'=1+2", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx", "ok", ""]
     reports = [Report(id="=HYPERLINK(\"http://x\")", text="=cmd|' /C calc'!A0 pneumonia.",
                       patient_id="@p1", visit_id="+v1")]
-    Index.build(reports, tmp_path / "idx", progress=False)
+    IndexStore.build(reports, tmp_path / "idx", progress=False)
     out = tmp_path / "cohort.csv"
     code, _, err = run("cohort", tmp_path / "idx", "pneumonia", "--level", "report",
                        "--export", out)
@@ -68,12 +68,12 @@ def test_csv_cells_are_neutralised_against_formulas(tmp_path: Path) -> None:
 def test_index_files_are_private_and_the_umask_is_configurable(
     tmp_path: Path, reports: list, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = Index.build(reports, tmp_path / "private", progress=False).path
+    root = IndexStore.build(reports, tmp_path / "private", progress=False).path
     for path in root.rglob("*"):
         if path.name != ".lock":
             assert _mode(path) == (0o700 if path.is_dir() else 0o600), path
     monkeypatch.setenv("CLINSEARCH_UMASK", "027")
-    root = Index.build(reports, tmp_path / "group", progress=False).path
+    root = IndexStore.build(reports, tmp_path / "group", progress=False).path
     files = [p for p in root.rglob("*") if p.is_file() and p.name != ".lock"]
     assert files and all(_mode(p) == 0o640 for p in files)
     monkeypatch.setenv("CLINSEARCH_UMASK", "banana")

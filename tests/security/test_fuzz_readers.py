@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clinsearch.annotate.jsonl import read_requests
+from clinsearch.annotate.jsonl_annotation import read_requests
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.errors import ClinsearchError

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index import Index, IndexConfig
+from clinsearch.index import IndexConfig, IndexStore
 from clinsearch.index.manifest import seal_checksum
 from clinsearch.trust import TRUSTED_ENV
 
@@ -39,7 +39,7 @@ def test_a_recorded_path_outside_the_index_is_refused(index_dir: Path, tmp_path:
     secret.write_text("patient: Jane Doe, MRN 123\n")
     _point(index_dir, component, key, str(secret))
     with pytest.raises(ClinsearchError, match="outside the index and the folders you allowed"):
-        Index.open(index_dir)
+        IndexStore.open(index_dir)
     line = one_line_error(*run("search", index_dir, "pneumonia")[::2])
     assert "Jane Doe" not in line
 
@@ -47,7 +47,7 @@ def test_a_recorded_path_outside_the_index_is_refused(index_dir: Path, tmp_path:
 def test_relative_escape_is_refused(index_dir: Path) -> None:
     _point(index_dir, "findings", "lexicon", "../../../../etc/passwd")
     with pytest.raises(ClinsearchError, match="outside the index"):
-        Index.open(index_dir)
+        IndexStore.open(index_dir)
 
 
 def test_paths_given_at_build_stay_usable_and_trusted_dirs_allow(
@@ -57,13 +57,13 @@ def test_paths_given_at_build_stay_usable_and_trusted_dirs_allow(
     own.parent.mkdir()
     shutil.copy(MINI_LEXICON, own)
     config = IndexConfig(options={"findings": {"lexicon": str(own)}})
-    index = Index.build(reports, tmp_path / "idx", config, progress=False)
-    assert Index.open(index.path).config.options["findings"]["lexicon"] == str(own.resolve())
+    index = IndexStore.build(reports, tmp_path / "idx", config, progress=False)
+    assert IndexStore.open(index.path).config.options["findings"]["lexicon"] == str(own.resolve())
     other = tmp_path / "shared" / "lexicon.yaml"  # never given by this user
     other.parent.mkdir()
     shutil.copy(MINI_LEXICON, other)
     _point(index.path, "findings", "lexicon", str(other))
     with pytest.raises(ClinsearchError, match="outside the index"):
-        Index.open(index.path)
+        IndexStore.open(index.path)
     monkeypatch.setenv(TRUSTED_ENV, str(other.parent))
-    assert Index.open(index.path).config.options["findings"]["lexicon"] == str(other.resolve())
+    assert IndexStore.open(index.path).config.options["findings"]["lexicon"] == str(other.resolve())

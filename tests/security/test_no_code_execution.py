@@ -13,8 +13,9 @@ import torch
 from clinsearch.errors import ClinsearchError
 from clinsearch.models.encoder import SentenceEncoder
 from clinsearch.models.folder import check_model_folder
-from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.train.loop import STATE_FILE, load_checkpoint
+
+from ..tiny_models import build_tiny_bert
 
 
 class _RunsCode:

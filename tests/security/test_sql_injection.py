@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.duck import connect
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 from clinsearch.search.cohort import Cohort
 
 from .hostile import HOSTILE_NAME, run
@@ -18,7 +18,7 @@ def test_findings_sql_in_a_hostile_folder_runs_no_injected_statement(
     built_once: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    table = Index.open(built_once).component("findings").sql(
+    table = IndexStore.open(built_once).component("findings").sql(
         "SELECT count(DISTINCT report_id) AS n FROM findings")
     assert table.column("n")[0].as_py() >= 3
     assert not (tmp_path / "pwned.csv").exists()
@@ -35,7 +35,7 @@ def test_cohort_and_cli_in_a_hostile_folder(built_once: Path, tmp_path: Path,
 
 
 def test_sql_on_the_findings_table_cannot_touch_files(built_once: Path, tmp_path: Path) -> None:
-    findings = Index.open(built_once).component("findings")
+    findings = IndexStore.open(built_once).component("findings")
     target = tmp_path / "copy.csv"
     with pytest.raises(Exception, match="disabled"):
         findings.sql(f"COPY (SELECT * FROM findings) TO '{target}'")

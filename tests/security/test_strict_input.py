@@ -9,7 +9,7 @@ import pytest
 
 from clinsearch.corpus.readers import ReadStats, read_reports
 from clinsearch.errors import InputError
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 
 from .hostile import one_line_error, run
 
@@ -84,7 +84,7 @@ def test_ids_with_commas_and_newlines_can_be_deleted(tmp_path: Path) -> None:
     ids.write_text('"a,b"\n"c\\nd"\n')
     code, _, err = run("delete", tmp_path / "idx", "--ids-file", ids)
     assert code == 0, err
-    assert Index.open(tmp_path / "idx").store.report_ids == ["plain"]
+    assert IndexStore.open(tmp_path / "idx").lookup.report_ids == ["plain"]
     ids.write_text('"unterminated\n')
     assert "bad JSON string" in one_line_error(
         *run("delete", tmp_path / "idx", "--ids-file", ids)[::2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clinsearch.corpus.model import Report
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 from clinsearch.terminal import printable, printable_runs
 
 from .hostile import one_line_error, run
@@ -22,7 +22,7 @@ def test_printable_escapes_controls_and_bidi() -> None:
 def test_search_and_cohort_tables_escape_report_text_and_ids(tmp_path: Path) -> None:
     reports = [Report(id=f"r1{ESCAPE}", text=f"Right lower lobe pneumonia {ESCAPE} noted.",
                       patient_id=f"p{ESCAPE}")]
-    Index.build(reports, tmp_path / "idx", progress=False)
+    IndexStore.build(reports, tmp_path / "idx", progress=False)
     code, out, err = run("search", tmp_path / "idx", "pneumonia")
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out

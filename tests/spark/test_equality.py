@@ -123,5 +123,5 @@ def test_note_nlp_on_spark_equals_the_local_export(spark: Any, built: tuple[Path
     b = b.cast(a.schema)
     for name in a.column_names:
         assert b.column(name).to_pylist() == a.column(name).to_pylist(), name
-    with pytest.raises(ClinsearchError, match="use --force"):
+    with pytest.raises(ClinsearchError, match="use `force`"):
         spark_export(spark, built[1], tmp_path / "spark")

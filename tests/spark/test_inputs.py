@@ -13,8 +13,9 @@ import pytest
 from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report
 from clinsearch.errors import InputError
-from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.spark import build_index
+
+from ..tiny_models import build_tiny_bert
 
 ROWS = [
     {"note_id": "n1", "pid": "p1", "note_text": "FINDINGS: Small left pleural effusion.",
@@ -70,7 +71,7 @@ def test_bad_rows_and_duplicates_are_input_errors(spark: Any, tmp_path: Path) ->
 
 def test_dense_vectors_are_computed_by_executors(spark: Any, tmp_path: Path) -> None:
     model = build_tiny_bert(tmp_path / "tiny")
-    config = IndexConfig(components=("lexical", "dense"),
+    config = IndexConfig(components=("bm25", "dense"),
                          options={"dense": {"model": str(model)}})
     source = tmp_path / "notes.parquet"
     pq.write_table(pa.Table.from_pylist(ROWS), source)

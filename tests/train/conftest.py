@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from clinsearch.models.folder import default_encoder_path
-from clinsearch.models.tiny import build_tiny_bert
 from clinsearch.train.labels import FindingFacts, LabelSentence
+
+from ..tiny_models import build_tiny_bert
 
 
 def _f(name: str, polarity: str, *mods: str, type_: str = "finding") -> FindingFacts:

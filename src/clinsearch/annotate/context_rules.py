@@ -4,9 +4,9 @@ The rule file is validated on load like the lexicon: every error names the file,
 the field (``parse_rule_file``).
 
 Token-pattern rules are expanded into the literal phrases they match, so ConText matches them
-with spaCy's PhraseMatcher: with the patterns in spaCy's token Matcher, ConText took 58% of the
-annotation time (391 sentences/s over IU X-ray sentences). Also maps ConText categories onto a
-finding's polarity and context flags.
+with spaCy's PhraseMatcher: with the patterns in spaCy's token Matcher, ConText took most of
+the annotation time (benchmarks/README.md). Also maps ConText categories onto a finding's
+polarity and context flags.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def rule_cues(radiology: bool = True, cache_dir: Path | None = None) -> RuleCues
 def cached_rule_specs(radiology: bool = True, cache_dir: Path | None = None
                       ) -> list[dict[str, Any]]:
     """``context_rule_specs(radiology)``, from the private cache when it holds a valid copy:
-    reading the rule files validates every rule with medspaCy (about 0.1 s)."""
+    reading the rule files validates every rule with medspaCy, a cost on every cold start."""
     return cached(
         _derived_path("rules", radiology, cache_dir),
         lambda: context_rule_specs(radiology),

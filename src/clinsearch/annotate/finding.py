@@ -1,6 +1,6 @@
 """Finding records: a concept mention with polarity, context and modifiers.
 
-A finding renders as a fine-grained finding pattern (paper 001), e.g.
+A finding renders as a fine-grained finding pattern ([SyedaMahmood2021]), e.g.
 ``disease|present|pneumonia|right|lower lobe``: type, polarity, core concept, then the
 modifier values in the fixed order of ``MODIFIER_ORDER``.
 """

@@ -149,7 +149,7 @@ def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = 
                               for cid, form, other in clashes[:5])
             more = f" (and {len(clashes) - 5} more)" if len(clashes) > 5 else ""
             raise InputError(f"{len(clashes)} imported term(s) collide with existing concepts:"
-                             f" {shown}{more}; rename them, or pass --skip-collisions to leave"
+                             f" {shown}{more}; rename them, or pass `skip_collisions` to leave"
                              " them out", field="terms")
         if on_skipped is not None:
             for clash in clashes:

@@ -76,7 +76,7 @@ def build_pipeline() -> Language:
 class LazyConText:
     """ConText over the spans in ``doc.ents``, its matchers built for the rules a text needs.
 
-    Building matchers for the ~10,500 rules takes about 0.3 s, most of a cold query's parse.
+    Building matchers for all the rules is most of a cold query's parse (benchmarks/README.md).
     ``RuleCues`` (a necessary condition, kept in the private cache) names the rules that may
     match a Doc; no other rule can match it, and ConText's result depends only on the rules
     that match. So a Doc with no candidate goes through a ConText without rules, and a Doc

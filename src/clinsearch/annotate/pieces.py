@@ -1,8 +1,8 @@
 """Cutting long texts into pieces the annotator handles in bounded time.
 
 ConText and modifier attachment compare every cue with every other cue and finding of a text,
-so their time grows with the square of its length (25k characters 7 s, 100k over a minute),
-and spaCy refuses texts over a million characters. A text longer than ``PIECE_CHARS`` is
+so their time grows with the square of its length (benchmarks/README.md), and spaCy refuses
+texts over a million characters. A text longer than ``PIECE_CHARS`` is
 annotated in pieces cut at sentence ends where it has them (ConText scopes end there anyway,
 so findings are the same); a sentence longer than a piece is cut at a clause break (comma,
 semicolon), else at a space, and counted as a long sentence, since a cue's scope stops at

@@ -1,8 +1,9 @@
 """spaCy and medspaCy imported without the heavy libraries they only probe for or never use.
 
-Importing spaCy imports thinc, which imports torch when it is installed (about 1.2 s on 2
-cores); importing medspaCy imports QuickUMLS and with it NLTK, whose collocation, parser and
-classifier modules import SciPy and scikit-learn (about 0.7 s). The annotator uses none of
+Importing spaCy imports thinc, which imports torch when it is installed; importing medspaCy
+imports QuickUMLS and with it NLTK, whose collocation, parser and classifier modules import
+SciPy and scikit-learn: a large share of a cold start (benchmarks/README.md). The annotator
+uses none of
 them: it needs spaCy's tokenizer and matchers and medspaCy's ConText. While spaCy or medspaCy
 is imported for the first time, those libraries look absent to the thread importing it, and
 each importer treats that as "not installed" (``thinc.compat``, ``nltk.metrics.association``,
@@ -13,9 +14,9 @@ which spaCy uses for trained transformer pipelines, never for a blank pipeline's
 and matchers.
 
 Two libraries imported once and used only by functions the annotator never calls are deferred
-instead: NLTK, which medspaCy imports through QuickUMLS (about 0.2 s; only QuickUMLS's
-constructor uses it), and langcodes, which ``spacy.util`` imports (about 0.04 s; it matches
-language names to spaCy's languages). Imported by a guarded package's first import, such a
+instead: NLTK, which medspaCy imports through QuickUMLS (only QuickUMLS's constructor uses
+it), and langcodes, which ``spacy.util`` imports (it matches language names to spaCy's
+languages). Imported by a guarded package's first import, such a
 module is created empty (``importlib.util.LazyLoader``) and runs on its first attribute access,
 by whoever touches it. A module imported a second time runs then (Python 3.11 reads the
 module's ``__spec__`` on every import), so only a module imported once is worth deferring.

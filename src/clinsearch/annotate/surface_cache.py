@@ -1,9 +1,9 @@
 """Surface indexes (the lexicon's concepts, its modifiers), computed once and then loaded from
 the private cache.
 
-Expanding the ~5,600 concept terms into their ~43k token-sequence variants runs the clinical
-tokenizer on each and took about 0.45 s of every cold query; loading the stored index (JSON)
-takes under 0.1 s. The key covers the forms and labels, the code of ``surface`` and
+Expanding the concept terms into their token-sequence variants runs the clinical tokenizer on
+each, a large part of every cold query; loading the stored index (JSON) is a fraction of that
+(benchmarks/README.md). The key covers the forms and labels, the code of ``surface`` and
 ``surface_index`` and the spaCy and medspaCy versions (``derived_cache``).
 """
 

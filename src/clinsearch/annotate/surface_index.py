@@ -1,9 +1,8 @@
 """Longest-match lookup of surface forms in a tokenized Doc, via a dictionary of token sequences.
 
 Used instead of medspaCy's TargetMatcher for lexicon concepts: with the chest X-ray lexicon's
-~130k variant sequences the TargetMatcher took 24.6 s to build and a token-pattern TargetMatcher
-ran at 68 sentences/s (benchmarks/RESULTS.md, "Finding extraction"); this index builds in about
-a second and matches in tens of microseconds per sentence.
+variant sequences the TargetMatcher was slow to build and a token-pattern TargetMatcher slow to
+match; this index builds and matches far faster (figures: benchmarks/README.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 import typer
@@ -27,6 +29,20 @@ err_console = Console(stderr=True, soft_wrap=True)  # one line per message, neve
 console = Console(soft_wrap=True)
 
 
+# Parameters the library names in its errors (between backticks: `force`), as the flags that
+# set them on the command line; the method options' flags are added by ``cli.method_flags``.
+PARAMETER_FLAGS = {
+    "force": "--force", "date_format": "--date-format", "allow_unknown": "--allow-unknown-queries",
+    "skip_collisions": "--skip-collisions", "polarity_filter": "--polarity",
+    "term_model": "--term-model",
+}
+
+
+def as_flags(message: str, flags: Mapping[str, str] = PARAMETER_FLAGS) -> str:
+    """``message`` with each parameter it names between backticks written as its flag."""
+    return re.sub(r"`(\w+)`", lambda m: flags.get(m[1], m[0]), message)
+
+
 class _ClinsearchGroup(TyperGroup):
     """Turns user errors from any command into one clear line on stderr and exit status 2."""
 
@@ -34,7 +50,7 @@ class _ClinsearchGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ClinsearchError as exc:
-            fail(str(exc))
+            fail(as_flags(str(exc)))
         except Exception as exc:  # OS failures the user's system caused are not bugs
             message = describe_failure(exc)
             if message is None:
@@ -72,9 +88,9 @@ def main() -> None:
     """Console-script entry point.
 
     A query command ends the process as soon as its answer is out: Python's teardown of the
-    objects a search loads (spaCy, the indexes' readers) took 0.3 s of a 1.6 s cold concept
-    search, and a read-only command has nothing else to clean up (its files are closed when it
-    returns; logging is flushed here).
+    objects a search loads (spaCy, the indexes' readers) is a noticeable part of a cold concept
+    search (benchmarks/README.md), and a read-only command has nothing else to clean up (its
+    files are closed when it returns; logging is flushed here).
     """
     try:
         app()
@@ -88,4 +104,4 @@ def main() -> None:
 
 
 # Importing the command modules registers their commands, in this order in --help.
-from clinsearch.cli import annotate, index, demo, cohort, evaluate, train, serve, export  # noqa: E402, F401, I001
+from clinsearch.cli import annotate, index, search, demo, cohort, evaluate, train, serve, export  # noqa: E402, F401, I001

@@ -33,7 +33,7 @@ def annotate_cmd(
     from rich.progress import Progress
 
     from clinsearch.annotate.annotator import annotator_for
-    from clinsearch.annotate.jsonl import annotate_jsonl
+    from clinsearch.annotate.jsonl_annotation import annotate_jsonl
 
     annotator = annotator_for(str(lexicon) if lexicon else None)
     long_before = annotator.long_sentences

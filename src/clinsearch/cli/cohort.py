@@ -1,4 +1,4 @@
-"""Concept search and cohort commands: ``cohort`` and ``explain-query``."""
+"""The ``cohort`` command: counts and members of a Boolean cohort query, locally or on Spark."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def cohort_command(
     index_dir: IndexDir,
     query: Annotated[str, typer.Argument(help="The cohort query (see above).", show_default=False)],
     level: Annotated[
-        str, typer.Option(help="Unit the query is about and --export lists: patient, visit, "
+        str, typer.Option(help="Level the query is about and --export lists: patient, visit, "
                           "report or sentence.")
     ] = "patient",
     export: Annotated[
@@ -78,11 +78,11 @@ def cohort_command(
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.search.cohort import Cohort, write_members_csv
-    from clinsearch.search.cohort.syntax import UNITS
-    from clinsearch.search.concept.ranking import POLARITY_MODES, PolarityOptions, parse_context
+    from clinsearch.search.concept.ranking import PolarityOptions, parse_context
+    from clinsearch.search.method_params import POLARITY_MODES
+    from clinsearch.units import check_level
 
-    if level not in UNITS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    check_level(level)
     if polarity not in POLARITY_MODES:
         raise ClinsearchError(f"unknown polarity {polarity!r}; choose {', '.join(POLARITY_MODES)}")
     check_engine(engine)
@@ -124,43 +124,6 @@ def _spark_cohort(index_dir: Path, query: str, level: Any, want_members: bool, o
                       options=options) as engine:
         answer = engine.answer(query, level, members=want_members)
     return answer.counts, [Member(ids, "", "", "", "", "") for ids in answer.members]
-
-
-@app.command("explain-query")
-def explain_query_command(
-    query: Annotated[str, typer.Argument(help="A free-text query.", show_default=False)],
-    index_dir: Annotated[
-        Path | None, typer.Option("--index", help="Use this index's lexicon.")
-    ] = None,
-    lexicon: Annotated[
-        Path | None, typer.Option(help="Lexicon file (default: the shipped chest X-ray one).")
-    ] = None,
-    term_model: TermModel = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-) -> None:
-    """Show how a query is understood: finding patterns, and unknown words mapped to the lexicon."""
-    from clinsearch.search.concept.tools import (
-        checked_term_model,
-        concept_tools,
-        index_concept_tools,
-    )
-    from clinsearch.search.explain_query import explain_query, explain_table
-
-    if index_dir is not None and lexicon is not None:
-        raise ClinsearchError("give --index or --lexicon, not both")
-    if index_dir is not None:
-        from clinsearch import Index
-
-        tools = index_concept_tools(Index.open(index_dir), term_model)
-    else:
-        tools = concept_tools(str(lexicon) if lexicon else None,
-                              checked_term_model(term_model) if term_model else None)
-    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
-                              tools.parser.encoder, tools.parser.annotator)
-    if as_json:
-        typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
-    else:
-        console.print(explain_table(explained))
 
 
 def print_counts(query: str, counts: dict[Any, int]) -> None:

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from clinsearch.cli import app, console, err_console
 from clinsearch.cli.corpus_input import read_corpus, reader_mapping, report_skips
+from clinsearch.cli.method_flags import (
+    check_flags_apply,
+    given_options,
+    method_errors_as_flags,
+    options_for,
+    with_method_flags,
+)
 from clinsearch.cli.options import Corpus, CorpusFormat, SkipBad
 from clinsearch.errors import DataError, InputError
 
@@ -43,10 +50,10 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
 
 def _index_runs(
     index: Path, queries: list[Query], methods: list[str], level: str, top: int,
-    save: Path | None, force: bool,
+    save: Path | None, force: bool, options: dict[str, Any],
 ) -> list[Run]:
-    """Search ``index`` with each method; optionally save each run as the export
-    ``SAVE/LABEL.run`` (its path checked before the search)."""
+    """Search ``index`` with each method (plus the ``options`` from flags it takes); optionally
+    save each run as the export ``SAVE/LABEL.run`` (its path checked before the search)."""
     from clinsearch import Index
     from clinsearch.evaluate.runner import index_runs
     from clinsearch.exports import check_export_path, export_folder
@@ -54,6 +61,9 @@ def _index_runs(
     from clinsearch.trec import write_run
 
     specs = [parse_method(m) for m in methods]
+    check_flags_apply([s.method for s in specs], options)
+    written = {name for s in specs for name in s.options}
+    specs = [s.with_options(**options_for(s.method, options)) for s in specs]
     folder = export_folder(save) if save is not None else None
     names = [re.sub(r"[^\w.=-]+", "_", s.label) + ".run" for s in specs]
     paths = [folder / name for name in names] if folder is not None else []
@@ -61,7 +71,8 @@ def _index_runs(
         if paths.count(path) > 1:
             raise InputError(f"two methods would save their runs to {path}", field="--method")
         check_export_path(path, force)
-    runs = index_runs(Index.open(index), queries, specs, level, top)
+    with method_errors_as_flags(written):
+        runs = index_runs(Index.open(index), queries, specs, level, top)
     for run, path in zip(runs, paths, strict=False):
         write_run(path, run, force=force)
         err_console.print(f"wrote {path}", highlight=False)
@@ -77,6 +88,7 @@ def _split_metrics(metrics: list[str] | None) -> list[str]:
 
 
 @app.command("eval")
+@with_method_flags
 def eval_command(
     runs: Annotated[
         list[Path] | None, typer.Argument(help="More run files (as --run).", show_default=False)
@@ -159,13 +171,15 @@ def eval_command(
     force: Annotated[
         bool, typer.Option("--force", help="Replace existing files in --save-runs / --plot-dir.")
     ] = False,
+    **flags: Any,
 ) -> None:
     """Score runs against qrels and compare them side by side, per query group.
 
     Run mode: clinsearch eval --qrels q.qrels --run bm25.run dense.run --groups queries.tsv
 
     Index mode: clinsearch eval --index DIR --queries q.tsv --qrels q.qrels --method bm25
-    --method bm25:whole_report=true (each method searches the index; the first is the baseline).
+    --method bm25:whole_report=true (each method searches the index; the first is the baseline;
+    a method option given as a flag applies to every method that takes it).
     """
     from clinsearch.errors import InputError
     from clinsearch.evaluate.compare import compare_runs
@@ -193,8 +207,11 @@ def eval_command(
         if queries_file is None or not method:
             raise InputError("--index needs --queries and at least one --method", field="--index")
         queries = read_benchmark_queries(queries_file)
-        loaded = _index_runs(index, queries, method, level, top, save_runs, force)
+        loaded = _index_runs(index, queries, method, level, top, save_runs, force,
+                             given_options(flags))
     else:
+        if given_options(flags):
+            raise InputError("method options need index mode (--index)", field="--index")
         loaded = [read_run(p) for p in paths]
         queries = read_benchmark_queries(groups) if groups is not None else None
     comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
@@ -336,7 +353,7 @@ def bench_weak_sentences(
     seed: Seed = 0,
     force: BenchForce = False,
 ) -> None:
-    """Sentence level, weak labels (paper 000): "M" / "no M" queries from annotator findings.
+    """Sentence level, weak labels ([Shi2022]): "M" / "no M" queries from annotator findings.
 
     Writes OUT/queries.tsv and OUT/qrels.txt for all queries, OUT/fold1 and OUT/fold2 with the
     queries of two halves of the findings that share no finding, and OUT/split.tsv.
@@ -377,7 +394,7 @@ def bench_passages(
     skip_bad: SkipBad = False,
     force: BenchForce = False,
 ) -> None:
-    """Passage level (paper 004): (entity, section) queries over the sections of a corpus.
+    """Passage level ([CAPR2021]): (entity, section) queries over the sections of a corpus.
 
     Writes OUT/passages.jsonl (index it with --format jsonl), OUT/queries.tsv and OUT/qrels.txt;
     evaluate with -m recall@1,recall@5,mrr.

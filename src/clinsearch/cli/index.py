@@ -1,5 +1,4 @@
-"""Index and search commands: ``index``, ``add``, ``delete``, ``optimize``, ``search``, ``info``,
-``check``."""
+"""Index commands: ``index``, ``add``, ``delete``, ``optimize``, ``info``, ``check``."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from clinsearch.cli.corpus_input import (
     report_skips,
 )
 from clinsearch.cli.options import (
-    ContextOpt,
     Corpus,
     CorpusFormat,
     DateColumn,
@@ -27,7 +25,6 @@ from clinsearch.cli.options import (
     EncoderModel,
     Engine,
     IdColumn,
-    IncludeUncertain,
     IndexDir,
     LexiconOpt,
     Partitions,
@@ -36,7 +33,6 @@ from clinsearch.cli.options import (
     SparkMaster,
     Staging,
     Suffix,
-    TermModel,
     TextColumns,
     TypeColumn,
     VisitColumn,
@@ -45,11 +41,8 @@ from clinsearch.cli.options import (
 )
 from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.parallel import available_cores
-from clinsearch.progress import track
 from clinsearch.terminal import printable
 from clinsearch.user_files import read_user_text
-
-_BATCH_QUERIES = 64
 
 
 @app.command("index")
@@ -235,165 +228,6 @@ def optimize_command(index_dir: IndexDir) -> None:
             console.print("no segments to merge and no deleted reports; nothing to do")
 
 
-SearchPolarity = Annotated[
-    str,
-    typer.Option(
-        help="query: concept search keeps the polarity the query states, other methods do not"
-        " filter; any: results must mention the query's concepts; present / absent: results"
-        " must state them present / absent, with any method (uses the findings table)."
-    ),
-]
-
-
-@app.command("search")
-def search_command(
-    index_dir: IndexDir,
-    query: Annotated[
-        str | None,
-        typer.Argument(help="Query text (or use --queries).", metavar="QUERY", show_default=False),
-    ] = None,
-    queries: Annotated[
-        Path | None,
-        typer.Option(help="Batch mode: a file of 'qid<TAB>query' lines (header optional)."),
-    ] = None,
-    level: Annotated[
-        str, typer.Option(help="What to rank: sentence, report, visit or patient.")
-    ] = "report",
-    top: Annotated[int, typer.Option(help="Number of results per query.", min=1)] = 10,
-    output: Annotated[str, typer.Option("--format", help="Output: table, json or trec.")] = "table",
-    method: Annotated[
-        str | None,
-        typer.Option(help="Retrieval method: bm25, concept, dense (index built with --dense)"
-                     " or hybrid, optionally with options: NAME:key=value,... (e.g."
-                     " bm25:whole_report=true, hybrid:methods=bm25,dense,weights=bm25=1,dense=2;"
-                     " see 'clinsearch methods'). Default: hybrid when the index has vectors,"
-                     " else concept (both read negation; bm25 does not).", show_default=False),
-    ] = None,
-    whole_report: Annotated[
-        bool,
-        typer.Option(
-            "--whole-report",
-            help="bm25: score whole reports, not best sentences (same as bm25:whole_report=true).",
-        ),
-    ] = False,
-    model: EncoderModel = None,
-    methods: Annotated[
-        str | None,
-        typer.Option(
-            help="hybrid: methods to fuse, comma-separated (default bm25,dense[,concept])."
-        ),
-    ] = None,
-    fusion: Annotated[
-        str | None,
-        typer.Option(
-            help="hybrid: tiered (concept-search tiers first, weighted scores within a tier;"
-            " the default when concept takes part), weighted (normalised scores) or rrf"
-            " (reciprocal rank)."
-        ),
-    ] = None,
-    weights: Annotated[
-        str | None, typer.Option(help="hybrid: method weights, e.g. bm25=1,dense=0.5.")
-    ] = None,
-    rerank: Annotated[
-        Path | None,
-        typer.Option(help="Cross-encoder model folder: re-rank the top --rerank-depth results."),
-    ] = None,
-    rerank_depth: Annotated[
-        int | None,
-        typer.Option(help="How many first-stage results to re-rank (default 50).", min=1),
-    ] = None,
-    rerank_input: Annotated[
-        str | None,
-        typer.Option(
-            help="What the cross-encoder reads: report (text, default), sentence (best"
-            " sentence) or summary (report concepts without negated findings)."
-        ),
-    ] = None,
-    include_uncertain: IncludeUncertain = False,
-    polarity: SearchPolarity = "query",
-    context: ContextOpt = None,
-    term_model: TermModel = None,
-    tag: Annotated[
-        str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
-    ] = None,
-) -> None:
-    """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
-    from clinsearch import Index
-    from clinsearch.hit import LEVELS
-    from clinsearch.query_file import Query, read_queries
-    from clinsearch.search.no_hits import no_hits_reason
-    from clinsearch.search.output import OUTPUT_FORMATS
-    from clinsearch.search.polarity import polarity_options
-    from clinsearch.search.registry import parse_method
-
-    if (query is None) == (queries is None):
-        raise ClinsearchError("give a query or --queries FILE (not both)")
-    if level not in LEVELS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-    if output not in OUTPUT_FORMATS:
-        raise ClinsearchError(
-            f"unknown output format {output!r}; choose one of {', '.join(OUTPUT_FORMATS)}"
-        )
-    index = Index.open(index_dir)
-    method = method or index.default_method
-    spec = parse_method(method)
-    for given, name in ((term_model, "--term-model"), (context, "--context")):
-        if given is not None and spec.method not in ("concept", "hybrid"):
-            raise ClinsearchError(f"{name} applies to --method concept or hybrid")
-    batch = read_queries(queries) if queries else [Query("1", query or "")]
-    # the command's options join the spec's, in the one spec every method is built from
-    spec = spec.with_options(**_search_options(
-        whole_report=whole_report or None,
-        model=model,
-        methods=methods,
-        fusion=fusion,
-        weights=weights,
-        rerank=rerank,
-        rerank_depth=rerank_depth,
-        rerank_input=rerank_input,
-        include_uncertain=include_uncertain or None,
-        term_model=term_model,
-        context=context,
-    ) | polarity_options(spec.method, polarity))
-    run_tag = tag or f"clinsearch-{method}"
-    chunks = [batch[i : i + _BATCH_QUERIES] for i in range(0, len(batch), _BATCH_QUERIES)]
-    for chunk in track(chunks, "searching", total=len(chunks), enabled=len(chunks) > 1):
-        results = index.search_many([q.text for q in chunk], level, top, spec)
-        for q, hits in zip(chunk, results, strict=True):
-            reason = "" if hits else no_hits_reason(index, q.text)
-            _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
-                        lines=queries is not None, empty_reason=reason)
-
-
-@app.command("methods")
-def methods_command() -> None:
-    """List the search methods and the options each takes (for --method NAME:key=value,...)."""
-    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
-
-    table = Table(title="search methods", title_justify="left", show_lines=True)
-    for column in ("method", "option", "type", "default", "choices"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("what", ratio=1)
-    for name in METHODS:
-        spec = method(name)
-        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
-        table.add_row(name, "", "", "", "", escape(spec.help + needs))
-        for param in spec.params:
-            table.add_row("", *_param_cells(param))
-    table.add_row("every method", "", "", "", "", "")
-    for param in WRAPPER_PARAMS:
-        table.add_row("", *_param_cells(param))
-    console.print(table)
-
-
-def _param_cells(param: Any) -> list[str]:
-    """A parameter's name, type, default, choices and help as table cells."""
-    default = "" if param.default is None else str(param.default)
-    needs = f" (needs the {param.needs} component)" if param.needs else ""
-    return [param.name, param.kind, default, ", ".join(param.choices),
-            escape(param.help + needs)]
-
-
 @app.command("info")
 def info_command(
     index_dir: IndexDir,
@@ -429,11 +263,6 @@ def check_command(index_dir: IndexDir) -> None:
                   " sentences, BM25 documents, vectors and findings agree)")
 
 
-def _search_options(**given: Any) -> dict[str, Any]:
-    """The search options the user set (paths as strings), to pass to the method."""
-    return {k: str(v) if isinstance(v, Path) else v for k, v in given.items() if v is not None}
-
-
 def _ids_from_file(path: Path, index: Any) -> list[str]:
     """Report ids from a file, one per line; a line written as a JSON string ("a,b" or
     "a\\nb") is decoded, for ids holding commas, newlines or quotes. An id not in the index
@@ -454,39 +283,10 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 raise InputError("expected a JSON string", file=path, line=number, field="id")
         ids.append(report_id)
         lines.append(number)
-    rows = index.store.report_ids.rows_of(ids).tolist()
+    rows = index.lookup.report_ids.rows_of(ids).tolist()
     for report_id, number, row in zip(ids, lines, rows, strict=True):
         if row < 0:
             raise InputError(
                 f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
     return ids
-
-
-def _print_hits(
-    qid: str,
-    query: str,
-    level: Any,
-    method: str,
-    hits: list[Any],
-    output: str,
-    tag: str,
-    *,
-    lines: bool,
-    empty_reason: str = "",
-) -> None:
-    """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines;
-    a query with no hits says why (in the table, the JSON, or on stderr beside TREC lines)."""
-    from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
-
-    if output == "table":
-        title = escape(printable(f"{qid}: {query}" if lines else query))
-        console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason)))
-    elif output == "json":
-        typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason),
-                             lines=lines))
-    else:
-        for line in trec_lines(qid, hits, tag):
-            typer.echo(line)
-        if empty_reason:
-            typer.echo(f"query {qid}: no matches: {empty_reason}", err=True)

@@ -141,15 +141,16 @@ def train_biencoder_command(
                           "sections: (entity, section) queries over section passages.")
     ] = "findings",
     base_model: BaseModel = None,
-    loss: Annotated[str, typer.Option("--loss", help="triplet (paper 000) or listwise (paper 004)")]
-    = "triplet",
+    loss: Annotated[
+        str, typer.Option("--loss", help="triplet ([Shi2022]) or listwise ([CAPR2021])")
+    ] = "triplet",
     negatives: Annotated[
         str, typer.Option("--negatives", help="hard: hardest in-batch negative; random: any.")
     ] = "hard",
     margin: Annotated[float, typer.Option("--margin", help="Triplet margin (cosine).")] = 0.5,
     batch_size: Annotated[
         int, typer.Option("--batch-size", min=2, help="Pairs per (mega-)batch: in-batch negatives "
-                          "(128 with --chunk-size 64: paper 000's mega-batch).")
+                          "(128 with --chunk-size 64: [Shi2022]'s mega-batch).")
     ] = 32,
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Texts encoded with gradients at once.")
@@ -206,8 +207,8 @@ def train_crossencoder_command(
     labels: LabelsIn = None,
     base_model: BaseModel = None,
     loss: Annotated[
-        str, typer.Option("--loss", help="bce: binary relevance per pair (paper 002); listwise: "
-                          "softmax over each positive and its negatives (paper 004).")
+        str, typer.Option("--loss", help="bce: binary relevance per pair ([Soni2020]); listwise: "
+                          "softmax over each positive and its negatives ([CAPR2021]).")
     ] = "listwise",
     negatives: Annotated[int, typer.Option("--negatives", min=1, help="Negatives per positive.")]
     = 10,

@@ -13,8 +13,8 @@ class Segmenter:
     """Splits a report into sections (by heading) and sentences (rule-based, radiology-aware).
 
     A section spans from its heading to the next heading; text before any heading is section "".
-    Sentences never include the heading itself. Measured against PyRuSH and PySBD in
-    ``benchmarks/bench_segment.py`` (see benchmarks/RESULTS.md, "Segmentation").
+    Sentences never include the heading itself. Compared with PyRuSH and PySBD by
+    ``benchmarks/bench_segment.py`` (figures: benchmarks/README.md).
     """
 
     def __init__(self, headings: Mapping[str, str] = HEADINGS) -> None:

@@ -109,7 +109,7 @@ def check_run_queries(run: Run, qrels: Qrels, allow_unknown: bool) -> list[str]:
         raise InputError(
             f"query {first!r} is not in the qrels{' ' + qrels.source if qrels.source else ''} "
             f"({len(unknown)} of {len(run.scores)} run queries are unknown; "
-            "--allow-unknown-queries ignores them)",
+            "`allow_unknown` ignores them)",
             file=run.source or None,
             line=run.lines.get(first),
             field="qid",
@@ -132,7 +132,7 @@ def compare_runs(
         raise InputError("no runs to evaluate")
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
-        raise InputError(f"run names must differ, got {names}; rename a file or pass --name")
+        raise InputError(f"run names must differ, got {names}; rename a run file")
     warnings = [w for run in runs for w in check_run_queries(run, qrels, allow_unknown)]
     qids = judged_queries(qrels)
     if not qids:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 from clinsearch.progress import track
 from clinsearch.query_file import Query
 from clinsearch.search.method_spec import MethodSpec
@@ -20,7 +20,7 @@ BATCH = 32
 
 
 def index_runs(
-    index: Index,
+    index: IndexStore,
     queries: Sequence[Query],
     methods: Sequence[MethodSpec],
     level: str = "report",

@@ -1,4 +1,4 @@
-"""Embedding separation (paper 000, Table 3): does a scorer prefer the matched-polarity query?
+"""Embedding separation ([Shi2022], Table 3): does a scorer prefer the matched-polarity query?
 
 For each labelled (sentence, finding, polarity) triple, the matched query is "M" for a present
 finding and "no M" for an absent one; the opposite query flips it. The separation is

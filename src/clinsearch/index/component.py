@@ -1,4 +1,4 @@
-"""The component protocol: a part of the index (lexical, findings, dense) kept per generation.
+"""The component protocol: a part of the index (bm25, findings, dense) kept per generation.
 
 A generation is a list of immutable *segments* plus deletion marks. A segment is a folder
 ``segments/<id>/`` holding the core tables (``reports.parquet``, ``sentences.parquet``) of a run

@@ -381,17 +381,24 @@ _POSTED = (("rows", np.int64), ("depths", np.int16), ("sentences", np.int64),
            ("patterns", np.int32), ("contexts", np.int8))
 
 
+@dataclass(frozen=True, slots=True)
+class StoredPattern:
+    """One distinct finding pattern of the postings: its text and what it states."""
+
+    text: str  # e.g. "disease|present|lobar pneumonia|right"
+    concept: str
+    name: str
+    polarity: str
+    modifiers: tuple[str, ...]
+
+
 class ConceptIndex:
     """A generation's concept postings: per segment, keys and patterns read, arrays mapped."""
 
     def __init__(self, folders: list[Path], dropped: np.ndarray) -> None:
         self.dropped = dropped  # deleted report keys, sorted
         codes: dict[str, int] = {}
-        self.patterns: list[str] = []
-        self.pattern_concept: list[str] = []
-        self.pattern_name: list[str] = []
-        self.pattern_polarity: list[str] = []
-        self.pattern_modifiers: list[tuple[str, ...]] = []
+        self.patterns: list[StoredPattern] = []  # by pattern code
         self._mentions: dict[str, np.ndarray] = {}
         self._segments: list[_SegmentPostings] = []
         value_codes: dict[str, int] = {}
@@ -402,11 +409,9 @@ class ConceptIndex:
             for i, pattern in enumerate(table["pattern"]):
                 if pattern not in codes:
                     codes[pattern] = len(self.patterns)
-                    self.patterns.append(pattern)
-                    self.pattern_concept.append(table["concept"][i])
-                    self.pattern_name.append(table["name"][i])
-                    self.pattern_polarity.append(table["polarity"][i])
-                    self.pattern_modifiers.append(tuple(table["modifiers"][i]))
+                    self.patterns.append(StoredPattern(
+                        pattern, table["concept"][i], table["name"][i], table["polarity"][i],
+                        tuple(table["modifiers"][i])))
                 local.append(codes[pattern])
             values = pq.ParquetFile(folder / VALUES_FILE).read().to_pydict()
             spans = {v: (s, n) for v, s, n in zip(values["value"], values["start"],
@@ -529,9 +534,10 @@ class PostedFindings:
 
     def __init__(self, index: ConceptIndex, sentence_rows: SentenceRows) -> None:
         self.index, self._sentence_rows = index, sentence_rows
-        self._polarity_names = list(dict.fromkeys(index.pattern_polarity))
+        polarities = [p.polarity for p in index.patterns]
+        self._polarity_names = list(dict.fromkeys(polarities))
         code = {p: i for i, p in enumerate(self._polarity_names)}
-        self._polarity_of = np.array([code[p] for p in index.pattern_polarity], np.int32)
+        self._polarity_of = np.array([code[p] for p in polarities], np.int32)
         flags = [context_flags(bits) for bits in range(1 << len(CONTEXTS))]  # per context bits
         self._contexts = pa.ListArray.from_arrays(
             arrow_of(np.cumsum([0, *map(len, flags)]).astype(np.int32)),

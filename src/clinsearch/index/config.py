@@ -11,22 +11,28 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.index.bm25 import FOLDER as BM25_FOLDER
+from clinsearch.index.bm25 import NAME as BM25
+from clinsearch.index.bm25 import BM25Component
 from clinsearch.index.component import Component
 from clinsearch.index.concept_postings import ConceptComponent
 from clinsearch.index.dense import DenseComponent
 from clinsearch.index.findings import FindingsComponent
-from clinsearch.index.lexical import LexicalComponent
 
 ComponentFactory = Callable[[Mapping[str, Any]], Component]
 
 COMPONENTS: dict[str, ComponentFactory] = {
-    "lexical": LexicalComponent,
+    "bm25": BM25Component,
     "concepts": ConceptComponent,
     "dense": DenseComponent,
     "findings": FindingsComponent,
 }
-DEFAULT_COMPONENTS: tuple[str, ...] = ("lexical", "findings", "concepts")
-SEGMENT_REPORTS = 100_000
+DEFAULT_COMPONENTS: tuple[str, ...] = ("bm25", "findings", "concepts")
+# The BM25 component is written under its first name (folder, manifest keys), so that existing
+# indexes open; ``disk_name`` and ``code_name`` translate at the manifest.
+_DISK_NAMES = {BM25: BM25_FOLDER}
+_CODE_NAMES = {disk: name for name, disk in _DISK_NAMES.items()}
+MAX_SEGMENT_REPORTS = 100_000
 MERGE_FACTOR = 10
 # Options that name a file or folder outside the index (checked by clinsearch.trust).
 PATH_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -42,19 +48,21 @@ class IndexConfig:
 
     components: tuple[str, ...] = DEFAULT_COMPONENTS
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    segment_reports: int = SEGMENT_REPORTS  # most reports a build writes into one segment
+    max_segment_reports: int = MAX_SEGMENT_REPORTS  # most reports a build writes into one segment
     merge_factor: int = MERGE_FACTOR  # this many segments of one size tier are merged
 
     def __post_init__(self) -> None:
-        if self.segment_reports < 1 or self.merge_factor < 2:
-            raise ClinsearchError("segment_reports must be at least 1 and merge_factor at least 2")
+        if self.max_segment_reports < 1 or self.merge_factor < 2:
+            raise ClinsearchError(
+                "max_segment_reports must be at least 1 and merge_factor at least 2"
+            )
         unknown = [name for name in (*self.components, *self.options) if name not in COMPONENTS]
         if unknown:
             raise ClinsearchError(
                 f"unknown index component {unknown[0]!r}; known: {', '.join(COMPONENTS)}"
             )
-        if "lexical" not in self.components:
-            raise ClinsearchError("the 'lexical' component is required")
+        if "bm25" not in self.components:
+            raise ClinsearchError("the 'bm25' component is required")
         if "concepts" in self.components and (
             "findings" not in self.components
             or self.components.index("findings") > self.components.index("concepts")
@@ -84,15 +92,26 @@ class IndexConfig:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form for the manifest."""
         return {
-            "components": list(self.components),
-            "options": {k: dict(v) for k, v in self.options.items()},
-            "segments": {"reports": self.segment_reports, "merge_factor": self.merge_factor},
+            "components": [disk_name(c) for c in self.components],
+            "options": {disk_name(k): dict(v) for k, v in self.options.items()},
+            "segments": {"reports": self.max_segment_reports, "merge_factor": self.merge_factor},
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IndexConfig:
         """Read back what ``to_dict`` wrote."""
         segments = data.get("segments", {})
-        return cls(components=tuple(data["components"]), options=dict(data.get("options", {})),
-                   segment_reports=int(segments.get("reports", SEGMENT_REPORTS)),
+        options = {code_name(k): v for k, v in data.get("options", {}).items()}
+        return cls(components=tuple(code_name(c) for c in data["components"]), options=options,
+                   max_segment_reports=int(segments.get("reports", MAX_SEGMENT_REPORTS)),
                    merge_factor=int(segments.get("merge_factor", MERGE_FACTOR)))
+
+
+def disk_name(component: str) -> str:
+    """The name ``component`` is written under in a generation (folder, manifest keys)."""
+    return _DISK_NAMES.get(component, component)
+
+
+def code_name(written: str) -> str:
+    """The component a name written in a manifest stands for (the inverse of ``disk_name``)."""
+    return _CODE_NAMES.get(written, written)

@@ -2,7 +2,7 @@
 
 A dense folder holds one or more immutable segments, each ``vectors-NNNNNN.npy`` (float32, unit
 rows), ``rows-NNNNNN.parquet`` (the report key and sentence index of each row, the keys the
-lexical and findings parts use) and, above ``exact_limit`` vectors, ``hnsw-NNNNNN.faiss`` (FAISS
+bm25 and findings parts use) and, above ``exact_limit`` vectors, ``hnsw-NNNNNN.faiss`` (FAISS
 HNSW, inner product). ``meta.json`` lists the segments and records the model path and
 fingerprint: adding with, or searching with, a different model is an error.
 
@@ -38,7 +38,7 @@ META_FILE = "meta.json"
 VECTOR_SCHEMA = pa.schema(
     [("report_key", pa.int64()), ("index", pa.int64()), ("vector", pa.list_(pa.float32()))]
 )
-EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough (~5 ms at 50k)
+EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
@@ -311,7 +311,9 @@ class DenseSearcher:
 
     def __init__(self, folder: Path, deleted: np.ndarray | None = None) -> None:
         if not (folder / META_FILE).is_file():
-            raise ClinsearchError(f"{folder}: dense index files are missing; rebuild with --dense")
+            raise ClinsearchError(
+                f"{folder}: dense index files are missing; rebuild it with the dense component"
+            )
         self.meta = DenseMeta.read(folder)
         gone = np.empty(0, np.int64) if deleted is None else deleted
         self.segments = [_Segment(folder, segment, gone) for segment in self.meta.segments]
@@ -487,7 +489,7 @@ def check_same_model(recorded: DenseMeta, encoder: Any) -> None:
         raise ClinsearchError(
             f"the dense index was built with model {recorded.model_path} (fingerprint "
             f"{recorded.fingerprint}), not {encoder.path} (fingerprint {encoder.fingerprint}); "
-            "use the same model, or rebuild the index with --dense --model PATH"
+            "use the same model, or rebuild the index with that model for the dense component"
         )
 
 

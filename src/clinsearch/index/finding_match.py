@@ -27,7 +27,7 @@ from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows
 
@@ -130,11 +130,11 @@ class FindingMatcher:
         return cursor
 
 
-def finding_matcher(index: Index) -> FindingMatcher:
+def finding_matcher(index: IndexStore) -> FindingMatcher:
     """The matcher of an index's live generation: over its concept postings (only the postings
     of a spec's concepts are read), or its findings table when it has no ``concepts``
     component."""
-    sentence_rows = index.store.sentence_rows
+    sentence_rows = index.lookup.sentence_rows
     if "concepts" in index.config.components:
         return FindingMatcher(index.component("concepts").findings(sentence_rows))
     return index.component("findings").matcher(sentence_rows)
@@ -158,7 +158,7 @@ class TableFindings:
     ``concept`` and ``polarity`` (plain or dictionary-encoded strings), may have ``context``
     (flags; a table without it holds asserted findings only) and ``modifiers`` (modifier
     records with a ``value``, or the values themselves). ``sentence_rows`` numbers sentences
-    from (report keys, sentence indexes) in the shared numbering (``Store.sentence_rows``).
+    from (report keys, sentence indexes) in the shared numbering (``RowLookup.sentence_rows``).
     Without ``modifiers``, ``read_modifiers`` gives that column (row for row) on the first
     request that needs it: it is the costliest column to read.
     """

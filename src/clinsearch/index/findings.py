@@ -37,7 +37,7 @@ FINDINGS_FILE = "findings.parquet"
 LONG_SENTENCES = "clinsearch.long_sentences"  # table metadata: sentences annotated in pieces
 _JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
 # Distinct sentence texts remembered: the repeated ones of an archive (templates) stay in, the
-# one-off texts pass through (200,000 held ~260 MB of one-off texts for <1% more hits).
+# one-off texts pass through (more held much memory in one-off texts for hardly more hits).
 _CACHE_TEXTS = 50_000
 _ROW_GROUP = 65_536  # findings rows per Parquet row group
 _SENTENCE_FIELDS = {  # findings column: the sentences column it repeats
@@ -185,7 +185,7 @@ class FindingsComponent:
                 found = [cache.get(text, self._annotate_one) for text in texts]
                 yield findings_table(chunk, found, long_count)
                 advance(chunk.num_rows)
-        # Each worker holds a spaCy pipeline and its vocabulary (0.5-0.7 GB at 1M reports): stop
+        # Each worker holds a spaCy pipeline and its vocabulary (large for a large corpus): stop
         # them now, so that the components built next (concept postings) have that memory; they
         # start again if anything else needs them.
         gen.workers.close()
@@ -379,7 +379,7 @@ class FindingsTable:
 
     def matcher(self, sentence_rows: SentenceRows) -> FindingMatcher:
         """Which sentences hold a matching finding, from this table (numbered by
-        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``Store.sentence_rows``;
+        ``sentence_rows`` from (report keys, sentence indexes), e.g. ``RowLookup.sentence_rows``;
         ``finding_match.finding_matcher`` prefers an index's concept postings). Reads integer
         keys and dictionary codes; modifiers only when a term needs them."""
         return FindingMatcher(TableFindings(

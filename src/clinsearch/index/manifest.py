@@ -12,7 +12,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError, shown
 from clinsearch.index.component import Segment
-from clinsearch.index.config import IndexConfig
+from clinsearch.index.config import IndexConfig, code_name, disk_name
 from clinsearch.index.tables import Counts
 from clinsearch.trust import check_recorded
 from clinsearch.version import __version__
@@ -48,7 +48,7 @@ class Manifest:
             "created": self.created,
             "counts": asdict(self.counts),
             "config": self.config.to_dict(),
-            "components": self.components,
+            "components": {disk_name(k): v for k, v in self.components.items()},
             "next_report_key": self.next_report_key,
             "segments": [s.to_dict() for s in self.segments],
             "files": self.files,
@@ -96,7 +96,7 @@ class Manifest:
             config=IndexConfig.from_dict(data["config"]).with_paths(
                 lambda value, what: check_recorded(value, root, what)
             ),
-            components=data["components"],
+            components={code_name(k): v for k, v in data["components"].items()},
             next_report_key=data["next_report_key"],
             files=data["files"],
             segments=tuple(Segment(**s) for s in data["segments"]),

@@ -206,11 +206,11 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
 
     from clinsearch.duck import connect
     from clinsearch.exports import export_path
-    from clinsearch.index.index import Index
+    from clinsearch.index.index_store import IndexStore
 
     out = Path(out)
     check_output(out, fmt, force)
-    with Index.open(index_path) as index:  # the lease keeps the generation until done
+    with IndexStore.open(index_path) as index:  # the lease keeps the generation until done
         gen = index.generation
         ids = gen.table("reports", ["id"]).column("id")
         integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()

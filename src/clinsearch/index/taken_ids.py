@@ -1,7 +1,7 @@
 """The report ids a build or an add has taken so far, checked without holding every id.
 
 A report whose id is already in the index, or earlier in the input, is refused as the reports
-stream in. Holding every id as a Python string cost about 180 MB per million reports; here the
+stream in. Holding every id as a Python string grows with the number of reports; here the
 ids stored in finished segment files (and in the index being added to) are kept only as sorted
 64-bit hashes (8 bytes each), the ids of the segment being written as strings, and a hash match
 is confirmed against the ids in the files (a hash collision is not a duplicate).

@@ -1,7 +1,7 @@
 """Cross-encoder loaded from a local folder: scores (query, passage) pairs in batches.
 
 A passage too long for the model's window beside the query is split into overlapping windows
-and scores as its best window (papers 002 and 004 re-rank with full query-passage attention).
+and scores as its best window ([Soni2020] and [CAPR2021] re-rank with full query-passage attention).
 """
 
 from __future__ import annotations

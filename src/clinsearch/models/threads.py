@@ -10,8 +10,8 @@ from contextlib import contextmanager
 def torch_threads(count: int | None) -> Iterator[None]:
     """Use ``count`` torch threads inside the block (None: leave the setting as it is).
 
-    Single short inputs (one query, a few pairs) run faster on one thread: on 2 shared cores a
-    MiniLM query took ~20 ms on one thread and ~140 ms on two (2026-11-22, loaded machine).
+    Single short inputs (one query, a few pairs) run faster on one thread, markedly so on a
+    few shared cores (benchmarks/README.md).
     """
     import torch
 

@@ -12,51 +12,46 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
-from clinsearch.index.lexical import LexicalSearcher
+from clinsearch.hit import Hit
+from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 _MIN_FIRST_FETCH = 64
 
 
-PARAMS = (
-    Param("whole_report", "bool", "Score whole reports (one BM25 document each), not best"
-          " sentences.", default=False),
-)
-
 
 class BM25Retriever:
-    """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's lexical component."""
+    """Okapi BM25 (tantivy, k1=1.2, b=0.75) over the index's bm25 component."""
 
-    def __init__(self, index: Index, *, whole_report: bool = False) -> None:
-        self.store = index.store
-        self.lexical: LexicalSearcher = index.component("lexical")
+    def __init__(self, index: IndexStore, *, whole_report: bool = False) -> None:
+        self.lookup = index.lookup
+        self.bm25: BM25Searcher = index.component("bm25")
         self.whole_report = whole_report
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
-        terms = self.lexical.terms(query)
+        terms = self.bm25.terms(query)
         unit = "report" if self.whole_report and level != "sentence" else "sentence"
         first = top if level == unit else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
             partial(self._fetch, unit, terms),
-            partial(self.store.groups, level, unit),
+            partial(self.lookup.groups, level, unit),
             top,
             first,
         )
         sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
         matches = [
-            self.lexical.matches(text, terms)
-            for text in self.store.sentence_texts.take(sentence_rows)
+            self.bm25.matches(text, terms)
+            for text in self.lookup.sentence_texts.take(sentence_rows)
         ]
         explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
         return make_hits(
-            self.store,
+            self.lookup,
             level,
             best.scores,
             sentence_rows,
@@ -69,26 +64,26 @@ class BM25Retriever:
         return [self.search(query, level, top) for query in queries]
 
     def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
-        """The ``limit`` best sentences or reports, as store rows."""
+        """The ``limit`` best sentences or reports, as row lookup rows."""
         if unit == "sentence":
-            ranked = self.lexical.search("sentences", terms, limit)
-            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            ranked = self.bm25.search("sentences", terms, limit)
+            rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         else:
-            ranked = self.lexical.search("reports", terms, limit)
-            rows = self.store.report_rows(ranked.report_keys)
+            ranked = self.bm25.search("reports", terms, limit)
+            rows = self.lookup.report_rows(ranked.report_keys)
         return Scored(ranked.scores, rows, ranked.exhausted)
 
     def _best_sentences(self, terms: list[str], report_rows: np.ndarray) -> np.ndarray:
         """Each report's best BM25 sentence for ``terms`` (its first sentence if none matches)."""
-        best = self.store.first_sentence_row[report_rows].copy()
+        best = self.lookup.first_sentence_row[report_rows].copy()
         if len(report_rows) == 0:
             return best
-        keys = self.store.report_keys[report_rows]
-        limit = int(np.sum(self.store.sentence_counts(report_rows)))
-        ranked = self.lexical.search("sentences", terms, limit, within_reports=keys.tolist())
+        keys = self.lookup.report_keys[report_rows]
+        limit = int(np.sum(self.lookup.sentence_counts(report_rows)))
+        ranked = self.bm25.search("sentences", terms, limit, within_reports=keys.tolist())
         seen: set[int] = set()
         position = {int(key): i for i, key in enumerate(keys.tolist())}
-        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         for key, row in zip(ranked.report_keys.tolist(), rows.tolist(), strict=True):
             if key not in seen:
                 seen.add(key)

@@ -13,31 +13,26 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 _MIN_FIRST_FETCH = 64
 
-
-PARAMS = (
-    Param("model", "path", "The encoder folder the index was embedded with (default: that one).",
-          needs="dense"),
-)
 
 
 class DenseRetriever:
     """Cosine similarity between the query and every sentence embedding of the index."""
 
-    def __init__(self, index: Index, *, model: str | Path | None = None) -> None:
+    def __init__(self, index: IndexStore, *, model: str | Path | None = None) -> None:
         """``model`` must be the model the index was embedded with (default: that one)."""
-        self.store = index.store
+        self.lookup = index.lookup
         self.dense: DenseSearcher = index.component("dense")
         self.encoder: SentenceEncoder = load_encoder(model or self.dense.meta.model_path)
         check_same_model(self.dense.meta, self.encoder)
@@ -56,13 +51,13 @@ class DenseRetriever:
         first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
             partial(self._fetch, self.dense.scorer(vector)),
-            partial(self.store.groups, level, "sentence"),
+            partial(self.lookup.groups, level, "sentence"),
             top,
             first,
         )
         explanation = {"method": "dense", "scored": "sentence", "model": str(self.encoder.path)}
         return make_hits(
-            self.store,
+            self.lookup,
             level,
             best.scores,
             best.rows,
@@ -71,7 +66,7 @@ class DenseRetriever:
         )
 
     def _fetch(self, scorer: object, limit: int) -> Scored:
-        """The ``limit`` best sentences, as store rows."""
+        """The ``limit`` best sentences, as row lookup rows."""
         ranked: SentenceScores = scorer(limit)  # type: ignore[operator]
-        rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+        rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
         return Scored(ranked.scores, rows, ranked.exhausted)

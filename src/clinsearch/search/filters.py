@@ -18,7 +18,7 @@ from clinsearch.search.cohort.syntax import fold
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 CONTEXTS = ("current", "historical", "hypothetical")
 _UNIT_ID = {"sentence": "sentence_id", "report": "report_id", "visit": "visit_id",
@@ -66,7 +66,7 @@ class ReportFilters:
 class FilteredRetriever:
     """Wraps a retriever: only sentences and reports that pass ``filters`` count."""
 
-    def __init__(self, index: Index, base: Any, filters: ReportFilters) -> None:
+    def __init__(self, index: IndexStore, base: Any, filters: ReportFilters) -> None:
         self.base = base
         self.filters = filters
         self.unit: Level = "sentence" if filters.per_sentence else "report"
@@ -108,7 +108,7 @@ def _lift(hits: list[Hit], level: Level, top: int) -> list[Hit]:
     return out
 
 
-def _allowed_ids(index: Index, filters: ReportFilters, unit: Level) -> set[str]:
+def _allowed_ids(index: IndexStore, filters: ReportFilters, unit: Level) -> set[str]:
     """Ids of the ``unit`` rows (sentences or reports) that pass ``filters``."""
     gen = index.generation
     reports = gen.table("reports", ["id", "type", "date"]).to_pylist()
@@ -133,7 +133,7 @@ def _allowed_ids(index: Index, filters: ReportFilters, unit: Level) -> set[str]:
     return allowed
 
 
-def _sentences_with_context(index: Index, context: str) -> set[str]:
+def _sentences_with_context(index: IndexStore, context: str) -> set[str]:
     """Sentences holding a finding with context ``context`` ("current": no context flag)."""
     rows = index.component("findings").table(["sentence_id", "context"]).to_pylist()
     if context == "current":

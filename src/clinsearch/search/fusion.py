@@ -13,10 +13,10 @@ from typing import Literal
 
 import numpy as np
 
+from clinsearch.search.method_params import FUSIONS, RRF_K
+
 Ranking = Sequence[tuple[str, float]]
 Normalisation = Literal["minmax", "zscore"]
-RRF_K = 60  # Cormack et al. 2009
-FUSIONS = ("rrf", "weighted", "tiered")
 
 
 @dataclass(frozen=True, slots=True)

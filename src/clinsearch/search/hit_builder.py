@@ -7,14 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from clinsearch.hit import Hit, Level
-from clinsearch.index.store import Store
+from clinsearch.hit import Hit
+from clinsearch.index.row_lookup import RowLookup
+from clinsearch.units import Level
 
 Spans = tuple[tuple[int, int], ...]
 
 
 def make_hits(
-    store: Store,
+    lookup: RowLookup,
     level: Level,
     scores: np.ndarray,
     sentence_rows: np.ndarray,
@@ -23,12 +24,12 @@ def make_hits(
 ) -> list[Hit]:
     """Hits ranked 1..n, each with its best sentence, highlight spans and explanation."""
     hits = []
-    reports = store.sentence_reports(sentence_rows)
-    columns = {"sentence": store.sentence_ids.take(sentence_rows),
-               "report": store.report_ids.take(reports),
-               "visit": store.visit_ids.take(reports),
-               "patient": store.patient_ids.take(reports)}
-    texts = store.sentence_texts.take(sentence_rows)
+    reports = lookup.sentence_reports(sentence_rows)
+    columns = {"sentence": lookup.sentence_ids.take(sentence_rows),
+               "report": lookup.report_ids.take(reports),
+               "visit": lookup.visit_ids.take(reports),
+               "patient": lookup.patient_ids.take(reports)}
+    texts = lookup.sentence_texts.take(sentence_rows)
     rows = zip(scores.tolist(), texts, highlights, explanations, strict=True)
     for rank, (score, text, spans, explanation) in enumerate(rows, start=1):
         ids = {level: values[rank - 1] for level, values in columns.items()}

@@ -5,8 +5,8 @@ are fused (``search.fusion``) by reciprocal rank fusion, by weighted normalised 
 default when concept search takes part, tiered: units ranked first by the completeness tier
 concept search gives them, by weighted scores within a tier, and the units concept search does
 not return after them. The defaults were chosen on the development half of the IU X-ray MeSH
-queries (benchmarks/bench_dense.py; benchmarks/RESULTS.md, "Dense and hybrid retrieval"), never
-on the evaluation half.
+queries (benchmarks/bench_dense.py; figures: benchmarks/README.md), never on the evaluation
+half.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
-from clinsearch.search.fusion import FUSIONS, RRF_K, Fusion, Normalisation
-from clinsearch.search.method_spec import Param
+from clinsearch.search.fusion import Fusion, Normalisation
+from clinsearch.search.method_params import DEFAULT_NORMALISATION, FUSION_DEPTH, FUSIONS, RRF_K
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.search.retriever import Retriever
 
 TIER_ANCHOR = "concept"
@@ -32,34 +33,14 @@ TIER_ANCHOR = "concept"
 CONCEPT_TIE_SPAN = 2 * TIE_WEIGHT + WORDING_WEIGHT
 # Chosen on the development queries (benchmarks/bench_dense.py): tiered when concept search
 # takes part, else weighted; per fusion, the best weights on that half (unnamed methods weigh 1).
-DEFAULT_NORMALISATION: Normalisation = "minmax"
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "tiered": {"bm25": 0.5, "dense": 0.05, "concept": 1.0},
     "weighted": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
     "rrf": {"bm25": 0.25, "dense": 0.05, "concept": 8.0},
 }
-DEFAULT_DEPTH = 100
-# component each optional method needs in the index, beyond the lexical one
+# component each optional method needs in the index, beyond the bm25 one
 _NEEDS = {"dense": "dense", "concept": "concepts"}
 
-
-PARAMS = (
-    Param("methods", "list", "Methods to fuse (default bm25, dense and concept where the index"
-          " has them)."),
-    Param("fusion", "str", "tiered (concept-search tiers first), weighted (normalised scores) or"
-          " rrf (reciprocal rank); default tiered when concept takes part, else weighted.",
-          choices=FUSIONS),
-    Param("weights", "weights", "Method weights, e.g. bm25=1,dense=0.5 (tuned defaults)."),
-    Param("normalisation", "str", "Score normalisation of weighted fusion.",
-          default=DEFAULT_NORMALISATION, choices=("minmax", "zscore")),
-    Param("rrf_k", "int", "The k of reciprocal rank fusion.", default=RRF_K, minimum=1),
-    Param("depth", "int", "How many units each method ranks before fusion.",
-          default=DEFAULT_DEPTH, minimum=1),
-    Param("model", "path", "dense: the encoder folder.", needs="dense"),
-    Param("term_model", "path", "concept: the term encoder folder."),
-    Param("context", "str", "concept: context flags also counted (family, historical,"
-          " hypothetical, comma-separated, or any); default: asserted findings only."),
-)
 
 
 class HybridRetriever:
@@ -67,7 +48,7 @@ class HybridRetriever:
 
     def __init__(
         self,
-        index: Index,
+        index: IndexStore,
         *,
         make: Callable[..., Retriever],
         methods: str | None = None,
@@ -75,7 +56,7 @@ class HybridRetriever:
         weights: str | None = None,
         normalisation: Normalisation = DEFAULT_NORMALISATION,
         rrf_k: int = RRF_K,
-        depth: int = DEFAULT_DEPTH,
+        depth: int = FUSION_DEPTH,
         model: str | Path | None = None,
         term_model: str | Path | None = None,
         context: str | None = None,
@@ -91,7 +72,7 @@ class HybridRetriever:
         self.fusion = fusion_of(names, fusion, weights, normalisation, rrf_k)
         self.depth = depth
         if term_model is not None and "concept" not in names:
-            raise ClinsearchError(f"hybrid: --term-model needs concept among the fused methods"
+            raise ClinsearchError(f"hybrid: `term_model` needs concept among the fused methods"
                                   f" (got {', '.join(names)})")
         given: dict[str, dict[str, str | Path]] = {
             "dense": {"model": model} if model else {},
@@ -135,7 +116,7 @@ class HybridRetriever:
         return hits
 
 
-def default_methods(index: Index) -> list[str]:
+def default_methods(index: IndexStore) -> list[str]:
     """bm25, then dense and concept when registered and the index has what they need."""
     from clinsearch.search.registry import METHODS
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
-def no_hits_reason(index: Index, query: str) -> str:
+def no_hits_reason(index: IndexStore, query: str) -> str:
     """One or two sentences saying why ``query`` has no hits in ``index``."""
     from clinsearch.annotate.phrase import read_phrase_query
     from clinsearch.index.concept_postings import context_flags
@@ -46,7 +46,10 @@ def no_hits_reason(index: Index, query: str) -> str:
             if not len(posting.rows):
                 reasons.append(f"'{finding.name}' is never mentioned in this index")
                 continue
-            polarity = Counter(np.asarray(concepts.pattern_polarity)[posting.patterns])
+            polarity: Counter[str] = Counter()
+            codes, counts = np.unique(posting.patterns, return_counts=True)
+            for code, count in zip(codes.tolist(), counts.tolist(), strict=True):
+                polarity[concepts.patterns[code].polarity] += count
             found = ", ".join(f"{n} {p}" for p, n in sorted(polarity.items()))
             bits, counts = np.unique(posting.contexts, return_counts=True)
             context: Counter[str] = Counter()

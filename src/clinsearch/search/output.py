@@ -9,9 +9,10 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.terminal import printable, printable_runs
 from clinsearch.trec import run_line
+from clinsearch.units import Level
 
 OUTPUT_FORMATS = ("table", "json", "trec")
 HIGHLIGHT_STYLE = "bold yellow"

@@ -23,16 +23,17 @@ from clinsearch.annotate.phrase import (
     read_phrase_query,
     substring_spans,
 )
-from clinsearch.hit import Hit, Level
-from clinsearch.index.lexical import LexicalSearcher
+from clinsearch.hit import Hit
+from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.concept.ranking import PolarityOptions
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 TEXT_MATCH = "text"  # ``explanation["match"]`` of a hit matched as text
 CONCEPT_MATCH = "concept"
@@ -50,11 +51,11 @@ def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions) -> b
             and set(query.context) <= flags <= {*options.context, *query.context})
 
 
-def term_spans(lexical: LexicalSearcher, text: str, terms: Sequence[str]) -> list[Span]:
+def term_spans(bm25: BM25Searcher, text: str, terms: Sequence[str]) -> list[Span]:
     """Where the phrase's analysed ``terms`` occur together in ``text``: runs of matching words,
     at most ``MAX_GAP_WORDS`` other words apart, that hold every term."""
     wanted = set(terms)
-    found = lexical.matches(text, wanted)
+    found = bm25.matches(text, wanted)
     out: list[Span] = []
     i = 0
     while i < len(found):
@@ -94,9 +95,9 @@ def _gap(text: str, end: int, start: int) -> int:
 class PhraseSearch:
     """Phrase queries over an index's sentences, polarity read by ConText."""
 
-    def __init__(self, index: Index, annotator: Annotator, options: PolarityOptions) -> None:
-        self.store = index.store
-        self.lexical: LexicalSearcher = index.component("lexical")
+    def __init__(self, index: IndexStore, annotator: Annotator, options: PolarityOptions) -> None:
+        self.lookup = index.lookup
+        self.bm25: BM25Searcher = index.component("bm25")
         self.annotator = annotator
         self.options = options
 
@@ -104,17 +105,17 @@ class PhraseSearch:
                note: str = "") -> list[Hit]:
         """The ``top`` best hits at ``level``: sentences mentioning the phrase as asked, ranked
         by BM25; ``note`` says why the query was searched as text."""
-        terms = self.lexical.terms(query.phrase)
+        terms = self.bm25.terms(query.phrase)
         if not terms:
             return []
         mentions: dict[str, list[Span]] = {}  # sentence text -> its accepted mentions
 
         def fetch(n: int) -> Scored:
-            ranked = self.lexical.search("sentences", terms, n, require_all=True)
-            rows = self.store.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
-            texts = list(self.store.sentence_texts.take(rows))
+            ranked = self.bm25.search("sentences", terms, n, require_all=True)
+            rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            texts = list(self.lookup.sentence_texts.take(rows))
             new = [t for t in dict.fromkeys(texts) if t not in mentions]
-            spans = [term_spans(self.lexical, t, terms) for t in new]
+            spans = [term_spans(self.bm25, t, terms) for t in new]
             for text, found in zip(new, phrase_mentions(self.annotator, new, spans), strict=True):
                 mentions[text] = [(f.start, f.end) for f in found
                                   if accepts(f, query, self.options)]
@@ -122,10 +123,10 @@ class PhraseSearch:
             return Scored(ranked.scores[keep], rows[keep], ranked.exhausted)
 
         first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
-        best = top_groups(fetch, partial(self.store.groups, level, "sentence"), top, first)
-        texts = list(self.store.sentence_texts.take(best.rows))
+        best = top_groups(fetch, partial(self.lookup.groups, level, "sentence"), top, first)
+        texts = list(self.lookup.sentence_texts.take(best.rows))
         explanation = text_explanation(query, note)
-        return make_hits(self.store, level, best.scores, best.rows,
+        return make_hits(self.lookup, level, best.scores, best.rows,
                          [tuple(mentions[t]) for t in texts], [explanation] * len(texts))
 
 

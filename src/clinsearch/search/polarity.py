@@ -19,26 +19,26 @@ from clinsearch.annotate.finding import POLARITIES
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.index.finding_match import FindingSpec, finding_matcher
+from clinsearch.search.method_params import POLARITY_FILTERS
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
-POLARITY_FILTERS = ("query", "any", "present", "absent")
 
 
 class PolarityFilter:
     """Wraps a retriever: only units with the query's concepts at the wanted polarity remain."""
 
-    def __init__(self, index: Index, base: Any, polarity: str) -> None:
+    def __init__(self, index: IndexStore, base: Any, polarity: str) -> None:
         if "findings" not in index.config.components:
             raise ClinsearchError(
-                f"{index.path}: this index has no findings table, needed by --polarity;"
+                f"{index.path}: this index has no findings table, needed by `polarity_filter`;"
                 " rebuild it with the findings component"
             )
         self.base = base
         self.polarity = polarity
-        self.store = index.store
+        self.lookup = index.lookup
         self.matcher = finding_matcher(index)
         from clinsearch.annotate.annotator import annotator_for
         from clinsearch.search.concept.tools import index_lexicon_path
@@ -61,7 +61,7 @@ class PolarityFilter:
             concepts.setdefault(finding.concept, finding.polarity)
         if not concepts:
             raise ClinsearchError(
-                f"--polarity needs a lexicon concept in the query; none found in {query!r}"
+                f"`polarity_filter` needs a lexicon concept in the query; none found in {query!r}"
             )
         return concepts
 
@@ -75,7 +75,7 @@ class PolarityFilter:
         a report-level filter reads no visit or patient ids)."""
         allowed: np.ndarray | None = None
         for concept, stated in concepts.items():
-            units = np.unique(self.store.groups(
+            units = np.unique(self.lookup.groups(
                 level, "sentence", self.matcher.sentences(self.spec(concept, stated))))
             allowed = units if allowed is None else np.intersect1d(allowed, units)
         return np.zeros(0, np.int64) if allowed is None else allowed
@@ -83,9 +83,9 @@ class PolarityFilter:
     def units_of(self, hits: Sequence[Hit], level: Level) -> np.ndarray:
         """The number of each hit's unit at ``level`` (the shared unit mapping)."""
         if level == "sentence":
-            return self.store.sentence_ids.rows_of([h.sentence_id for h in hits])
-        rows = self.store.report_ids.rows_of([h.report_id for h in hits])
-        return self.store.groups(level, "report", rows)
+            return self.lookup.sentence_ids.rows_of([h.sentence_id for h in hits])
+        rows = self.lookup.report_ids.rows_of([h.report_id for h in hits])
+        return self.lookup.groups(level, "report", rows)
 
     def _search(self, query: str, level: Level, top: int) -> list[Hit]:
         """Ask the wrapped retriever for 4x more hits each round until ``top`` pass."""

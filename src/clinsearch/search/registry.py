@@ -18,29 +18,20 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.search import bm25, dense, hybrid
 from clinsearch.search.concept import retriever as concept
 from clinsearch.search.filters import ReportFilters
+from clinsearch.search.method_params import METHOD_PARAMS, RERANK_DEPTH, WRAPPERS
 from clinsearch.search.method_spec import Kind, Method, MethodSpec, Param, parse_spec
-from clinsearch.search.polarity import POLARITY_FILTERS
-from clinsearch.search.rerank import DEFAULT_DEPTH, RERANK_INPUTS
 from clinsearch.search.retriever import Retriever
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 RetrieverFactory = Callable[..., Retriever]
 
-# Options every method takes: a polarity filter, report filters and a cross-encoder re-ranker.
+# Options every method takes: a polarity filter, a cross-encoder re-ranker and report filters.
 WRAPPER_PARAMS = (
-    Param("polarity_filter", "str", "Keep only units stating the query's concepts present /"
-          " absent (any: mentioned at all; query: as the query states them).",
-          choices=POLARITY_FILTERS, needs="findings", what="polarity"),
+    *WRAPPERS,
     Param("filters", "object", "Report filters (date range, type, section, finding context):"
           " a search.filters.ReportFilters.", of=ReportFilters),
-    Param("rerank", "path", "Cross-encoder model folder: re-rank the top rerank_depth results."),
-    Param("rerank_depth", "int", "How many first-stage results to re-rank.",
-          default=DEFAULT_DEPTH, minimum=1),
-    Param("rerank_input", "str", "What the cross-encoder reads: report text, best sentence, or"
-          " summary (report concepts without negated findings).", default="report",
-          choices=RERANK_INPUTS, what="re-rank input"),
 )
 
 
@@ -88,7 +79,7 @@ def checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     return {key: params[key].convert(value, name) for key, value in options.items()}
 
 
-def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retriever:
+def make_retriever(index: IndexStore, spec: str | MethodSpec, **options: Any) -> Retriever:
     """The retriever of ``spec`` (a method name or spec) with ``options`` over ``index``.
 
     ``polarity_filter`` wraps it in a concept polarity filter, ``filters`` in report filters
@@ -124,11 +115,13 @@ def make_retriever(index: Index, spec: str | MethodSpec, **options: Any) -> Retr
             index,
             retriever,
             rerank,
-            depth=rerank_depth or DEFAULT_DEPTH,
+            depth=rerank_depth or RERANK_DEPTH,
             passage=rerank_input or "report",
         )
     elif rerank_depth is not None or rerank_input is not None:
-        raise ClinsearchError("--rerank-depth and --rerank-input need --rerank MODEL")
+        raise ClinsearchError(
+            "`rerank_depth` and `rerank_input` need `rerank` (a cross-encoder model folder)"
+        )
     return retriever
 
 
@@ -145,14 +138,14 @@ def _signature_params(factory: Callable[..., Any]) -> tuple[Param, ...]:
 
 
 METHODS: dict[str, Method | RetrieverFactory] = {
-    "bm25": Method(bm25.BM25Retriever, bm25.PARAMS, "BM25 (tantivy) over sentences, a report"
-                   " scoring as its best sentence.", ("lexical",)),
-    "concept": Method(concept.ConceptRetriever, concept.PARAMS, "Concept search: how completely"
-                      " each sentence's findings match the query's finding patterns.",
-                      ("concepts", "lexical")),
-    "dense": Method(dense.DenseRetriever, dense.PARAMS, "Dense retrieval: sentence embeddings"
-                    " (index built with --dense).", ("dense",)),
+    "bm25": Method(bm25.BM25Retriever, METHOD_PARAMS["bm25"], "BM25 (tantivy) over sentences,"
+                   " a report scoring as its best sentence.", ("bm25",)),
+    "concept": Method(concept.ConceptRetriever, METHOD_PARAMS["concept"], "Concept search: how"
+                      " completely each sentence's findings match the query's finding patterns.",
+                      ("concepts", "bm25")),
+    "dense": Method(dense.DenseRetriever, METHOD_PARAMS["dense"], "Dense retrieval: sentence"
+                    " embeddings (index built with --dense).", ("dense",)),
     # hybrid fuses other methods: it makes their retrievers with make_retriever
-    "hybrid": Method(partial(hybrid.HybridRetriever, make=make_retriever), hybrid.PARAMS,
-                     "Fuse the rankings of several methods.", ("lexical",)),
+    "hybrid": Method(partial(hybrid.HybridRetriever, make=make_retriever), METHOD_PARAMS["hybrid"],
+                     "Fuse the rankings of several methods.", ("bm25",)),
 }

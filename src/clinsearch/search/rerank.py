@@ -1,8 +1,8 @@
-"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever (papers 002 and 004).
+"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever ([Soni2020], [CAPR2021]).
 
 The cross-encoder reads the query beside a passage for each hit: the hit's best sentence, its
 report's text (long reports are windowed, best window counts) or its report's concept summary
-without negated findings (paper 002 section 3). Re-ranked hits come first, in cross-encoder
+without negated findings ([Soni2020] section 3). Re-ranked hits come first, in cross-encoder
 order; hits below ``depth`` follow in their first-stage order.
 """
 
@@ -13,14 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.models.cross_encoder import load_cross_encoder
+from clinsearch.search.method_params import RERANK_DEPTH
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
-RERANK_INPUTS = ("report", "sentence", "summary")
-DEFAULT_DEPTH = 50
 
 
 class Reranker:
@@ -28,11 +28,11 @@ class Reranker:
 
     def __init__(
         self,
-        index: Index,
+        index: IndexStore,
         base: Any,
         model: str | Path,
         *,
-        depth: int = DEFAULT_DEPTH,
+        depth: int = RERANK_DEPTH,
         passage: str = "report",
     ) -> None:
         self.index = index
@@ -92,7 +92,7 @@ class Reranker:
         return concept_summaries(self.index, report_ids)
 
 
-def report_texts(index: Index, report_ids: Sequence[str]) -> list[str]:
+def report_texts(index: IndexStore, report_ids: Sequence[str]) -> list[str]:
     """The text of each report, in the order of ``report_ids``."""
     if not report_ids:
         return []

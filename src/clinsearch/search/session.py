@@ -14,7 +14,7 @@ from typing import Any
 
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.hit import Hit
-from clinsearch.index.index import Index as IndexStore
+from clinsearch.index.index_store import IndexStore
 from clinsearch.search.method_spec import MethodSpec
 from clinsearch.search.registry import (
     checked_options,
@@ -23,7 +23,7 @@ from clinsearch.search.registry import (
     parse_method,
 )
 from clinsearch.search.retriever import Retriever
-from clinsearch.units import LEVELS, Level
+from clinsearch.units import Level, check_level
 
 MAX_RETRIEVERS = 32  # a server sees many filter values; each makes its own retriever
 
@@ -51,8 +51,7 @@ class SearchSession:
         method: str | MethodSpec | None = None, **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
-        if level not in LEVELS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+        check_level(level)
         if top < 1:
             raise ClinsearchError(f"top must be at least 1 (got {top})")
         for query in queries:

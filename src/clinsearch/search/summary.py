@@ -1,4 +1,4 @@
-"""Concept summaries of reports for re-ranking: positive findings only (paper 002 section 3).
+"""Concept summaries of reports for re-ranking: positive findings only ([Soni2020] section 3).
 
 A report's summary is its type (when known) followed by the distinct concepts it states as
 present, in order of first mention, joined by "; ". Negated and uncertain findings are left
@@ -15,14 +15,14 @@ import pyarrow.compute as pc
 from clinsearch.errors import ClinsearchError
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
-def concept_summaries(index: Index, report_ids: Sequence[str]) -> list[str]:
+def concept_summaries(index: IndexStore, report_ids: Sequence[str]) -> list[str]:
     """The concept summary of each report, in the order of ``report_ids``."""
     if "findings" not in index.config.components:
         raise ClinsearchError(
-            f"{index.path}: this index has no findings table, needed by --rerank-input summary"
+            f"{index.path}: this index has no findings table, needed by `rerank_input` summary"
         )
     wanted = list(set(report_ids))
     findings = index.component("findings").table(

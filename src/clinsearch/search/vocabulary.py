@@ -1,7 +1,8 @@
 """Embeddings of every lexicon surface form, computed once per (lexicon, encoder) and cached.
 
 They serve two jobs: query words the lexicon does not know are mapped to the nearest lexicon
-terms, and finding patterns are compared as the mean vector of their parts (paper 001, 3.6).
+terms, and finding patterns are compared as the mean vector of their parts
+([SyedaMahmood2021] 3.6).
 Each table belongs to one encoder: MiniLM, or a trained term model for the word mapping.
 """
 

@@ -38,7 +38,7 @@ from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import User, UserStore
 from clinsearch.server.live import LiveIndex, Snapshot
 from clinsearch.terminal import printable
-from clinsearch.units import LEVELS
+from clinsearch.units import LEVELS, check_level
 from clinsearch.user_files import describe_failure
 
 log = logging.getLogger("clinsearch.server")
@@ -243,7 +243,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
 
     @app.post("/api/cohort", summary="Cohort: exact counts at three levels and a page of members")
     def cohort(body: CohortRequest, user: Caller, why: Purpose) -> dict[str, Any]:
-        _check_unit(body.level)
+        check_level(body.level)
 
         def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
             counts = snap.cohort.counts(body.query)
@@ -263,7 +263,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     def cohort_export(user: Caller, why: Purpose, query: str,
                       level: str = "patient") -> StreamingResponse:
         needs_text(user)
-        _check_unit(level)
+        check_level(level)
         members, generation = state.live.run(
             lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
         exported = {"exported": len(members),
@@ -281,7 +281,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
         needs_text(user)
 
         def run(snap: Snapshot) -> tuple[Any, str]:
-            if snap.index.store.report_ids.rows_of([report_id])[0] < 0:
+            if snap.index.lookup.report_ids.rows_of([report_id])[0] < 0:
                 raise HTTPException(404, f"report {report_id!r} is not in the index")
             return snap.index.report(report_id), snap.generation
 
@@ -357,11 +357,6 @@ def _failure(path: str, exc: Exception) -> JSONResponse:
     log.error("internal error on %s: %s at %s:%d", path, type(exc).__name__, where.filename,
               where.lineno)
     return JSONResponse({"detail": "internal server error"}, status_code=500)
-
-
-def _check_unit(level: str) -> None:
-    if level not in LEVELS:
-        raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
 
 
 def _hit_record(hit: Hit, snap: Snapshot) -> dict[str, Any]:

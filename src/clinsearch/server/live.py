@@ -54,7 +54,7 @@ def open_snapshot(path: Path) -> Snapshot:
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)
         cohort.counts("pneumothorax")
-        sections = tuple(cohort.engine.corpus.section_names())
+        sections = tuple(cohort.engine.arrays.section_names())
         return Snapshot(index.generation.path.name, index, cohort,
                         SentenceFindings(index.generation), methods, sections)
     except BaseException:

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort.engine import COUNT_LEVELS
 from clinsearch.search.cohort.sql import SOURCES, VIEWS, SQLCompiler, cohort_views
-from clinsearch.search.cohort.syntax import UNITS, Filter, Node, TextMatch, Unit, parse
+from clinsearch.search.cohort.syntax import Filter, Node, TextMatch, parse
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.spark.tables import read_rows
 from clinsearch.sql_dialect import SPARK
+from clinsearch.units import Level, check_level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +30,8 @@ class CohortAnswer:
     """Exact counts of matching patients, visits and reports, and the members of ``level``."""
 
     query: str
-    counts: dict[Unit, int]
-    level: Unit
+    counts: dict[Level, int]
+    level: Level
     members: list[tuple[str, ...]]  # ID_COLUMNS[level] of each member, sorted
 
 
@@ -41,7 +42,7 @@ def cohort(
     *,
     reports_table: Any = None,
     sentences_table: Any = None,
-    level: Unit = "patient",
+    level: Level = "patient",
     members: bool = True,
     lexicon: str | Path | None = None,
     term_model: str | Path | None = None,
@@ -72,7 +73,7 @@ class SparkCohort:
 
     def __init__(self, spark: Any, tools: Any, findings_table: Any, *, reports_table: Any = None,
                  sentences_table: Any = None, options: PolarityOptions = DEFAULT_POLARITY,
-                 index: Index | None = None) -> None:
+                 index: IndexStore | None = None) -> None:
         """``tools``: the concept tools (lexicon, hierarchy, parser) that resolve terms;
         ``index``: the open index whose files the tables are (kept open until ``close``)."""
         if (reports_table is None) != (sentences_table is None):
@@ -104,7 +105,7 @@ class SparkCohort:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def counts_many(self, queries: list[str]) -> list[dict[Unit, int]]:
+    def counts_many(self, queries: list[str]) -> list[dict[Level, int]]:
         """The counts of each query (as ``answer`` gives them), computed by one Spark SQL
         statement: one job for the batch, not one per query."""
         params: dict[str, Any] = {}
@@ -113,7 +114,7 @@ class SparkCohort:
             tree = self._checked(query)
             counted = SQLCompiler(SPARK, self._resolver(query), params).counts(tree, COUNT_LEVELS)
             parts.append(f"SELECT {number} AS q, level, n FROM ({counted.sql}) AS q{number}")
-        out: list[dict[Unit, int]] = [{} for _ in queries]
+        out: list[dict[Level, int]] = [{} for _ in queries]
         for row in self.spark.sql(" UNION ALL ".join(parts), args=params).collect():
             out[row["q"]][row["level"]] = int(row["n"])
         return [{unit: counts[unit] for unit in COUNT_LEVELS} for counts in out]
@@ -132,10 +133,9 @@ class SparkCohort:
 
         return term_resolver(query, self.tools.parser, self.tools.hierarchy, self.options)
 
-    def answer(self, query: str, level: Unit = "patient", members: bool = True) -> CohortAnswer:
+    def answer(self, query: str, level: Level = "patient", members: bool = True) -> CohortAnswer:
         """Counts at every level and, with ``members``, the ids of the matching ``level`` units."""
-        if level not in UNITS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+        check_level(level)
         tree = self._checked(query)
         resolve = self._resolver(query)
         counted = SQLCompiler(SPARK, resolve).counts(tree, COUNT_LEVELS)
@@ -152,11 +152,11 @@ def index_cohort(spark: Any, index_path: str | Path, *, term_model: str | Path |
                  options: PolarityOptions = DEFAULT_POLARITY) -> SparkCohort:
     """A ``SparkCohort`` over an index directory's live generation (its three tables), holding
     that generation until it is closed."""
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.search.cohort import cohort_tables
     from clinsearch.search.concept.tools import index_concept_tools
 
-    index = Index.open(index_path)
+    index = IndexStore.open(index_path)
     try:
         reports, sentences, findings = cohort_tables(index)
         read = partial(read_rows, spark)

@@ -52,16 +52,16 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
                    force: bool = False, concept_map: str | Path | None = None) -> int:
     """Write the NOTE_NLP rows as a folder of Parquet or CSV part files (Spark's layout);
     returns the number of rows."""
-    from clinsearch.index.index import Index
+    from clinsearch.index.index_store import IndexStore
 
     out = Path(out)
     if out.is_dir():  # Spark writes a folder of part files: replace it only with force
         if not force:
-            raise ClinsearchError(f"{out}: exists; use --force to overwrite it")
+            raise ClinsearchError(f"{out}: exists; use `force` to overwrite it")
         check_output(out.with_name(f"{out.name}.new"), fmt, force)  # format and place
     else:
         check_output(out, fmt, force)
-    with Index.open(index_path) as index:  # the lease keeps the generation until written
+    with IndexStore.open(index_path) as index:  # the lease keeps the generation until written
         frame = note_nlp_frame(spark, index, concept_map).cache()
         writer = frame.write.mode("overwrite" if force else "errorifexists")
         if fmt == "csv":

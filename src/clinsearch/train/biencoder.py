@@ -1,4 +1,4 @@
-"""Bi-encoder fine-tuning on weak labels (paper 000): triplet or listwise loss, in-batch negatives.
+"""Bi-encoder fine-tuning on weak labels ([Shi2022]): triplet or listwise loss, in-batch negatives.
 
 Negatives come from the batch: for each query, the most similar sentence that does not match it
 (hard sampling) or a random non-matching one; sentences that also match the query are masked.
@@ -25,9 +25,9 @@ LossName = Literal["triplet", "listwise"]
 
 @dataclass(frozen=True, slots=True)
 class BiEncoderConfig:
-    """Bi-encoder settings: paper 000's loss (triplet, margin 0.5, hard negatives, lr 2e-5) on
+    """Bi-encoder settings: [Shi2022]'s loss (triplet, margin 0.5, hard negatives, lr 2e-5) on
     batches of 32 with opposite-polarity pairs, the setting that measured best on unseen findings
-    (benchmarks/RESULTS.md); ``batch_size=128`` gives paper 000's mega-batch."""
+    (benchmarks/README.md); ``batch_size=128`` gives [Shi2022]'s mega-batch."""
 
     base_model: str | None = None  # local folder; None: the packaged all-MiniLM-L6-v2
     loss: LossName = "triplet"

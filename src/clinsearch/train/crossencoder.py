@@ -1,10 +1,10 @@
-"""Cross-encoder fine-tuning (papers 002, 004): relevance of (query, text) pairs.
+"""Cross-encoder fine-tuning ([Soni2020], [CAPR2021]): relevance of (query, text) pairs.
 
 Every matched text of a query is a positive; each positive gets ``negatives`` negatives (1:10 as
-in paper 002), first the query's BM25 hits that do not match it (hard negatives), then random
+in [Soni2020]), first the query's BM25 hits that do not match it (hard negatives), then random
 texts. A candidate whose text equals a matched text (a duplicate sentence) is never a negative.
-The loss is binary cross-entropy on each pair (paper 002) or listwise: a softmax over each
-positive and its own negatives (paper 004), which cannot be lowered by learning the 1:N prior.
+The loss is binary cross-entropy on each pair ([Soni2020]) or listwise: a softmax over each
+positive and its own negatives ([CAPR2021]), which cannot be lowered by learning the 1:N prior.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ class CrossEncoderConfig:
     """Cross-encoder settings: 10 negatives per positive, hard ones from BM25 first.
 
     ``batch_size`` counts pairs; listwise batches hold whole groups (at least one). The
-    defaults (listwise, 4 positives per query, lr 5e-5) are the best measured on IU X-ray.
+    defaults (listwise, 4 positives per query, lr 5e-5) did best on IU X-ray
+    (benchmarks/README.md).
     """
 
     base_model: str | None = None  # local folder; a bi-encoder folder gets a new relevance head

@@ -1,4 +1,4 @@
-"""Weak labels from lexicon findings (paper 000 section 2.2): "M" / "no M" queries, their sentences.
+"""Weak labels from lexicon findings ([Shi2022] section 2.2): "M" / "no M" queries, their sentences.
 
 Each sentence's (polarity, finding) pairs become query keys; a key's matched sentences are every
 sentence that asserts (or rules out) that finding. Keys may also carry one modifier value
@@ -85,7 +85,7 @@ class LabelSentence:
 
 @dataclass(frozen=True, slots=True, order=True)
 class QueryKey:
-    """A query surrogate (paper 000): polarity and concept, optionally one modifier value."""
+    """A query surrogate ([Shi2022]): polarity and concept, optionally one modifier value."""
 
     polarity: str  # present | absent
     concept: str
@@ -174,7 +174,7 @@ def build_labels(
     dedupe: bool = True,
     min_matches: int = 1,
 ) -> LabelSet:
-    """Group labelled sentences by query key (paper 000 section 2.2).
+    """Group labelled sentences by query key ([Shi2022] section 2.2).
 
     With ``dedupe``, sentences with the same normalised text count once, under the first id seen
     (the paper prunes duplicates). Queries with fewer than ``min_matches`` sentences are dropped.

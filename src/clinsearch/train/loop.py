@@ -32,7 +32,7 @@ LOG_FILE = "training.json"
 
 @dataclass(frozen=True, slots=True)
 class LoopConfig:
-    """Optimiser and schedule settings shared by every trainer (paper 000 appendix defaults)."""
+    """Optimiser and schedule settings shared by every trainer ([Shi2022] appendix defaults)."""
 
     epochs: int = 1
     lr: float = 2e-5

@@ -1,4 +1,4 @@
-"""In-batch training losses: triplet (paper 000), listwise (paper 004), SupCon (paper 001).
+"""In-batch losses: triplet ([Shi2022]), listwise ([CAPR2021]), SupCon ([SyedaMahmood2021]).
 
 Every loss takes raw embeddings and normalises them itself, so cosine similarity is a dot product
 and gradient caching can differentiate with respect to the raw embeddings.
@@ -62,7 +62,7 @@ def listwise_loss(
     *,
     scale: float = 20.0,
 ) -> torch.Tensor:
-    """Listwise in-batch softmax cross-entropy (paper 004): own sentence against the others.
+    """Listwise in-batch softmax cross-entropy ([CAPR2021]): own sentence against the others.
 
     Other sentences that also match the query (``matches``) are removed from its softmax rather
     than being pushed away.
@@ -79,7 +79,7 @@ def listwise_loss(
 def supcon_loss(
     embeddings: torch.Tensor, labels: torch.Tensor, *, temperature: float = 0.05
 ) -> torch.Tensor:
-    """Supervised contrastive loss (Khosla et al. 2020; paper 001 eq. 1-2), mean over anchors.
+    """Supervised contrastive loss (Khosla et al. 2020; [SyedaMahmood2021] eq. 1-2), anchor mean.
 
     Members of an anchor's label group are its positives; every other item in the batch is in the
     denominator. Anchors with no positive in the batch are left out.

@@ -1,4 +1,4 @@
-"""Self-supervised (entity, section) queries for long notes (paper 004 section 3.1, CAPR).
+"""Self-supervised (entity, section) queries for long notes ([CAPR2021] section 3.1).
 
 A passage is the text of one section of one report. Each finding in it, with the section's
 heading as the aspect, forms a query such as "impression: no pleural effusion"; the passages it

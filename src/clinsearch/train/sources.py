@@ -15,7 +15,7 @@ from clinsearch.train.labels import FindingFacts, LabelSentence
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
     from clinsearch.index.findings import FindingsTable
 
 FINDING_COLUMNS = ["sentence_id", "concept", "name", "type", "polarity", "context", "modifiers"]
@@ -42,7 +42,7 @@ def _annotated(
 
 
 def index_sentences(
-    index: Index, *, annotator: Annotator | None = None, progress: bool = True
+    index: IndexStore, *, annotator: Annotator | None = None, progress: bool = True
 ) -> list[LabelSentence]:
     """Every sentence of the index's live generation with its findings and section."""
     gen = index.generation

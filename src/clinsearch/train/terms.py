@@ -1,4 +1,4 @@
-"""Term encoder (paper 001 section 3.3): contrastive learning over the lexicon's synonym lists.
+"""Term encoder ([SyedaMahmood2021] 3.3): contrastive learning over the lexicon's synonym lists.
 
 The paper encodes each vocabulary term as a one-hot vector, so a word outside the vocabulary
 cannot be embedded. Here a subword sentence encoder (all-MiniLM-L6-v2 by default) is fine-tuned
@@ -35,7 +35,7 @@ class SynonymGroup:
 
 @dataclass(frozen=True, slots=True)
 class TermConfig:
-    """Term encoder settings; temperature 0.05 as in paper 001."""
+    """Term encoder settings; temperature 0.05 as in [SyedaMahmood2021]."""
 
     base_model: str | None = None
     temperature: float = 0.05

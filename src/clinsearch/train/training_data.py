@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from clinsearch.errors import InputError
-from clinsearch.index import Index
+from clinsearch.index import IndexStore
 from clinsearch.search.session import session_for
 from clinsearch.train.batching import TrainingQuery, training_queries
 from clinsearch.train.crossencoder import Retrieve
@@ -31,16 +31,16 @@ def labels_from_index(
     progress: bool = True,
 ) -> LabelSet:
     """Weak labels ("M" / "no M" queries and their sentences) for every sentence of an index."""
-    sentences = index_sentences(Index.open(index_dir), progress=progress)
+    sentences = index_sentences(IndexStore.open(index_dir), progress=progress)
     return build_labels(
         sentences, types=types, with_modifiers=with_modifiers, min_matches=min_matches
     )
 
 
-def sentence_texts(index: Index) -> dict[str, str]:
+def sentence_texts(index: IndexStore) -> dict[str, str]:
     """Every sentence's text by id."""
-    store = index.store
-    return dict(zip(store.sentence_ids, store.sentence_texts, strict=True))
+    lookup = index.lookup
+    return dict(zip(lookup.sentence_ids, lookup.sentence_texts, strict=True))
 
 
 def training_data(
@@ -53,7 +53,7 @@ def training_data(
     progress: bool = True,
 ) -> tuple[list[TrainingQuery], dict[str, str]]:
     """Training queries and the texts they match, from a labels file, findings or sections."""
-    index = Index.open(index_dir)
+    index = IndexStore.open(index_dir)
     if source == "sections":
         return section_queries(index_sentences(index, progress=progress), types=types)
     if labels_file is None:
@@ -74,7 +74,7 @@ def training_data(
     return training_queries(queries, phrasings=phrasings), {i: texts[i] for i in wanted}
 
 
-def bm25_retriever(index: Index) -> Retrieve:
+def bm25_retriever(index: IndexStore) -> Retrieve:
     """``retrieve(query, k)``: the ids of the index's ``k`` best sentences by BM25."""
 
     session = session_for(index)

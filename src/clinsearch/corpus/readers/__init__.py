@@ -16,7 +16,7 @@ from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers.cmc2007 import read_cmc2007, read_cmc2007_coded
 from clinsearch.corpus.readers.csv_format import read_csv
 from clinsearch.corpus.readers.iu_xray import read_iu_xray
-from clinsearch.corpus.readers.jsonl import read_jsonl
+from clinsearch.corpus.readers.jsonl_format import read_jsonl
 from clinsearch.corpus.readers.mimic_notes import read_mimic_notes
 from clinsearch.corpus.readers.records import (
     ISO_DATE,

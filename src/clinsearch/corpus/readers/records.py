@@ -139,7 +139,7 @@ def make_report(
         expected = "YYYY-MM-DD" if seen.date_format == ISO_DATE else seen.date_format
         raise RecordError(
             BAD_DATE,
-            f"cannot parse date {shown(date_value)} (expected {expected}; see --date-format)",
+            f"cannot parse date {shown(date_value)} (expected {expected}; see `date_format`)",
             file=file,
             line=line,
             field=fields["date"],

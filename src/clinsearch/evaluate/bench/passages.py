@@ -1,4 +1,4 @@
-"""Passage-level benchmark (paper 004): (entity, section) queries over sectioned notes.
+"""Passage-level benchmark ([CAPR2021]): (entity, section) queries over sectioned notes.
 
 Each named section of a report is a passage (id ``REPORT@SECTION``, ``REPORT@SECTION-2`` for a
 second section of the same name). A query pairs an entity, a

@@ -1,4 +1,4 @@
-"""Sentence-level weak-label benchmark (paper 000, section 2.2 and Table 1).
+"""Sentence-level weak-label benchmark ([Shi2022], section 2.2 and Table 1).
 
 Each asserted finding M of a sentence is a query: "M" when present, "no M" when ruled out; the
 sentences carrying that (polarity, finding) are relevant (grade 1), and sentences stating the
@@ -25,7 +25,7 @@ from clinsearch.trec import Qrels
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 FINDING_TYPES = ("finding", "disease")
 POLARITY_KIND = {"present": "positive", "absent": "negative"}
@@ -119,19 +119,19 @@ def annotate_unique(annotator: Annotator, texts: Sequence[str]) -> list[list[Fin
 
 
 def index_sentence_findings(
-    index: Index, annotator: Annotator
+    index: IndexStore, annotator: Annotator
 ) -> Iterator[tuple[str, list[Finding]]]:
     """``(sentence id, findings)`` for every sentence of ``index``, found by ``annotator``."""
-    store = index.store
+    lookup = index.lookup
     yield from zip(
-        store.sentence_ids, annotate_unique(annotator, store.sentence_texts), strict=True
+        lookup.sentence_ids, annotate_unique(annotator, lookup.sentence_texts), strict=True
     )
 
 
 def labelled_triples(
     sentences: Iterable[tuple[str, Sequence[Finding]]], types: Sequence[str] = FINDING_TYPES
 ) -> list[Labelled]:
-    """Distinct (sentence text, finding, polarity) triples, for `separation` (paper 000 Table 3)."""
+    """Distinct (sentence text, finding, polarity) triples, for `separation` ([Shi2022] Table 3)."""
     seen = {
         Labelled(text, name, polarity)
         for text, findings in sentences

@@ -6,7 +6,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.engine import (
     COUNT_LEVELS,
     ID_COLUMNS,
@@ -24,15 +24,15 @@ from clinsearch.search.cohort.syntax import (
     Not,
     Or,
     Term,
-    Unit,
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.search.phrase import phrase_sentences
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.duck import ParquetRows
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 N = TypeVar("N", bound=Node)
 
@@ -40,7 +40,7 @@ __all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member"
            "members_csv_rows", "parse", "write_members_csv"]
 
 
-def cohort_tables(index: Index) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
+def cohort_tables(index: IndexStore) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
     """The reports, sentences and findings tables of an index's live generation, deleted
     reports left out (an index without findings is an error)."""
     from clinsearch.errors import ClinsearchError
@@ -55,32 +55,33 @@ def cohort_tables(index: Index) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
 class Cohort:
     """Cohort queries over one index directory (its live generation, loaded once)."""
 
-    def __init__(self, index_path: str | Path | Index, options: PolarityOptions = DEFAULT_POLARITY,
+    def __init__(self, index_path: str | Path | IndexStore,
+                 options: PolarityOptions = DEFAULT_POLARITY,
                  term_model: str | Path | None = None) -> None:
-        """``index_path``: an index directory or an open Index (its generation is used);
+        """``index_path``: an index directory or an open IndexStore (its generation is used);
         ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
-        from clinsearch.index import Index
+        from clinsearch.index import IndexStore
         from clinsearch.search.cohort.resolve import term_resolver
         from clinsearch.search.concept.tools import index_concept_tools
 
-        index = index_path if isinstance(index_path, Index) else Index.open(index_path)
+        index = index_path if isinstance(index_path, IndexStore) else IndexStore.open(index_path)
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
-        corpus = CohortCorpus.from_index(index)
+        arrays = CohortArrays.from_index(index)
         self.engine = CohortEngine(
-            corpus,
+            arrays,
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
                                         as_text=True),
-            partial(phrase_sentences, tools.parser.annotator, options, corpus.text_sentences,
-                    lambda rows: corpus.values.sentences("text", rows)),
+            partial(phrase_sentences, tools.parser.annotator, options, arrays.text_sentences,
+                    lambda rows: arrays.values.sentences("text", rows)),
         )
 
-    def counts(self, query: str) -> dict[Unit, int]:
+    def counts(self, query: str) -> dict[Level, int]:
         """Exact numbers of matching patients, visits and reports."""
         return self.engine.counts(query)
 
-    def members(self, query: str, level: Unit) -> list[Member]:
+    def members(self, query: str, level: Level) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
         return self.engine.members(query, level)
 
@@ -89,7 +90,7 @@ class Cohort:
         reports), and which terms name no lexicon finding and are matched as text, so that a
         zero count is never a surprise."""
         tree = parse(query)
-        notes = self.engine.corpus.filter_warnings(nodes_of(tree, Filter))
+        notes = self.engine.arrays.filter_warnings(nodes_of(tree, Filter))
         parser = self.tools.parser
         for term in nodes_of(tree, Term):
             parsed = parser.parse(term.text, map_unknown=False)

@@ -1,4 +1,4 @@
-"""Run cohort queries over a loaded corpus: exact counts, member ids, evidence, CSV export."""
+"""Run cohort queries over loaded cohort arrays: exact counts, member ids, evidence, CSV export."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import numpy as np
 
-from clinsearch.errors import ClinsearchError
 from clinsearch.exports import csv_cell, open_export
-from clinsearch.search.cohort.corpus import CohortCorpus
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
-from clinsearch.search.cohort.syntax import UNITS, Node, Unit, parse
+from clinsearch.search.cohort.syntax import Node, parse
+from clinsearch.units import Level, check_level
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
 
-COUNT_LEVELS: tuple[Unit, ...] = ("patient", "visit", "report")
+COUNT_LEVELS: tuple[Level, ...] = ("patient", "visit", "report")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,48 +34,47 @@ class Member:
 
 
 class CohortEngine:
-    """Parses and evaluates cohort queries against one loaded corpus."""
+    """Parses and evaluates cohort queries against one index's cohort arrays."""
 
-    def __init__(self, corpus: CohortCorpus, resolver_for: ResolverFor,
+    def __init__(self, arrays: CohortArrays, resolver_for: ResolverFor,
                  read_text: TextReader | None = None) -> None:
         """``read_text``: how text matches are found (see ``Evaluator``)."""
-        self.corpus = corpus
+        self.arrays = arrays
         self._resolver_for = resolver_for
         self._read_text = read_text
 
     def _prepare(self, query: str) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
         tree = parse(query)
-        return Evaluator(self.corpus, self._resolver_for(query), self._read_text), tree
+        return Evaluator(self.arrays, self._resolver_for(query), self._read_text), tree
 
-    def _evaluate(self, query: str, level: Unit) -> tuple[Evaluator, Node, np.ndarray]:
-        if level not in UNITS:
-            raise ClinsearchError(f"unknown level {level!r}; choose one of {', '.join(UNITS)}")
+    def _evaluate(self, query: str, level: Level) -> tuple[Evaluator, Node, np.ndarray]:
+        check_level(level)
         evaluator, tree = self._prepare(query)
         return evaluator, tree, evaluator.units(tree, level)
 
-    def count(self, query: str, level: Unit) -> int:
+    def count(self, query: str, level: Level) -> int:
         """How many ``level`` units match ``query``, exactly."""
         return int(self._evaluate(query, level)[2].sum())
 
-    def counts(self, query: str) -> dict[Unit, int]:
+    def counts(self, query: str) -> dict[Level, int]:
         """Exact counts of matching patients, visits and reports (the query evaluated at each);
         one evaluator serves the three, so each term is looked up once."""
         evaluator, tree = self._prepare(query)
         return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
 
-    def ids(self, query: str, level: Unit) -> list[tuple[str, ...]]:
+    def ids(self, query: str, level: Level) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
         mask = self._evaluate(query, level)[2]
         return sorted(self._shown(level, np.flatnonzero(mask)))
 
-    def members(self, query: str, level: Unit) -> list[Member]:
+    def members(self, query: str, level: Level) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
         evaluator, tree, mask = self._evaluate(query, level)
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
         evidenced = [k for k in units.tolist() if k in best]
-        shown = dict(zip(evidenced, self.corpus.shown_sentences(
+        shown = dict(zip(evidenced, self.arrays.shown_sentences(
             np.array([best[k][0] for k in evidenced], dtype=np.int64)), strict=True))
         out = []
         for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
@@ -87,10 +86,10 @@ class CohortEngine:
         out.sort(key=lambda m: m.ids)
         return out
 
-    def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Unit,
+    def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Level,
                        mask: np.ndarray) -> dict[int, tuple[int, str]]:
         """Per matching unit: its earliest evidence sentence and the term it matched."""
-        c = self.corpus
+        c = self.arrays
         sources_list = evaluator.evidence(tree, level)
         parts = []
         for source_no, ev in enumerate(sources_list):
@@ -109,9 +108,9 @@ class CohortEngine:
         return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])].label)
                 for i in order[first]}
 
-    def _shown(self, level: Unit, uids: np.ndarray) -> list[tuple[str, ...]]:
+    def _shown(self, level: Level, uids: np.ndarray) -> list[tuple[str, ...]]:
         """The ID_COLUMNS values of the units ``uids`` of ``level`` (read for these only)."""
-        c = self.corpus
+        c = self.arrays
         reports = c.sentence_report[uids] if level == "sentence" else c.first_report[level][uids]
         columns = [c.values.sentences("id", uids) if col == "sentence_id"
                    else c.values.reports(col.removeprefix("report_"), reports)
@@ -119,7 +118,7 @@ class CohortEngine:
         return [tuple(str(v) for v in row) for row in zip(*columns, strict=True)]
 
 
-def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
+def members_csv_rows(members: list[Member], level: Level) -> Iterator[list[str]]:
     """The cohort CSV's rows: a header, then one row per member with its evidence; cells are
     neutralised against formula injection (see ``csv_cell``)."""
     yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
@@ -129,7 +128,7 @@ def members_csv_rows(members: list[Member], level: Unit) -> Iterator[list[str]]:
         yield [csv_cell(cell) for cell in row]
 
 
-def write_members_csv(members: list[Member], level: Unit, path: Path, force: bool = False
+def write_members_csv(members: list[Member], level: Level, path: Path, force: bool = False
                       ) -> None:
     """Write the cohort to ``path`` as CSV through ``open_export`` (atomic, private, never
     overwriting unless ``force``)."""

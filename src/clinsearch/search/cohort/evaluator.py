@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from clinsearch.index.finding_match import FindingSpec
-from clinsearch.search.cohort.corpus import CohortCorpus
-from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
+from clinsearch.search.cohort.arrays import CohortArrays
+from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch
+from clinsearch.units import Level
 
 # a term's finding spec, or (a term naming no lexicon finding, where allowed) its text match
 Resolver = Callable[[Term], FindingSpec | TextMatch]
@@ -29,19 +30,19 @@ class Evidence:
 
     label: str
     sentences: np.ndarray  # sentence uids
-    within: tuple[tuple[Unit, np.ndarray], ...]  # (scope unit, mask over its ids)
+    within: tuple[tuple[Level, np.ndarray], ...]  # (scope unit, mask over its ids)
 
 
 class Evaluator:
     """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
 
-    def __init__(self, corpus: CohortCorpus, resolve: Resolver,
+    def __init__(self, arrays: CohortArrays, resolve: Resolver,
                  read_text: TextReader | None = None) -> None:
         """``read_text``: how text matches are found (default: sentences containing the
         phrase, whatever its polarity)."""
-        self.corpus = corpus
+        self.arrays = arrays
         self._resolve = resolve
-        self._read_text = read_text or (lambda phrase, _context: corpus.text_sentences(phrase))
+        self._read_text = read_text or (lambda phrase, _context: arrays.text_sentences(phrase))
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
@@ -49,7 +50,7 @@ class Evaluator:
     def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """The row mask of ``filters`` (memoised)."""
         if filters not in self._rows:
-            self._rows[filters] = self.corpus.row_mask(filters)
+            self._rows[filters] = self.arrays.row_mask(filters)
         return self._rows[filters]
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
@@ -63,7 +64,7 @@ class Evaluator:
                 self._sentences[key] = self._read_text(target.phrase, context)
                 self._labels[node] = f'text "{target.phrase}"'
             else:
-                self._sentences[key] = self.corpus.finding_sentences(
+                self._sentences[key] = self.arrays.finding_sentences(
                     replace(target, required_context=context) if context else target)
                 self._labels[node] = target.label
         sentences = self._sentences[key]
@@ -71,18 +72,18 @@ class Evaluator:
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
 
-    def units(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = ()) -> np.ndarray:
+    def units(self, node: Node, unit: Level, filters: tuple[Filter, ...] = ()) -> np.ndarray:
         """A boolean mask over the ids of ``unit``: the units that satisfy ``node``."""
         if isinstance(node, Term | TextMatch):
-            mask = np.zeros(self.corpus.size[unit], dtype=bool)
-            mask[self.corpus.sentence_units(unit, self.matching(node, filters))] = True
+            mask = np.zeros(self.arrays.size[unit], dtype=bool)
+            mask[self.arrays.sentence_units(unit, self.matching(node, filters))] = True
             return mask
         if isinstance(node, Filter):
             return self.universe(unit, (*filters, node))
         if isinstance(node, Not):
             return self.universe(unit, filters) & ~self.units(node.operand, unit, filters)
         if isinstance(node, Or):
-            out = np.zeros(self.corpus.size[unit], dtype=bool)
+            out = np.zeros(self.arrays.size[unit], dtype=bool)
             for op in node.operands:
                 out |= self.units(op, unit, filters)
             return out
@@ -98,21 +99,21 @@ class Evaluator:
             return self.units(node.expr, unit, filters)
         return self.lift(self.units(node.expr, node.scope, filters), node.scope, unit, filters)
 
-    def universe(self, unit: Unit, filters: tuple[Filter, ...]) -> np.ndarray:
+    def universe(self, unit: Level, filters: tuple[Filter, ...]) -> np.ndarray:
         """Every ``unit`` with at least one row satisfying ``filters``."""
-        return self.corpus.units(unit, self.rows(filters) if filters else None)
+        return self.arrays.units(unit, self.rows(filters) if filters else None)
 
-    def lift(self, mask: np.ndarray, source: Unit, target: Unit,
+    def lift(self, mask: np.ndarray, source: Level, target: Level,
              filters: tuple[Filter, ...]) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
         if not filters:
-            return self.corpus.lift(mask, source, target)
-        ids = self.corpus.row_unit[source]
+            return self.arrays.lift(mask, source, target)
+        ids = self.arrays.row_unit[source]
         rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]
-        return self.corpus.units(target, rows)
+        return self.arrays.units(target, rows)
 
-    def evidence(self, node: Node, unit: Unit, filters: tuple[Filter, ...] = (),
-                 within: tuple[tuple[Unit, np.ndarray], ...] = (),
+    def evidence(self, node: Node, unit: Level, filters: tuple[Filter, ...] = (),
+                 within: tuple[tuple[Level, np.ndarray], ...] = (),
                  negated: bool = False) -> list[Evidence]:
         """The positive terms of ``node`` (under an even number of NOTs) as evidence sources."""
         if isinstance(node, Term | TextMatch):

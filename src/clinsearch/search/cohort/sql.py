@@ -23,11 +23,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clinsearch.index.finding_match import FindingSpec
-from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch, Unit
+from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch
 from clinsearch.sql_dialect import Dialect
+from clinsearch.units import Level
 
 # The id columns of a unit of each level: its own id and those of the units above it.
-ID_COLUMNS: dict[Unit, tuple[str, ...]] = {
+ID_COLUMNS: dict[Level, tuple[str, ...]] = {
     "patient": ("patient_id",),
     "visit": ("patient_id", "visit_id"),
     "report": ("patient_id", "visit_id", "report_id"),
@@ -86,13 +87,13 @@ class SQLCompiler:
         self._resolve = resolve
         self.params: dict[str, Any] = {} if params is None else params
 
-    def units(self, tree: Node, unit: Unit) -> Compiled:
+    def units(self, tree: Node, unit: Level) -> Compiled:
         """The distinct ``ID_COLUMNS[unit]`` of the units matching ``tree``, sorted."""
         cols = ", ".join(ID_COLUMNS[unit])
         return Compiled(f"SELECT {cols} FROM ({self._units(tree, unit, ())}) AS m"
                         f" ORDER BY {cols}", self.params)
 
-    def counts(self, tree: Node, levels: Sequence[Unit]) -> Compiled:
+    def counts(self, tree: Node, levels: Sequence[Level]) -> Compiled:
         """Rows (level, n): the number of matching units at each of ``levels``."""
         parts = " UNION ALL ".join(
             f"SELECT {self.bind(level)} AS level, count(*) AS n"
@@ -126,13 +127,13 @@ class SQLCompiler:
                     out.append(f"rdate <= {self.bind(flt.high)}")
         return " AND ".join(out) or "TRUE"
 
-    def _select(self, unit: Unit, where: str, filters: tuple[Filter, ...], rows: str = "c_rows",
+    def _select(self, unit: Level, where: str, filters: tuple[Filter, ...], rows: str = "c_rows",
                 prefix: str = "") -> str:
         cols = ", ".join(prefix + c for c in ID_COLUMNS[unit])
         return (f"SELECT DISTINCT {cols} FROM {rows} WHERE {prefix}{ID_COLUMNS[unit][-1]}"
                 f" IS NOT NULL AND {where} AND {self._filters(filters)}")
 
-    def _units(self, node: Node, unit: Unit, filters: tuple[Filter, ...]) -> str:
+    def _units(self, node: Node, unit: Level, filters: tuple[Filter, ...]) -> str:
         if isinstance(node, Term):
             assert self._resolve is not None, "a query with terms needs a resolver"
             spec = self._resolve(node)

@@ -24,8 +24,6 @@ from typing import Literal
 from clinsearch.errors import ClinsearchError
 from clinsearch.units import LEVELS, Level
 
-Unit = Level  # the units a cohort query counts and combines in
-UNITS: tuple[Unit, ...] = LEVELS
 FILTER_KEYS = ("type", "date", "section", "text", "context")
 CONTEXT_VALUES = ("family", "historical", "hypothetical", "any")
 KEYWORDS = ("and", "or", "not")
@@ -120,7 +118,7 @@ class Group:
     """A parenthesised expression, evaluated within ``scope`` when one is given."""
 
     expr: Node
-    scope: Unit | None
+    scope: Level | None
     start: int
     end: int
 
@@ -303,7 +301,7 @@ class _Parser:
         self.fail(f"expected a finding, a filter or '(' before '{tok.text}'", tok)
         raise AssertionError("unreachable")
 
-    def scope(self, end: int) -> tuple[Unit | None, int]:
+    def scope(self, end: int) -> tuple[Level | None, int]:
         """An optional ``[in] same UNIT`` after a closing parenthesis."""
         words = self.tokens[self.pos : self.pos + 3]
         texts = [t.text.lower() if t.kind == "WORD" else "" for t in words]
@@ -312,8 +310,8 @@ class _Parser:
             return None, end
         unit_tok = words[skip + 1] if len(words) > skip + 1 else self.tokens[-1]
         unit = texts[skip + 1] if len(texts) > skip + 1 else ""
-        if unit not in UNITS:
-            self.fail(f"expected one of {', '.join(UNITS)} after 'same'", unit_tok)
+        if unit not in LEVELS:
+            self.fail(f"expected one of {', '.join(LEVELS)} after 'same'", unit_tok)
         self.pos += skip + 2
         return unit, unit_tok.end  # type: ignore[return-value]
 

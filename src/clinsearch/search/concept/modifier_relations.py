@@ -1,4 +1,4 @@
-"""Partial credit between related modifier values (paper 001, 3.5: partial pattern matches).
+"""Partial credit between related modifier values ([SyedaMahmood2021] 3.5: partial matches).
 
 Which values are related is lexicon data (``modifier_relations`` in the lexicon YAML, e.g. the
 shipped chest X-ray lexicon's "base ~ lower lobe" and "right ~ bilateral"), so a user's lexicon

@@ -1,4 +1,4 @@
-"""Score how completely a candidate finding pattern matches a query pattern (paper 001, 3.5).
+"""How completely a candidate finding pattern matches a query pattern ([SyedaMahmood2021] 3.5).
 
 A query pattern has parts: its core concept, its polarity and each of its modifiers. Every part
 scores 1 when the candidate matches it exactly, a fraction when it matches partially (a

@@ -3,13 +3,14 @@
 Candidates come from the concept postings (the query concept, its descendants, and its near
 ancestors), filtered by polarity; each distinct candidate pattern is scored once by
 ``patterns.match`` and, to break ties, by the cosine between the query pattern's and the
-candidate pattern's mean term vectors (paper 001, 3.5-3.6).
+candidate pattern's mean term vectors ([SyedaMahmood2021], 3.5-3.6).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,6 @@ from clinsearch.search.vocabulary import TermVectors
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
 WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
-POLARITY_MODES = ("query", "any")
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
 # A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
 # much: its hits rank below every true match of the same completeness.
@@ -77,6 +77,34 @@ def parse_context(text: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 DEFAULT_POLARITY = PolarityOptions()
+
+
+class PatternScore(NamedTuple):
+    """How a candidate pattern matches a query pattern, in the terms that depend on the pattern
+    only: summed part scores, part count, pattern similarity, and per query modifier whether
+    the candidate leaves it unstated."""
+
+    total: float
+    parts: int
+    similarity: float
+    unstated: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PatternScores:
+    """The ``PatternScore`` of each candidate pattern, as columns (one row per pattern)."""
+
+    total: np.ndarray
+    parts: np.ndarray
+    similarity: np.ndarray
+    unstated: np.ndarray  # bool, (patterns, query modifiers)
+
+    @classmethod
+    def of(cls, scores: Sequence[PatternScore]) -> PatternScores:
+        """The columns of ``scores`` (at least one; all for the same query pattern)."""
+        total, parts, similarity, unstated = zip(*scores, strict=True)
+        return cls(np.array(total), np.array(parts), np.array(similarity),
+                   np.array(unstated, bool).reshape(len(scores), len(unstated[0])))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +172,9 @@ class ConceptRanker:
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
-        self._numbers: dict[tuple[str, str, tuple[str, ...], int], tuple[float, ...]] = {}
+        self._pattern_scores: dict[tuple[str, str, tuple[str, ...], int], PatternScore] = {}
         pol = {p: i for i, p in enumerate(POLARITIES)}
-        self._polarity = np.array([pol.get(p, -1) for p in index.pattern_polarity], dtype=np.int8)
+        self._polarity = np.array([pol.get(p.polarity, -1) for p in index.patterns], np.int8)
 
     def rank(self, query: ParsedQuery, options: PolarityOptions = DEFAULT_POLARITY,
              wording: tuple[np.ndarray, np.ndarray] | None = None) -> Ranking:
@@ -226,62 +254,61 @@ class ConceptRanker:
             return rows, rows, np.zeros(0)
         unique, inverse = _dense(codes, len(self._polarity))
         key = _key(q)
-        numbers = np.array([self._numbers_of(q, code, key) for code in unique.tolist()])
-        numbers[:, 1] += len(sites)
+        scores = PatternScores.of([self._pattern_score(q, code, key) for code in unique.tolist()])
+        parts = scores.parts + len(sites)
         # Terms that depend on the sentence, not only on the pattern: unstated modifiers that
         # the report states elsewhere, anatomy sites.
         terms = []
         for j, value in enumerate(modifier_values(q.modifiers)):
-            unstated = np.flatnonzero((numbers[:, 3 + j] > 0)[inverse])
+            unstated = np.flatnonzero(scores.unstated[:, j][inverse])
             if len(unstated):
                 said = np.zeros(len(rows), bool)
                 said[unstated] = self._report_mentions(value, sentences[unstated])
                 terms.append((ELSEWHERE_CREDIT - UNSTATED_CREDIT) * said)
         for mentioned, words in sites:
-            as_modifier = np.array([bool(words & set(self.index.pattern_modifiers[c]))
+            as_modifier = np.array([bool(words & set(self.index.patterns[c].modifiers))
                                     for c in unique])[inverse]
             terms.append(_within(sentences, mentioned) | as_modifier)
         if terms:
-            total = numbers[inverse, 0]
+            total = scores.total[inverse]
             for term in terms:
                 total = total + term
-            values = total / np.maximum(numbers[inverse, 1], 1)
-            values = values + TIE_WEIGHT * numbers[inverse, 2]
+            values = total / np.maximum(parts[inverse], 1)
+            values = values + TIE_WEIGHT * scores.similarity[inverse]
         else:  # the same arithmetic per pattern, then spread to its rows
-            values = (numbers[:, 0] / np.maximum(numbers[:, 1], 1)
-                      + TIE_WEIGHT * numbers[:, 2])[inverse]
+            values = (scores.total / np.maximum(parts, 1)
+                      + TIE_WEIGHT * scores.similarity)[inverse]
         return _best_of_each(sentences, rows, values)
 
     def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
         return _within(sentence_parts(sentences)[0], self.index.mentions(value))
 
-    def _numbers_of(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
-                    ) -> tuple[float, ...]:
-        """Summed part scores, part count, similarity, and per query modifier whether the
-        candidate leaves it unstated (1.0) or not (0.0), of pattern ``code`` for ``q``."""
+    def _pattern_score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
+                       ) -> PatternScore:
+        """The ``PatternScore`` of pattern ``code`` for ``q`` (memoised with ``_score``)."""
         key = (*qkey, code)
-        if key not in self._numbers:
+        if key not in self._pattern_scores:
             self._score(q, code, qkey)
-        return self._numbers[key]
+        return self._pattern_scores[key]
 
     def _score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]] | None = None
                ) -> PartMatch:
         """The match of pattern ``code`` with ``q`` (memoised across queries)."""
         key = (*(qkey or _key(q)), code)
         if key not in self._scored:
-            idx = self.index
-            m = match(q, idx.pattern_concept[code], idx.pattern_polarity[code],
-                      idx.pattern_modifiers[code], self.hierarchy, self.categories)
+            pattern = self.index.patterns[code]
+            m = match(q, pattern.concept, pattern.polarity, pattern.modifiers, self.hierarchy,
+                      self.categories)
             sim = 0.0
             if self.vectors is not None:
                 sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))
             if len(self._scored) > MEMO_LIMIT:
                 self._scored.clear()
-                self._numbers.clear()
+                self._pattern_scores.clear()
             self._scored[key] = PartMatch(q, -1, m, sim)
-            unstated = tuple(float(v == UNSTATED_CREDIT) for _, v in m.modifiers)
-            self._numbers[key] = (m.total, m.parts, sim, *unstated)
+            unstated = tuple(v == UNSTATED_CREDIT for _, v in m.modifiers)
+            self._pattern_scores[key] = PatternScore(m.total, m.parts, sim, unstated)
         return self._scored[key]
 
     def _explained(self, q: Finding, row: int, sentence: int, anatomy: tuple[Finding, ...],
@@ -290,7 +317,7 @@ class ConceptRanker:
         parts included (``masks``: per site, its sentences and words, as ``rank`` found them)."""
         code = self.index.pattern_of(row)
         proto = self._score(q, code)
-        mods = set(self.index.pattern_modifiers[code])
+        mods = set(self.index.patterns[code].modifiers)
         sites = tuple((a.name, float(bool(_within(np.array([sentence]), mentioned)[0])
                                      or bool(words & mods)))
                       for a, (mentioned, words) in zip(anatomy, masks, strict=True))
@@ -304,7 +331,7 @@ class ConceptRanker:
     def _pattern_vector(self, code: int) -> np.ndarray:
         if code not in self._pattern_vectors:
             assert self.vectors is not None
-            self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code]))
+            self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code].text))
         return self._pattern_vectors[code]
 
 

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from clinsearch.annotate.phrase import read_phrase_query
-from clinsearch.hit import Hit, Level
+from clinsearch.hit import Hit
 from clinsearch.index.component import sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.concept.modifier_relations import modifier_categories
 from clinsearch.search.concept.ranking import (
-    POLARITY_MODES,
     ConceptRanker,
     PartMatch,
     PolarityOptions,
@@ -29,37 +28,26 @@ from clinsearch.search.concept.ranking import (
 )
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
-from clinsearch.search.method_spec import Param
 from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
 
-
-PARAMS = (
-    Param("include_uncertain", "bool", "Also match hedged findings ('possible pneumonia').",
-          default=False),
-    Param("polarity", "str", "query: the polarity the query states; any: every polarity.",
-          default="query", choices=POLARITY_MODES, what="polarity mode"),
-    Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
-          " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
-    Param("context", "str", "Context flags also counted: family, historical, hypothetical"
-          " (comma-separated) or any; default: findings asserted for this patient, now."),
-)
 
 
 class ConceptRetriever:
     """Ranks sentences by how completely their findings match the query's finding patterns."""
 
-    def __init__(self, index: Index, *, include_uncertain: bool = False,
+    def __init__(self, index: IndexStore, *, include_uncertain: bool = False,
                  polarity: str = "query", term_model: str | Path | None = None,
                  context: str | None = None) -> None:
         """``term_model``: the term encoder folder (default: the index's, else MiniLM);
         ``context``: context flags also admitted, e.g. "historical,family" or "any"."""
-        self.store = index.store
+        self.lookup = index.lookup
         tools = index_concept_tools(index, term_model)
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
@@ -67,7 +55,7 @@ class ConceptRetriever:
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.phrases = PhraseSearch(index, self.parser.annotator, self.options)
-        self.lexical = index.component("lexical")
+        self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
@@ -80,19 +68,19 @@ class ConceptRetriever:
 
         def fetch(n: int) -> Scored:
             codes, scores = ranking.top(n)
-            return Scored(scores, self.store.sentence_rows(*sentence_parts(codes)),
+            return Scored(scores, self.lookup.sentence_rows(*sentence_parts(codes)),
                           n >= len(ranking))
 
         best = top_groups(
             fetch,
-            partial(self.store.groups, level, "sentence"),
+            partial(self.lookup.groups, level, "sentence"),
             top,
         )
-        codes = sentence_codes(*self.store.sentence_keys(best.rows))
+        codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
         parts = [ranking.parts(code) for code in codes.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
         return make_hits(
-            self.store, level, best.scores, best.rows,
+            self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
             [self._explain(parsed, int(row), p, m)
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
@@ -102,7 +90,7 @@ class ConceptRetriever:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
         tie-break, so that of sentences with the same finding pattern the one worded most like
         the query comes first."""
-        ranked = self.lexical.search("sentences", self.lexical.terms(query), WORDING_DEPTH)
+        ranked = self.bm25.search("sentences", self.bm25.terms(query), WORDING_DEPTH)
         if not len(ranked.scores):
             return np.zeros(0, np.int64), np.zeros(0)
         codes = sentence_codes(ranked.report_keys, ranked.sentence_indexes)
@@ -116,8 +104,8 @@ class ConceptRetriever:
     def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
         """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
         idx = self.ranker.index
-        text = self.store.sentence_texts[row]
-        base = int(self.store.sentence_starts[row])
+        text = self.lookup.sentence_texts[row]
+        base = int(self.lookup.sentence_starts[row])
         out = []
         for part in parts:
             out += [(s - base, e - base, what or part.query.name)
@@ -129,16 +117,16 @@ class ConceptRetriever:
                  marks: list[tuple[int, int, str]]) -> dict[str, Any]:
         """Which query parts the sentence matched, and the sentence with them marked."""
         idx = self.ranker.index
-        text = self.store.sentence_texts[row]
+        text = self.lookup.sentence_texts[row]
         matched, names = [], []
         mapped = {c: m.phrase for m in parsed.mappings if m.used
                   for c in parsed.approximate}
         for part in parts:
             code = idx.pattern_of(part.row)
-            names.append(idx.pattern_name[code])
+            names.append(idx.patterns[code].name)
             entry = {
                 "query_pattern": part.query.pattern,
-                "pattern": idx.patterns[code],
+                "pattern": idx.patterns[code].text,
                 **part.match.explain(),
                 "similarity": round(part.similarity, 4),
             }

@@ -6,8 +6,8 @@ words the lexicon does not know to lexicon terms. An index may record one in its
 
 The ranking tie-break (pattern similarity) always uses the default encoder's term vectors: the
 term encoder learns only concept synonym groups, while patterns also hold polarity, type and
-modifier words, and on the IU X-ray benchmark its vectors as tie-break lowered P@10 (0.693 ->
-0.688, p < 0.05) with MAP unchanged (benchmarks/RESULTS.md, term encoder section).
+modifier words, and on the IU X-ray benchmark its vectors as tie-break lowered P@10
+significantly with MAP unchanged (benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
 
 if TYPE_CHECKING:
-    from clinsearch.index import Index
+    from clinsearch.index import IndexStore
 
 TERM_MODEL = "term model"  # how errors name the folder
 TERM_MODEL_OPTION = "term_model"  # key in the ``concepts`` component's index options
@@ -62,7 +62,7 @@ def concept_tools(lexicon_path: str | None = None, term_model: str | None = None
     return ConceptTools(lexicon, hierarchy, QueryParser(annotator, encoder), lexicon_path)
 
 
-def index_concept_tools(index: Index, term_model: str | Path | None = None) -> ConceptTools:
+def index_concept_tools(index: IndexStore, term_model: str | Path | None = None) -> ConceptTools:
     """The tools for ``index``: its lexicon, and ``term_model`` or else the one it records.
 
     The folder is checked on every call (a few file checks), not only when first loaded.
@@ -76,18 +76,18 @@ def index_concept_tools(index: Index, term_model: str | Path | None = None) -> C
         folder = checked_term_model(recorded)
     except ClinsearchError as exc:
         raise ClinsearchError(f"{exc} (recorded in the config of index {index.path}; "
-                              "pass --term-model to use another)") from None
+                              "pass `term_model` to use another)") from None
     return concept_tools(index_lexicon_path(index), folder)
 
 
-def index_lexicon_path(index: Index) -> str | None:
+def index_lexicon_path(index: IndexStore) -> str | None:
     """The lexicon the index's findings were extracted with (None: the shipped one)."""
     options: Any = index.config.options.get("findings", {})
     path = options.get("lexicon")
     return str(path) if path else None
 
 
-def index_term_model(index: Index) -> str | None:
+def index_term_model(index: IndexStore) -> str | None:
     """The term model folder recorded in the index config (None: MiniLM)."""
     options: Any = index.config.options.get("concepts", {})
     path = options.get(TERM_MODEL_OPTION)

@@ -1,4 +1,4 @@
-"""The ``Index`` store: build, open, add to and delete from an index directory, transactionally.
+"""``IndexStore``: build, open, add to and delete from an index directory, transactionally.
 
 Searching is the next stage's job (``clinsearch.search.session``); ``clinsearch.Index`` is this
 store with a search session attached.
@@ -43,7 +43,7 @@ from clinsearch.index.integrity import file_digests
 from clinsearch.index.links import link_file, link_tree
 from clinsearch.index.manifest import Manifest
 from clinsearch.index.parts import Parts
-from clinsearch.index.store import Store
+from clinsearch.index.row_lookup import RowLookup
 from clinsearch.index.tables import SegmentWriter, count, merge_segments
 from clinsearch.index.taken_ids import TakenIds
 from clinsearch.parallel import Workers
@@ -58,10 +58,10 @@ if TYPE_CHECKING:
 _BATCH = 512
 
 
-class Index:
+class IndexStore:
     """A clinsearch index directory, opened at its live generation.
 
-    An open Index keeps reading the generation it opened (a snapshot: it holds a lease, so no
+    An open IndexStore keeps reading the generation it opened (a snapshot: it holds a lease, so no
     writer removes that generation) until ``close`` or ``reopen``; ``add`` and ``delete`` move
     it to the new generation they write. Use it as a context manager to close it.
     """
@@ -78,7 +78,7 @@ class Index:
     def __repr__(self) -> str:
         counts = self.manifest.counts
         return (
-            f"Index({str(self.path)!r}, generation={self.manifest.generation},"
+            f"{type(self).__name__}({str(self.path)!r}, generation={self.manifest.generation},"
             f" reports={counts.reports}, sentences={counts.sentences})"
         )
 
@@ -90,12 +90,12 @@ class Index:
         config: IndexConfig | None = None,
         progress: bool = True,
         workers: int = 1,
-    ) -> Index:
+    ) -> IndexStore:
         """Index ``reports`` into ``path`` (a new or empty folder, or an index to replace).
 
         Reports stream through in batches: segmentation and finding extraction run on
         ``workers`` processes, and the index is written in segments of at most
-        ``config.segment_reports`` reports, so memory does not grow with the number of reports.
+        ``config.max_segment_reports`` reports, so memory does not grow with the number of reports.
         """
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
         _commit_new(Path(path), None, config, _ReportSource(reports, progress, workers), progress)
@@ -105,7 +105,7 @@ class Index:
     def build_from_parts(
         cls, parts: Parts, path: str | Path, config: IndexConfig | None = None,
         progress: bool = True,
-    ) -> Index:
+    ) -> IndexStore:
         """Index tables computed in parts (``index.parts``, e.g. by Spark) into ``path``: one
         segment per part, the same rows ``build`` writes for the same reports in the same order."""
         config = (config or IndexConfig()).with_paths(lambda value, _: allow(value))
@@ -113,7 +113,7 @@ class Index:
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str | Path) -> Index:
+    def open(cls, path: str | Path) -> IndexStore:
         """Open the live generation of the index at ``path`` (read-only access is enough)."""
         root = Path(path)
         lease = lease_current(root)
@@ -131,14 +131,14 @@ class Index:
             self._lease.release()
             self._lease = None
 
-    def reopen(self) -> Index:
+    def reopen(self) -> IndexStore:
         """Move to the live generation (seeing other processes' commits); returns self."""
-        fresh = Index.open(self.path)
+        fresh = IndexStore.open(self.path)
         self.close()
         self.generation, self.manifest, self._lease = fresh.generation, fresh.manifest, fresh._lease
         return self
 
-    def __enter__(self) -> Index:
+    def __enter__(self) -> IndexStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -150,13 +150,13 @@ class Index:
         return self.manifest.config
 
     @cached_property
-    def store(self) -> Store:
+    def lookup(self) -> RowLookup:
         """Ids, groups and sentence texts of the live generation, loaded on first use."""
         with self._replaced_as_error():
-            return Store(self.generation)
+            return RowLookup(self.generation)
 
     def component(self, name: str) -> Any:
-        """The query-time reader of component ``name`` (e.g. ``"lexical"``)."""
+        """The query-time reader of component ``name`` (e.g. ``"bm25"``)."""
         if name not in self._components:
             if name not in self.config.components:
                 raise ClinsearchError(
@@ -224,11 +224,11 @@ class Index:
         return len(ids)
 
     def optimize(self) -> int:
-        """Merge the segments into as few as ``config.segment_reports`` allows, without the
+        """Merge the segments into as few as ``config.max_segment_reports`` allows, without the
         reports marked deleted (their data is gone once readers of older generations close);
         returns how many segments were merged (0 when there was nothing to merge or erase).
 
-        Merged segments hold at most ``segment_reports`` reports, as a build writes them, so
+        Merged segments hold at most ``max_segment_reports`` reports, as a build writes them, so
         that a merge's memory (per-segment tables and postings) stays that of a build's."""
         self._ensure_live()
         deleted = self.generation.deleted_keys()
@@ -243,8 +243,8 @@ class Index:
         from clinsearch.index.report_view import read_report_view
 
         with self._replaced_as_error():
-            row = int(self.store.report_ids.rows_of([report_id])[0])
-            key = None if row < 0 else int(self.store.report_keys[row])
+            row = int(self.lookup.report_ids.rows_of([report_id])[0])
+            key = None if row < 0 else int(self.lookup.report_keys[row])
             return read_report_view(self.generation, report_id, key)
 
     def level_size(self, level: Level) -> int:
@@ -317,7 +317,7 @@ class Index:
     def _drop_readers(self) -> None:
         """Forget the readers loaded from the current generation."""
         self._components.clear()
-        self.__dict__.pop("store", None)
+        self.__dict__.pop("lookup", None)
 
 
 def _segmented(
@@ -330,7 +330,7 @@ def _segmented(
     if not _raw_reports(first):
         workers = Workers(1)  # already segmented (as a rule the whole input is): no workers
     batches = chain([first], iter(lambda: list(islice(stream, _BATCH)), []))
-    for batch, done in workers.map(segment_reports, batches, send=_raw_reports):
+    for batch, done in workers.map(split_into_sentences, batches, send=_raw_reports):
         segmented = iter(done)
         yield from (next(segmented) if isinstance(item, Report) else item for item in batch)
 
@@ -340,8 +340,8 @@ def _raw_reports(batch: list[Report | SegmentedReport]) -> list[Report]:
     return [item for item in batch if isinstance(item, Report)]
 
 
-def segment_reports(reports: list[Report]) -> list[SegmentedReport]:
-    """Segment reports (runs in a worker process when there are several)."""
+def split_into_sentences(reports: list[Report]) -> list[SegmentedReport]:
+    """Split reports into sentences (in a worker process when there are several)."""
     if not reports:
         return []
     return list(_segmenter().segment_many(reports))
@@ -438,7 +438,7 @@ class _PartSource:
 
 
 def _commit_new(
-    root: Path, index: Index | None, config: IndexConfig, source: _Source, progress: bool
+    root: Path, index: IndexStore | None, config: IndexConfig, source: _Source, progress: bool
 ) -> int:
     """Commit a generation of ``index``'s segments (none for a build) plus ``source``'s reports
     as new segments; returns how many reports were added. ``index`` is closed before the
@@ -454,7 +454,7 @@ def _commit_new(
         if prev is not None:
             _link_segments(prev, gen, kept)
             _link_marks(prev, gen)
-        new = source.write(gen, _next_segment(prev), config.segment_reports, taken)
+        new = source.write(gen, _next_segment(prev), config.max_segment_reports, taken)
         del taken  # the build's largest structure besides the segments: not needed further
         if not new:
             raise ClinsearchError("no reports to index" if prev is None else "no reports to add")
@@ -485,7 +485,7 @@ def _added(gen: Generation, new: Sequence[Segment]) -> Change:
 
 
 def _live_keys(gen: Generation) -> dict[str, int]:
-    """The key of each live report of ``gen``, by id (two columns read, not the whole Store)."""
+    """The key of each live report of ``gen``, by id (two columns read, not a whole RowLookup)."""
     table = gen.table("reports", ["id", "key"])
     return dict(zip(table.column("id").to_pylist(), table.column("key").to_pylist(),
                     strict=True))
@@ -506,8 +506,8 @@ def _write_component(
 def merge_plan(segments: Sequence[Segment], config: IndexConfig) -> list[list[Segment]]:
     """The size-tiered merge policy: runs of at least ``config.merge_factor`` consecutive
     segments in the same size tier (tiers by powers of the factor) are merged, as far as the
-    merged segment stays within ``config.segment_reports`` reports."""
-    factor, limit = config.merge_factor, config.segment_reports
+    merged segment stays within ``config.max_segment_reports`` reports."""
+    factor, limit = config.merge_factor, config.max_segment_reports
     groups: list[list[Segment]] = []
     run: list[Segment] = []
     for segment in (*segments, None):
@@ -527,7 +527,7 @@ def compaction_plan(
 ) -> list[list[Segment]]:
     """The groups an ``optimize`` (or a purge) merges: consecutive segments packed while their
     live reports (rows less those of the ``dropped`` keys, sorted) fit in
-    ``config.segment_reports``; a group is merged when it has several segments or rows to
+    ``config.max_segment_reports``; a group is merged when it has several segments or rows to
     drop (a lone segment without deleted rows is kept as it is)."""
     groups: list[list[Segment]] = []
     group: list[Segment] = []
@@ -537,7 +537,7 @@ def compaction_plan(
             first, stop = np.searchsorted(dropped, [segment.first_key, segment.last_key + 1])
             gone = int(stop - first)  # a dropped key may have no rows left (a merge took them)
             reports = max(0, segment.reports - gone)
-        if group and (segment is None or live + reports > config.segment_reports):
+        if group and (segment is None or live + reports > config.max_segment_reports):
             if len(group) > 1 or drops:
                 groups.append(group)
             group, live, drops = [], 0, 0

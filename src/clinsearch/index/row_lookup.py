@@ -162,7 +162,7 @@ class Column(Sequence[str]):
         return self._rows.find(self._name, values)
 
 
-class Store:
+class RowLookup:
     """Ids, groups and sentence texts of a generation, indexed by row.
 
     Only the key columns are read at open; strings become Python strings only for the rows a

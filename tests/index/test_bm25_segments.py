@@ -1,4 +1,4 @@
-"""The lexical component in segments: adds write new tantivy segments and give the BM25 ranking
+"""The bm25 component in segments: adds write new tantivy segments and give the BM25 ranking
 of a fresh build, generations share files that never change, deletes mark, rebuilds erase."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from clinsearch.corpus.model import SegmentedReport
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
-from clinsearch.index.index import segment_reports
+from clinsearch.index.bm25 import GRANULARITIES, ORDER_FILE, BM25Component, BM25Searcher
+from clinsearch.index.index_store import split_into_sentences
 from clinsearch.index.integrity import CoreRows, check_index
-from clinsearch.index.lexical import GRANULARITIES, ORDER_FILE, LexicalComponent, LexicalSearcher
 
 from .conftest import segmented
 
@@ -29,7 +29,7 @@ UNIQUE = "Zanzibarite nodule in the left apex."  # "zanzibarit" is in no other r
 def sample() -> list[SegmentedReport]:
     """120 reports recombined from the bundled sample's sentences (many exact BM25 ties)."""
     pool = sentence_pool(read_reports(sample_reports_path(), SAMPLE_FORMAT))
-    return segment_reports(list(synthetic_reports(pool, 120, seed=11)))
+    return split_into_sentences(list(synthetic_reports(pool, 120, seed=11)))
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def queries(sample: list[SegmentedReport]) -> list[str]:
 
 
 def _config(**options: object) -> IndexConfig:
-    return IndexConfig(components=("lexical",), options={"lexical": options})
+    return IndexConfig(components=("bm25",), options={"bm25": options})
 
 
 def _top10(index: Index, queries: list[str]) -> list[list[tuple[str, float]]]:
@@ -110,7 +110,7 @@ def test_delete_marks_hide_documents_and_drift_bm25_until_rebuilt(
     fresh = Index.build(kept, tmp_path / "fresh", _config(), progress=False)
     marked = Index.build(sample, tmp_path / "marked", _config(**MARKS_ONLY), progress=False)
     marked.delete(gone)
-    entry = marked.manifest.components["lexical"]
+    entry = marked.manifest.components["bm25"]
     sentences = sum(len(r.sentences) for r in kept)
     assert entry["documents"] == {"sentences": sentences, "reports": len(kept)}
     assert entry["deleted"] == {"sentences": sum(len(r.sentences) for r in sample) - sentences,
@@ -128,9 +128,9 @@ def test_delete_marks_hide_documents_and_drift_bm25_until_rebuilt(
                                                                  max_deleted_fraction=0.2),
                           progress=False)
     rebuilt.delete(gone[:3])
-    assert rebuilt.manifest.components["lexical"]["deleted"]["sentences"] > 0  # 3 of 120: marks
+    assert rebuilt.manifest.components["bm25"]["deleted"]["sentences"] > 0  # 3 of 120: marks
     rebuilt.delete(gone[3:])
-    assert rebuilt.manifest.components["lexical"]["deleted"] == {"sentences": 0, "reports": 0}
+    assert rebuilt.manifest.components["bm25"]["deleted"] == {"sentences": 0, "reports": 0}
     assert _top10(rebuilt, queries) == _top10(fresh, queries)
 
 
@@ -154,8 +154,8 @@ def test_a_small_index_deletes_exactly_and_keeps_no_deleted_term(
 def terms_in_files(index: Index, prefix: str) -> list[tuple[str, int]]:
     """Terms starting with ``prefix`` in the term dictionary of every tantivy segment file of
     the index (deleted documents' terms included until a rebuild)."""
-    lexical: LexicalSearcher = index.component("lexical")
-    return [t for g in GRANULARITIES for t in lexical._searchers[g].terms_with_prefix("text",
+    bm25: BM25Searcher = index.component("bm25")
+    return [t for g in GRANULARITIES for t in bm25._searchers[g].terms_with_prefix("text",
                                                                                       prefix)]
 
 
@@ -165,8 +165,8 @@ def test_writes_keep_the_index_key_ordered_and_tied_hits_come_in_key_order(
     steps = Index.build(sample[:40], tmp_path / "steps", _config(), progress=False)
     for start in (40, 70, 100):
         steps.add(sample[start:start + 30 if start < 100 else None], progress=False)
-    lexical: LexicalSearcher = steps.component("lexical")
-    assert lexical._ordered_prefix == {"sentences": 4, "reports": 4}  # every segment
+    bm25: BM25Searcher = steps.component("bm25")
+    assert bm25._ordered_prefix == {"sentences": 4, "reports": 4}  # every segment
     for granularity in GRANULARITIES:
         folder = steps.generation.path / "lexical" / granularity
         recorded = json.loads((folder / ORDER_FILE).read_text())["segments"]
@@ -176,7 +176,7 @@ def test_writes_keep_the_index_key_ordered_and_tied_hits_come_in_key_order(
         assert all(a["last"] < b["first"] for a, b in pairwise(listed))
     fast = _top10(steps, queries)
     for prefix in range(4):  # ties at the cut beyond the prefix: fetched and sorted by keys
-        lexical._ordered_prefix = {g: prefix for g in GRANULARITIES}
+        bm25._ordered_prefix = {g: prefix for g in GRANULARITIES}
         assert _top10(steps, queries) == fast
 
 
@@ -190,7 +190,7 @@ def test_a_segment_out_of_key_order_falls_back_to_sorting_the_ties(
     folder = steps.generation.path / "lexical" / "sentences"
     recorded = json.loads((folder / ORDER_FILE).read_text())["segments"].values()
     assert not all(r["in_order"] for r in recorded)
-    assert steps.component("lexical")._ordered_prefix["sentences"] < len(recorded)
+    assert steps.component("bm25")._ordered_prefix["sentences"] < len(recorded)
     assert _top10(steps, queries) == _top10(fresh, queries)
     assert check_index(steps.path)[1] == []
 
@@ -208,6 +208,6 @@ def test_check_finds_a_key_order_record_that_is_not_the_segments(
     path.write_text(json.dumps(record))
     assert any(ORDER_FILE in p for p in check_index(index.path)[1])  # its checksum first
     gen = index.generation
-    entry = index.manifest.components["lexical"]
-    problems = LexicalComponent({}).check(gen, CoreRows.read(gen), entry)
+    entry = index.manifest.components["bm25"]
+    problems = BM25Component({}).check(gen, CoreRows.read(gen), entry)
     assert [p for p in problems if f"{first} has key range" in p]

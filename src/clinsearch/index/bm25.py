@@ -1,4 +1,4 @@
-"""The ``lexical`` component: tantivy BM25 indexes over sentences and over whole reports.
+"""The ``bm25`` component: tantivy BM25 indexes over sentences and over whole reports.
 
 Text is split into words, lower-cased, stripped of stopwords and stemmed (Snowball English).
 The default stopword list is Lucene's English list without the negation cues "no" and "not",
@@ -11,7 +11,7 @@ writes new segments beside them; ``delete`` hard-links them and adds tantivy del
 (``.del`` files). tantivy never writes into an existing file (new segments, new ``.del`` files,
 ``meta.json`` replaced by rename), so the previous generation keeps answering as before.
 BM25 statistics are index-wide, so adds give the scores of a fresh build; deleted documents
-still count in them until a merge rebuilds the indexes (see ``LexicalComponent.delete``).
+still count in them until a merge rebuilds the indexes (see ``BM25Component.delete``).
 
 Hits are ordered by (score, report key, sentence index), the same however documents lie in
 segments. tantivy breaks score ties by (segment, document), so every write leaves each index
@@ -47,7 +47,8 @@ from clinsearch.progress import track
 if TYPE_CHECKING:
     from clinsearch.index.integrity import CoreRows
 
-NAME = "lexical"
+NAME = "bm25"
+FOLDER = "lexical"  # its folder in a generation, named as before so existing indexes open
 TOKENIZER = "clinsearch_text"
 LUCENE_ENGLISH_STOPWORDS = (
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
@@ -110,7 +111,7 @@ class Ranked:
     exhausted: bool  # every matching document is in these hits
 
 
-class LexicalComponent:
+class BM25Component:
     """Builds and updates a generation's two tantivy indexes, ``lexical/{sentences,reports}``.
 
     Options: ``stemmer`` and ``stopwords`` (the analyzer), ``merge_below_sentences`` and
@@ -130,9 +131,9 @@ class LexicalComponent:
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """Link the previous indexes' files and add the new reports' documents (new segments)."""
-        link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+        link_tree(prev.path / FOLDER, gen.path / FOLDER, skip=_LOCK_FILES)
         for granularity in GRANULARITIES:
-            folder = gen.path / NAME / granularity
+            folder = gen.path / FOLDER / granularity
             batches = _batches(gen, granularity, change.report_keys)
             self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
         return self._info(gen)
@@ -146,12 +147,12 @@ class LexicalComponent:
         the delete rebuilds both indexes when the index holds at most ``merge_below_sentences``
         sentences or when more than ``max_deleted_fraction`` of the documents are deleted.
         """
-        if _counts(prev.path / NAME / "sentences")[0] <= self.merge_below:
+        if _counts(prev.path / FOLDER / "sentences")[0] <= self.merge_below:
             return self._rebuild(gen)
-        link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+        link_tree(prev.path / FOLDER, gen.path / FOLDER, skip=_LOCK_FILES)
         removed = list(change.report_keys)
         for granularity in GRANULARITIES:
-            folder = gen.path / NAME / granularity
+            folder = gen.path / FOLDER / granularity
             index = _open(folder, self.analyzer)
             writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
             writer.delete_documents_by_query(
@@ -160,9 +161,9 @@ class LexicalComponent:
             writer.commit()
             writer.wait_merging_threads()
             _order_segments(folder, granularity, self.analyzer)
-        live, deleted = _counts(gen.path / NAME / "sentences")
+        live, deleted = _counts(gen.path / FOLDER / "sentences")
         if deleted > self.max_deleted * (live + deleted):
-            shutil.rmtree(gen.path / NAME)  # only this generation's links: prev keeps its files
+            shutil.rmtree(gen.path / FOLDER)  # only this generation's links: prev keeps its files
             return self._rebuild(gen)
         return self._info(gen)
 
@@ -177,13 +178,13 @@ class LexicalComponent:
         ``wait_merging_threads``), so rebuilding is how deleted reports are erased.
         """
         if not change.report_keys:
-            link_tree(prev.path / NAME, gen.path / NAME, skip=_LOCK_FILES)
+            link_tree(prev.path / FOLDER, gen.path / FOLDER, skip=_LOCK_FILES)
             return self._info(gen)
         return self._rebuild(gen)
 
-    def open(self, gen: Generation) -> LexicalSearcher:
+    def open(self, gen: Generation) -> BM25Searcher:
         """A searcher over the generation's indexes."""
-        return LexicalSearcher(gen.path / NAME, self.analyzer)
+        return BM25Searcher(gen.path / FOLDER, self.analyzer)
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
         """Problems: live BM25 documents that are not exactly the reports and the sentences,
@@ -193,7 +194,7 @@ class LexicalComponent:
         problems = []
         for granularity in GRANULARITIES:
             keys, indexes = searcher.all_keys(granularity)
-            folder = gen.path / NAME / granularity
+            folder = gen.path / FOLDER / granularity
             if granularity == "reports":
                 agree = np.array_equal(np.sort(keys), np.sort(core.report_keys))
             else:
@@ -214,7 +215,7 @@ class LexicalComponent:
     def _rebuild(self, gen: Generation) -> dict[str, Any]:
         """Write both indexes anew from the generation's tables (its live reports)."""
         for granularity in GRANULARITIES:
-            folder = gen.path / NAME / granularity
+            folder = gen.path / FOLDER / granularity
             _create(folder, granularity)
             batches = _batches(gen, granularity, None)
             self._commit(folder, _documents(batches, granularity), gen.progress, granularity)
@@ -239,7 +240,7 @@ class LexicalComponent:
 
     def _info(self, gen: Generation) -> dict[str, Any]:
         """The manifest entry: live and deleted document counts, the analyzer settings."""
-        counts = {g: _counts(gen.path / NAME / g) for g in GRANULARITIES}
+        counts = {g: _counts(gen.path / FOLDER / g) for g in GRANULARITIES}
         return {
             "documents": {g: live for g, (live, _) in counts.items()},
             "deleted": {g: deleted for g, (_, deleted) in counts.items()},
@@ -247,7 +248,7 @@ class LexicalComponent:
         }
 
 
-class LexicalSearcher:
+class BM25Searcher:
     """BM25 search over the sentence and report indexes of one generation."""
 
     def __init__(self, folder: Path, analyzer: Analyzer) -> None:

@@ -28,13 +28,14 @@ from clinsearch.index.finding_match import (
     finding_matcher,
 )
 from clinsearch.index.unit_map import UnitMap, dictionary_codes
-from clinsearch.search.cohort.syntax import UNITS, Filter, Unit, fold
+from clinsearch.search.cohort.syntax import Filter, fold
+from clinsearch.units import LEVELS, Level
 
 if TYPE_CHECKING:
     import duckdb
 
-    from clinsearch.index import Index
-    from clinsearch.index.store import Column
+    from clinsearch.index import IndexStore
+    from clinsearch.index.row_lookup import Column
 
 
 FilterColumn = Literal["type", "date", "section"]
@@ -57,17 +58,17 @@ class RowValues(Protocol):
 
 
 class StoredRows:
-    """``RowValues`` of an index generation: ids and texts from its store (the row groups
+    """``RowValues`` of an index generation: ids and texts from its row lookup (the row groups
     holding the rows asked for), phrases by DuckDB over its sentences files (deleted reports
     left out), the phrase a bound parameter."""
 
-    def __init__(self, index: Index) -> None:
-        self.store, self.generation = index.store, index.generation
-        store = self.store
+    def __init__(self, index: IndexStore) -> None:
+        self.lookup, self.generation = index.lookup, index.generation
+        lookup = self.lookup
         self._columns: dict[str, dict[str, Column]] = {
-            "reports": {"id": store.report_ids, "patient_id": store.patient_ids,
-                        "visit_id": store.visit_ids},
-            "sentences": {"id": store.sentence_ids, "text": store.sentence_texts},
+            "reports": {"id": lookup.report_ids, "patient_id": lookup.patient_ids,
+                        "visit_id": lookup.visit_ids},
+            "sentences": {"id": lookup.sentence_ids, "text": lookup.sentence_texts},
         }
         self._local = threading.local()
 
@@ -83,7 +84,7 @@ class StoredRows:
             cursor = self._local.cursor = connect({"sentences": self.generation.rows("sentences")})
         got = cursor.execute('SELECT report_key, "index" FROM sentences'
                              " WHERE contains(lower(text), ?)", [phrase.lower()]).fetchnumpy()
-        return self.store.sentence_rows(np.asarray(got["report_key"], np.int64),
+        return self.lookup.sentence_rows(np.asarray(got["report_key"], np.int64),
                                         np.asarray(got["index"], np.int64))
 
 
@@ -111,8 +112,8 @@ class ArrowRows:
         return np.asarray(got["sentence"], dtype=np.int64)
 
 
-class CohortCorpus:
-    """Unit hierarchy, filter columns and the findings of one index generation."""
+class CohortArrays:
+    """Level hierarchy, filter columns and the findings of one index generation, as arrays."""
 
     def __init__(self, units: UnitMap, columns: Callable[[FilterColumn], pa.ChunkedArray],
                  values: RowValues, findings: FindingMatcher) -> None:
@@ -124,8 +125,8 @@ class CohortCorpus:
         self.findings, self.values, self.unit_map = findings, values, units
         self._columns = columns
         self.sentence_report = units.sentence_report
-        self.size: dict[Unit, int] = {u: units.size(u) for u in UNITS}
-        self._sentence_unit: dict[Unit, np.ndarray] = {}
+        self.size: dict[Level, int] = {u: units.size(u) for u in LEVELS}
+        self._sentence_unit: dict[Level, np.ndarray] = {}
 
     @cached_property
     def _types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -152,11 +153,11 @@ class CohortCorpus:
         """Each report's date as yyyymmdd (0: none)."""
         return self._dates[0]
 
-    def sentence_units(self, unit: Unit, sentences: np.ndarray) -> np.ndarray:
+    def sentence_units(self, unit: Level, sentences: np.ndarray) -> np.ndarray:
         """The ``unit`` of each of ``sentences``."""
         return self.unit_map.of(unit, "sentence", sentences)
 
-    def sentence_unit(self, unit: Unit) -> np.ndarray:
+    def sentence_unit(self, unit: Level) -> np.ndarray:
         """The ``unit`` of every sentence (built on first use)."""
         if unit not in self._sentence_unit:
             self._sentence_unit[unit] = self.sentence_units(
@@ -164,10 +165,10 @@ class CohortCorpus:
         return self._sentence_unit[unit]
 
     @cached_property
-    def first_report(self) -> dict[Unit, np.ndarray]:
+    def first_report(self) -> dict[Level, np.ndarray]:
         """A report of each report, visit and patient, to show the unit's ids."""
         reports = np.arange(self.size["report"])
-        out: dict[Unit, np.ndarray] = {}
+        out: dict[Level, np.ndarray] = {}
         for unit in ("report", "visit", "patient"):
             first = np.zeros(self.size[unit], dtype=np.int64)
             first[self._of_reports(unit, reports)[::-1]] = reports[::-1]
@@ -187,22 +188,22 @@ class CohortCorpus:
     @cached_property
     def row_section(self) -> np.ndarray:
         """The section code of each row (-1: a report without sentences); comparing codes is
-        ~10x faster than strings."""
+        much faster than comparing strings."""
         code = self._sections[1]
         return np.concatenate([code, np.full(len(self._empty_reports), -1, code.dtype)])
 
     @cached_property
-    def row_unit(self) -> dict[Unit, np.ndarray]:
+    def row_unit(self) -> dict[Level, np.ndarray]:
         """The unit of each row, per unit (-1: no sentence)."""
         empty = self._empty_reports
         out = {u: np.concatenate([self.sentence_unit(u), self._of_reports(u, empty)])
-               for u in UNITS[1:]}
+               for u in LEVELS[1:]}
         out["sentence"] = np.concatenate([np.arange(len(self.sentence_report)),
                                           np.full(len(empty), -1)])
         return out
 
     @classmethod
-    def from_index(cls, index: Index) -> CohortCorpus:
+    def from_index(cls, index: IndexStore) -> CohortArrays:
         """Load an index's live generation: its key columns, its filter columns as dictionary
         codes and its findings service (ids and texts stay on disk until shown)."""
         gen = index.generation
@@ -211,10 +212,10 @@ class CohortCorpus:
             table = "sentences" if name == "section" else "reports"
             return gen.table(table, [name], dictionary=[name]).column(name)
 
-        return cls(index.store.units, column, StoredRows(index), finding_matcher(index))
+        return cls(index.lookup.units, column, StoredRows(index), finding_matcher(index))
 
     @classmethod
-    def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortCorpus:
+    def from_arrow(cls, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> CohortArrays:
         """Load from in-memory Arrow tables with the index's column names (used by tests)."""
         report_ids = reports.column("id").to_pylist()
         row_of = {rid: row for row, rid in enumerate(report_ids)}
@@ -236,7 +237,7 @@ class CohortCorpus:
         return cls(units, lambda name: tables[name].column(name), ArrowRows(reports, sentences),
                    matcher)
 
-    def _of_reports(self, unit: Unit, reports: np.ndarray) -> np.ndarray:
+    def _of_reports(self, unit: Level, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
         return self.unit_map.of(unit, "report", reports)
 
@@ -289,7 +290,7 @@ class CohortCorpus:
         _, _, names, raw = self._sections
         return sorted({str(s) for s in names[np.unique(raw)] if s})
 
-    def units(self, unit: Unit, rows: np.ndarray | None) -> np.ndarray:
+    def units(self, unit: Level, rows: np.ndarray | None) -> np.ndarray:
         """A boolean mask over ``unit`` ids: those of the selected rows (None: of every row)."""
         if rows is None:
             return np.ones(self.size[unit], dtype=bool)
@@ -298,15 +299,15 @@ class CohortCorpus:
         mask[ids[ids >= 0]] = True
         return mask
 
-    def lift(self, mask: np.ndarray, source: Unit, target: Unit) -> np.ndarray:
+    def lift(self, mask: np.ndarray, source: Level, target: Level) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``."""
-        if UNITS.index(source) < UNITS.index(target):  # finer to coarser: project
+        if LEVELS.index(source) < LEVELS.index(target):  # finer to coarser: project
             out = np.zeros(self.size[target], dtype=bool)
             out[self.parent(source, target)[np.flatnonzero(mask)]] = True
             return out
         return mask[self.parent(target, source)]  # coarser to finer: broadcast
 
-    def parent(self, unit: Unit, above: Unit) -> np.ndarray:
+    def parent(self, unit: Level, above: Level) -> np.ndarray:
         """For each ``unit`` id, the id of the ``above`` unit holding it."""
         if unit == "sentence":
             return self.sentence_unit(above)

@@ -1,7 +1,7 @@
-"""Build tiny randomly initialised BERT folders (encoder or cross-encoder) offline.
+"""Test helper: build tiny randomly initialised BERT folders (encoder or cross-encoder) offline.
 
-For tests and smoke runs: they load through the same paths as real models, in well under a
-second, with no download. Their scores mean nothing until trained.
+They load through the same paths as real models, with no download; their scores mean nothing
+until trained.
 """
 
 from __future__ import annotations

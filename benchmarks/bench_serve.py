@@ -240,7 +240,8 @@ def main() -> None:
         with log_path.open("w") as log_file:
             server = subprocess.Popen(
                 [sys.executable, "-m", "clinsearch", "serve", str(index), "--port", str(port),
-                 "--users", str(work / "users.json"), "--audit-log", str(work / "audit.jsonl")],
+                 "--users", str(work / "users.json"), "--audit-log", str(work / "audit.jsonl"),
+                 "--audit-key", str(work / "state" / "audit.key")],
                 stdout=log_file, stderr=subprocess.STDOUT, env=os.environ | {"COLUMNS": "200"})
         try:
             _wait_ready(port, server, log_path)
@@ -272,6 +273,11 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=30)
         _print(args, start_s, wall, tally, changes, commits, audit_lines)
+        verified = subprocess.run(
+            [sys.executable, "-m", "clinsearch", "audit", "verify", str(work / "audit.jsonl"),
+             "--audit-key", str(work / "state" / "audit.key")], capture_output=True, text=True)
+        print(f"audit verify: exit {verified.returncode}: {verified.stdout.strip()}"
+              f"{verified.stderr.strip()}")
 
 
 def _wait_ready(port: int, server: subprocess.Popen, log_path: Path) -> None:

@@ -120,6 +120,23 @@ def test_explain_marks_findings(mini_path: Path) -> None:
     assert "finding|absent|pneumothorax" in result.output
 
 
+@pytest.mark.parametrize(
+    ("sentence", "pattern", "not_there"),
+    [
+        ("No hydronephrosis.", "finding|absent|hydronephrosis", None),
+        ("Urinary tract infection.", "disease|present|urinary tract infection", "pneumonia"),
+        ("The heart is not enlarged.", "finding|absent|cardiomegaly", "|present|cardiomegaly"),
+    ],
+)
+def test_explain_reads_the_whole_department(sentence: str, pattern: str,
+                                            not_there: str | None) -> None:
+    """The shipped lexicon: kidneys, organ-qualified infections, anatomy with a state."""
+    result = runner.invoke(app, ["explain", sentence])
+    assert result.exit_code == 0, result.output
+    assert pattern in result.output
+    assert not_there is None or not_there not in result.output
+
+
 def test_lexicon_stats_and_lookup(mini_path: Path) -> None:
     stats = runner.invoke(app, ["lexicon", "stats", "--lexicon", str(mini_path)])
     assert stats.exit_code == 0

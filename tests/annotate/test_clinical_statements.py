@@ -55,21 +55,62 @@ def test_normal_statements_deny_only_what_the_lexicon_declares(
                     "pleural_effusion") == ["present"]
     assert polarity(shipped_annotator, "A nodule was found and removed.", "nodule") == [
         "present"]
-    # the denied findings stand at the anatomy's words and keep its side
+    # the denied findings stand at the anatomy and state words and keep the anatomy's side
     right = [f for f in shipped_annotator.annotate("The right lung is clear.")
              if f.concept == "consolidation"]
-    assert right[0].text == "lung" and [m.value for m in right[0].modifiers] == ["right"]
+    assert right[0].text == "lung is clear" and [m.value for m in right[0].modifiers] == [
+        "right"]
 
 
-def test_normal_denies_is_lexicon_data_validated_with_file_and_line() -> None:
+STATES = ("anatomy_states:\n  links: [is]\n  states:\n"
+          "    enlarged: {polarity: present, words: [enlarged]}\n")
+
+
+def test_anatomy_states_are_lexicon_data_validated_with_file_and_line() -> None:
     text = ("format: clinsearch-lexicon/1\nconcepts:\n"
-            "  - {id: heart, name: heart, type: anatomy, normal_denies: [cardiomegaly]}\n")
-    with pytest.raises(InputError, match=r"x\.yaml:3.*normal_denies.*unknown concept"):
+            "  - {id: heart, name: heart, type: anatomy, states: {enlarged: [cardiomegaly]}}\n"
+            + STATES)
+    with pytest.raises(InputError, match=r"x\.yaml:3.*states.*unknown concept 'cardiomegaly'"):
         parse_lexicon(text, "x.yaml")
-    ok = parse_lexicon(text.replace("]}", "]}\n  - {id: cardiomegaly, name: cardiomegaly,"
-                                          " type: finding}"), "x.yaml")
-    assert ok.concepts["heart"].normal_denies == ("cardiomegaly",)
-    assert Lexicon.load().concepts["heart"].normal_denies == ("cardiomegaly",)
+    with pytest.raises(InputError, match=r"x\.yaml:3.*states.*unknown state 'dilated'"):
+        parse_lexicon(text.replace("{enlarged:", "{dilated:"), "x.yaml")
+    with pytest.raises(InputError, match=r"x\.yaml:7.*polarity.*'maybe' is not one of"):
+        parse_lexicon(text.replace("polarity: present", "polarity: maybe"), "x.yaml")
+    with pytest.raises(InputError, match=r"x\.yaml:3.*only an anatomy concept has states"):
+        parse_lexicon(text.replace("type: anatomy", "type: finding"), "x.yaml")
+    ok = parse_lexicon(text.replace("}}\n", "}}\n  - {id: cardiomegaly, name: cardiomegaly,"
+                                           " type: finding}\n"), "x.yaml")
+    assert ok.concepts["heart"].findings_in("enlarged") == ("cardiomegaly",)
+    assert ok.anatomy_states.states["enlarged"].words == ("enlarged",)
+    shipped = Lexicon.load().concepts["heart"]
+    assert shipped.findings_in("normal") == shipped.findings_in("enlarged") == ("cardiomegaly",)
+
+
+@pytest.mark.parametrize(
+    ("text", "concept", "expected"),
+    [
+        ("The heart is not enlarged.", "cardiomegaly", ["absent"]),
+        ("Normal heart size.", "cardiomegaly", ["absent"]),
+        ("The heart is mildly enlarged.", "cardiomegaly", ["present"]),
+        ("Heart size may be enlarged.", "cardiomegaly", ["uncertain"]),
+        ("The kidneys are normal in size.", "hydronephrosis", ["absent"]),
+        ("No dilatation of the collecting system.", "hydronephrosis", ["absent"]),
+        ("Mild dilatation of the right renal collecting system.", "hydronephrosis",
+         ["present"]),
+        ("Enlarged liver.", "hepatomegaly", ["present"]),
+        ("The liver and spleen are enlarged.", "splenomegaly", ["present"]),
+        ("The liver is not enlarged.", "hepatomegaly", ["absent"]),
+        # a state word said of no anatomy, or of one without that state, is nothing
+        ("Large right pleural effusion.", "cardiomegaly", []),
+        ("The lungs are enlarged.", "cardiomegaly", []),
+        ("Clear fluid in the bladder.", "hydronephrosis", []),
+        # the state is said of the anatomy before it, across a sentence never
+        ("Heart size is normal. Enlarged liver.", "cardiomegaly", ["absent"]),
+    ],
+)
+def test_anatomy_with_a_state_is_a_finding(shipped_annotator: Annotator, text: str,
+                                           concept: str, expected: list[str]) -> None:
+    assert polarity(shipped_annotator, text, concept) == expected
 
 
 @pytest.mark.parametrize(

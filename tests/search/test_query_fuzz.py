@@ -1,6 +1,7 @@
 """Query fuzz test (issue 15): no query a user can type makes search or the cohort parser crash.
 
-10,000 seeded queries built from the shipped lexicon (terms, abbreviations, modifiers) with
+10,000 seeded queries built from the shipped lexicon (terms, abbreviations, modifiers of all its
+files: chest, abdomen, urology, neuro, musculoskeletal, vascular, clinical history, HPO) with
 hedges, negations, "or", misspellings, case changes, punctuation, unicode and very long text,
 over the bundled sample corpus with a tiny dense encoder and a tiny term model, in batches:
 all of them go through query understanding (the parser concept and hybrid search share) and
@@ -13,12 +14,15 @@ only raise that error too.
 from __future__ import annotations
 
 import random
+import re
+from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 
 from clinsearch import Index, IndexConfig
-from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.lexicon import SHIPPED, Lexicon
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.search.cohort import Cohort, CohortSyntaxError, parse
@@ -117,6 +121,25 @@ def test_generated_queries_cover_every_kind() -> None:
     assert len(set(queries)) > 350 and any(len(q) > 1000 for q in queries)
     assert any(" or " in q.lower() for q in queries) and any("\u200b" in q for q in queries)
     assert generate(Lexicon.load(), 50) == generate(Lexicon.load(), 50)  # seeded
+
+
+def test_generated_queries_cover_every_shipped_vocabulary() -> None:
+    """The queries draw on each file of the shipped lexicon (chest, abdomen, urology, neuro,
+    musculoskeletal, vascular, clinical history, HPO), not on the chest X-ray terms alone."""
+    lexicon = Lexicon.load()
+    grams = []  # the word n-grams of each query, to look forms up in
+    for query in generate(lexicon):
+        words = query.lower().split()
+        grams.append({" ".join(words[i:j]) for i in range(len(words))
+                      for j in range(i + 1, min(i + 7, len(words) + 1))})
+    data = resources.files("clinsearch.annotate") / "data"
+    files = yaml.safe_load((data / SHIPPED).read_text(encoding="utf-8"))["include"]
+    assert len(files) >= 8
+    for name in files:
+        ids = re.findall(r"^  - id: (\S+)$", (data / name).read_text(encoding="utf-8"), re.M)
+        forms = {" ".join(f.lower().split()) for cid in ids
+                 for f in lexicon.concepts[cid].surface_forms}
+        assert sum(1 for g in grams if not g.isdisjoint(forms)) >= 20, name
 
 
 def test_no_query_crashes_search_or_the_cohort_parser(

@@ -42,7 +42,7 @@ def test_a_full_disk_under_the_audit_log(index_dir: Path, tiny_disk: Path, tmp_p
         assert status == 200 and body["hits"]
         filler = _fill(tiny_disk)
         status, failed = _search(server)
-        assert status == 503 and failed == {"detail": f"{audit}: no space left on device"}
+        assert status == 503 and failed == {"detail": "audit.jsonl: no space left on device"}
         filler.unlink()
         status, body = _search(server)
         assert status == 200 and body["hits"]
@@ -63,3 +63,24 @@ def test_a_broken_index_while_serving(index_dir: Path, tmp_path: Path) -> None:
         assert "no such file or directory" in detail and "\n" not in detail
         assert server.call("GET", "/api/session", role=None).status == 200
     _clean(log.read_text(), answer.text)
+
+
+def test_refused_records_are_not_half_counted_and_restart_works(
+        index_dir: Path, tiny_disk: Path, tmp_path: Path) -> None:
+    """Issue 27, item 4: requests refused while the disk is full leave neither records nor a
+    head out of step, so verification passes and a restart after space returns works."""
+    audit = tiny_disk / "audit.jsonl"
+    with serving(index_dir, audit, tmp_path / "server.log") as server:
+        assert _search(server)[0] == 200
+        filler = _fill(tiny_disk)
+        for _ in range(3):
+            assert _search(server)[0] == 503
+        code, _, err = run("audit", "verify", audit)
+        assert code == 0, err  # while the disk is still full
+    filler.unlink()
+    with serving(index_dir, audit, tmp_path / "again.log") as server:
+        status, body = _search(server)
+        assert status == 200 and body["hits"]
+    code, _, err = run("audit", "verify", audit)
+    assert code == 0, err
+    assert not list(tiny_disk.glob(".*.tmp"))

@@ -126,15 +126,16 @@ def server(sample_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @contextmanager
 def serving(index: Path, audit: Path, log: Path, *, users: Path | None = None,
-            tokens: dict[str, str] | None = None) -> Iterator[Server]:
+            tokens: dict[str, str] | None = None, options: tuple[str, ...] = ()
+            ) -> Iterator[Server]:
     """A real ``clinsearch serve`` over ``index`` (tokens from ``users``; without users
-    ``--no-auth``, on loopback) until the block ends."""
+    ``--no-auth``, on loopback; more ``options`` for serve) until the block ends."""
     port = free_port()
     auth = ["--users", str(users)] if users is not None else ["--no-auth"]
     with log.open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "clinsearch", "serve", str(index), "--port", str(port),
-             *auth, "--audit-log", str(audit)],
+             *auth, "--audit-log", str(audit), *options],
             stdout=out, stderr=subprocess.STDOUT, env=os.environ | {"COLUMNS": "200"},
         )
     started = Server(f"http://127.0.0.1:{port}", index, audit, users or Path(), log,

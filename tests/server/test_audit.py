@@ -1,39 +1,50 @@
-"""The audit trail's hash chain: appended records verify; any edit, removal, reordering or cut is
-caught by ``clinsearch audit verify``."""
+"""The audit trail's keyed chain: appended records verify; any edit, forgery, removal,
+reordering or cut is caught by ``clinsearch audit verify``, also by someone who can write the
+log and recompute hashes but lacks the key (issue 27, item 3); a plain chain is migrated."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.server.audit import AuditLog, verify_audit
+from clinsearch.server.audit import AuditLog, verify_log
+from clinsearch.server.audit_chain import head_path, plain_hash, private_head_path
+from clinsearch.server.audit_key import default_key_path
 
 from .conftest import clinsearch
+
+
+def _write(log: AuditLog, n: int) -> None:
+    for i in range(n):
+        log.write(user="u", role="researcher", purpose="p", endpoint="search",
+                  params={"q": f"query {i}"}, counts={"total": i})
 
 
 @pytest.fixture
 def log_path(tmp_path: Path) -> Path:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(path)
-    for n in range(5):
-        log.write(user="u", role="researcher", purpose="p", endpoint="search",
-                  params={"q": f"query {n}"}, counts={"total": n})
+    _write(log, 5)
     log.close()
     return path
 
 
 def test_records_chain_and_resume(log_path: Path) -> None:
-    assert verify_audit(log_path).ok and verify_audit(log_path).records == 5
+    assert verify_log(log_path).ok and verify_log(log_path).records == 6  # chain-start + 5
+    first = json.loads(log_path.read_text().splitlines()[0])
+    assert first["endpoint"] == "chain-start" and first["follows"] is None
     log = AuditLog(log_path)  # a restarted server continues the chain
     log.write(user="u", role="viewer", purpose="p", endpoint="cohort", params={}, counts={})
     log.close()
-    result = verify_audit(log_path)
-    assert result.ok and result.records == 6
-    assert json.loads(log_path.read_text().splitlines()[-1])["seq"] == 5
+    result = verify_log(log_path)
+    assert result.ok and result.records == 7 and result.keyed
+    assert json.loads(log_path.read_text().splitlines()[-1])["seq"] == 6
     assert oct(log_path.stat().st_mode & 0o777) == "0o600"
+    assert oct(default_key_path().stat().st_mode & 0o777) == "0o600"
     assert clinsearch("audit", "verify", str(log_path)).returncode == 0
 
 
@@ -43,33 +54,150 @@ def _edit(lines: list[str]) -> list[str]:
     return [*lines[:2], json.dumps(record, separators=(",", ":")), *lines[3:]]
 
 
+def _forge(lines: list[str]) -> list[str]:
+    """Append a record linked to the last one by the mac the head shows, with a made-up mac."""
+    last = json.loads(lines[-1])
+    forged = {**last, "seq": last["seq"] + 1, "user": "mallory", "prev": last["mac"],
+              "mac": hashlib.sha256(b"guess").hexdigest()}
+    return [*lines, json.dumps(forged, separators=(",", ":"))]
+
+
 @pytest.mark.parametrize("tamper", [
     pytest.param(_edit, id="edited"),
     pytest.param(lambda lines: lines[:1] + lines[2:], id="removed"),
     pytest.param(lambda lines: [lines[0], lines[2], lines[1], *lines[3:]], id="reordered"),
     pytest.param(lambda lines: lines[:-1], id="cut-off-the-end"),
     pytest.param(lambda lines: [*lines[:-1], lines[-1].replace('"u"', '"x"')], id="last-edited"),
+    pytest.param(_forge, id="forged-record-appended"),
 ])
 def test_tampering_is_detected(log_path: Path, tamper) -> None:  # type: ignore[no-untyped-def]
     lines = log_path.read_text().splitlines()
     log_path.write_text("\n".join(tamper(lines)) + "\n")
-    assert not verify_audit(log_path).ok
+    assert not verify_log(log_path).ok
     result = clinsearch("audit", "verify", str(log_path), check=False)
     assert result.returncode == 1 and "tampered" in result.stderr
     with pytest.raises(ClinsearchError, match="fails verification"):
         AuditLog(log_path)  # a server refuses to extend a broken chain
 
 
+def test_cut_records_and_a_deleted_head_are_detected(log_path: Path) -> None:
+    lines = log_path.read_text().splitlines()
+    log_path.write_text("\n".join(lines[:-2]) + "\n")
+    head_path(log_path).unlink()
+    problems = verify_log(log_path).problems
+    assert any("head is missing" in p for p in problems)
+    assert any("does not name the last record" in p for p in problems)  # the private head
+
+
+def test_an_emptied_log_without_its_head_is_detected(log_path: Path) -> None:
+    log_path.write_text("")
+    head_path(log_path).unlink()
+    assert not verify_log(log_path).ok  # the head in the key's private folder remains
+    log = AuditLog(log_path)  # a server starts a new chain that names the missing one
+    log.close()
+    first = json.loads(log_path.read_text().splitlines()[0])
+    assert first["follows"]["reason"] == "the log was missing or empty at start"
+    assert first["follows"]["records"] == 6
+    assert verify_log(log_path).ok and verify_log(log_path).follows == first["follows"]
+
+
+def test_a_chain_recomputed_without_the_key_is_detected(log_path: Path) -> None:
+    """The attack on the plain chain: edit a record, recompute every link and the head."""
+    lines = _edit(log_path.read_text().splitlines())
+    prev = json.loads(lines[0])["prev"]
+    rewritten = []
+    for line in lines:
+        record = json.loads(line)
+        record["prev"] = prev
+        line = json.dumps(record, separators=(",", ":"))
+        prev = plain_hash(line.encode())
+        rewritten.append(line)
+    log_path.write_text("\n".join(rewritten) + "\n")
+    head_path(log_path).write_text(f"{len(rewritten) - 1} {prev}\n")
+    assert not verify_log(log_path).ok
+
+
+def test_anchored_checkpoints_catch_a_restored_older_log(log_path: Path) -> None:
+    old = log_path.read_bytes(), head_path(log_path).read_bytes()
+    private = private_head_path(default_key_path(), log_path)
+    old_private = private.read_bytes()
+    log = AuditLog(log_path)
+    _write(log, 2)
+    log.close()
+    anchor = clinsearch("audit", "checkpoint", str(log_path)).stdout.strip()
+    assert anchor.startswith("7:")
+    log_path.write_bytes(old[0])  # every file the server wrote put back as it was
+    head_path(log_path).write_bytes(old[1])
+    private.write_bytes(old_private)
+    assert verify_log(log_path).ok  # indistinguishable on this machine...
+    result = clinsearch("audit", "verify", str(log_path), "--anchor", anchor, check=False)
+    assert result.returncode == 1 and "anchored elsewhere" in result.stderr  # ...not off it
+
+
 def test_crash_between_record_and_head_is_not_tampering(log_path: Path) -> None:
-    head = log_path.with_name(log_path.name + ".head")
-    before = head.read_bytes()
+    heads = head_path(log_path), private_head_path(default_key_path(), log_path)
+    before = [h.read_bytes() for h in heads]
     log = AuditLog(log_path)
     log.write(user="u", role="viewer", purpose="p", endpoint="search", params={}, counts={})
     log.close()
-    head.write_bytes(before)  # the record reached the disk, its head did not
-    assert verify_audit(log_path).ok
-    AuditLog(log_path).close()  # a restarted server accepts the log and brings the head up
-    assert head.read_text().split()[0] == "5"
-    head.write_bytes(before)
+    for head, old in zip(heads, before, strict=True):
+        head.write_bytes(old)  # the record reached the disk, its heads did not
+    assert verify_log(log_path).ok
+    AuditLog(log_path).close()  # a restarted server accepts the log and brings the heads up
+    assert heads[0].read_text().split()[0] == "6"
+    heads[0].write_bytes(before[0])
     log_path.write_text("\n".join(log_path.read_text().splitlines()[:-2]) + "\n")
-    assert not verify_audit(log_path).ok  # a head ahead of the log: records were cut off
+    assert not verify_log(log_path).ok  # a head ahead of the log: records were cut off
+
+
+def test_a_plain_chain_is_verified_and_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    prev, lines = "0" * 64, []
+    for seq in range(3):
+        line = json.dumps({"seq": seq, "user": "u", "prev": prev}, separators=(",", ":"))
+        lines.append(line)
+        prev = plain_hash(line.encode())
+    path.write_text("\n".join(lines) + "\n")
+    head_path(path).write_text(f"2 {prev}\n")
+    assert verify_log(path).ok and not verify_log(path).keyed
+    AuditLog(path).close()
+    kept = [p for p in tmp_path.iterdir() if ".plain-" in p.name and not p.name.endswith(".head")]
+    assert len(kept) == 1 and verify_log(kept[0]).ok  # the old chain, kept and still verifiable
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first["follows"] == {"reason": "migrated from a plain SHA-256 chain",
+                                "file": kept[0].name, "records": 3, "last": prev}
+    assert verify_log(path).ok and verify_log(path).keyed
+
+
+def test_a_key_others_may_read_or_beside_the_log_is_refused(tmp_path: Path) -> None:
+    key = tmp_path / "keys" / "audit.key"
+    AuditLog(tmp_path / "audit.jsonl", key).close()
+    key.chmod(0o644)
+    with pytest.raises(ClinsearchError, match="read or changed by others"):
+        AuditLog(tmp_path / "audit.jsonl", key)
+    with pytest.raises(ClinsearchError, match="apart from the log"):
+        AuditLog(tmp_path / "other.jsonl", tmp_path / "audit.key")
+
+
+def test_stale_head_temporaries_are_removed_on_start(log_path: Path) -> None:
+    stale = log_path.parent / f".{log_path.name}.head.abc123.tmp"  # as a kill -9 leaves it
+    stale.write_text("0 x\n")
+    AuditLog(log_path).close()
+    assert not stale.exists()
+    assert not list(log_path.parent.glob(".*.tmp"))
+
+
+def test_periodic_checkpoints_are_chained_and_logged(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "audit.jsonl"
+    with caplog.at_level("INFO", logger="clinsearch.audit"):
+        log = AuditLog(path, checkpoint_every=3)
+        _write(log, 5)
+        log.close()
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    checkpoints = [r for r in records if r["endpoint"] == "checkpoint"]
+    assert [r["records"] for r in checkpoints] == [3, 6]
+    logged = [m for m in caplog.messages if m.startswith("audit checkpoint (periodic)")]
+    assert len(logged) == 2 and checkpoints[0]["mac"] in logged[0]
+    anchor = logged[0].split("record ")[1].replace(" mac ", ":")
+    assert clinsearch("audit", "verify", str(path), "--anchor", anchor).returncode == 0

@@ -10,7 +10,9 @@ from itertools import repeat
 
 from spacy.tokens import Doc, Span
 
-from clinsearch.annotate.context_rules import applicable, context_of, polarity_of, states_normal
+from clinsearch.annotate.anatomy_states import Span as StateSpan
+from clinsearch.annotate.anatomy_states import StateWords
+from clinsearch.annotate.context_rules import WITHIN_NORMAL, applicable, context_of, polarity_of
 from clinsearch.annotate.finding import Finding, Modifier
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
@@ -31,6 +33,7 @@ from clinsearch.annotate.surface_cache import cached_concept_index
 from clinsearch.annotate.surface_index import SurfaceIndex
 
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
+STATE_TYPE = "state"  # a state word's type while it is read (never a finding's)
 
 
 class Annotator:
@@ -42,6 +45,7 @@ class Annotator:
         self.context = LazyConText(self.nlp, radiology_rules=radiology_rules)
         self._concepts = cached_concept_index(self.lexicon)
         self._modifiers = ModifierMatcher(self.lexicon)
+        self._states = StateWords(self.lexicon)
         self._inner_categories = {  # a word that is itself a concept term is never skipped
             word: cats
             for word, cats in single_word_categories(self.lexicon).items()
@@ -121,13 +125,17 @@ class Annotator:
             yield self._findings(self.context(doc), prepared_keys.popleft(), text, offsets)
 
     def _spans(self, doc: Doc, keys: TextKeys, targets: tuple[str, ...]) -> list[Span]:
-        """Concept spans: caller targets first, then lexicon concepts that do not overlap them."""
+        """Concept spans: caller targets first, then lexicon concepts that do not overlap them,
+        then state words ("enlarged", "normal in size") in the words left."""
         spans: list[Span] = []
         taken: set[int] = set()
         indexes = [self._target_index(targets), self._concepts] if targets else [self._concepts]
+        indexes.append(self._states.index)
         gaps = self._inner_words(keys)
         for index in indexes:
-            for label, start, end in index.find_with_gaps(doc, keys, gaps):
+            for label, start, end in index.find_with_gaps(doc, keys,
+                                                          () if index is self._states.index
+                                                          else gaps):
                 if taken.isdisjoint(range(start, end)):
                     spans.append(Span(doc, start, end, label=label))
                     taken.update(range(start, end))
@@ -148,29 +156,45 @@ class Annotator:
         overlaps a finding's own words does not modify it.
         """
         mentions = self._modifiers(doc, keys)
-        covers = [m.modifier_span for m in doc._.context_graph.modifiers]
-        covers += [(m.start, m.end) for m in mentions]
+        cues = [(m.modifier_span, m.category) for m in doc._.context_graph.modifiers]
+        covers = [span for span, _ in cues] + [(m.start, m.end) for m in mentions]
+        # "is normal" is both a state word and a ConText cue: the cue does not hide the state
+        state_covers = [span for span, category in cues if category != WITHIN_NORMAL]
+        state_covers += [(m.start, m.end) for m in mentions]
         ents = [
             e
             for e in sorted(doc.ents, key=lambda s: s.start)
-            if e.label_.startswith(TARGET_LABEL) or not _covered((e.start, e.end), covers)
+            if e.label_.startswith(TARGET_LABEL)
+            or not _covered((e.start, e.end),
+                            state_covers if self._states.state(e.label_) else covers)
         ]
+        spans = [StateSpan(e.start, e.end, self._type(e.label_) == "anatomy") for e in ents]
+        skippable = frozenset(t for m in mentions for t in range(m.start, m.end))
+        partners = {i: self._states.said_of(doc, spans, i, skippable)
+                    for i, e in enumerate(ents) if self._states.state(e.label_)}
+        # a state word said of no anatomy ("large" in "large effusion") is no mention at all
+        kept = [i for i in range(len(ents)) if partners.get(i, True)]
+        renumber = {old: new for new, old in enumerate(kept)}
+        said_of = {renumber[i]: [renumber[a] for a in anatomies]
+                   for i, anatomies in partners.items() if anatomies}
+        ents, spans = [ents[i] for i in kept], [spans[i] for i in kept]
+        # a state word anchors modifiers as an anatomy does: after the findings of its clause
         anchors = [
             Anchor(
                 e.start,
                 e.end,
-                self._type(e.label_) == "anatomy",
+                self._type(e.label_) in ("anatomy", STATE_TYPE),
                 frozenset(self._concept(e.label_)[1].lower().split()),
             )
             for e in ents
         ]
         clauses = Clauses.of(doc)
         dropped = location_words(clauses, mentions, anchors)
-        ents = [e for i, e in enumerate(ents) if i not in dropped]
-        anchors = [a for i, a in enumerate(anchors) if i not in dropped]
-        attached = attach(doc, clauses, mentions, anchors)
+        shown = [i for i in range(len(ents)) if i not in dropped]
+        attached = dict(zip(shown, attach(doc, clauses, mentions, [anchors[i] for i in shown]),
+                            strict=True))
         findings: list[Finding] = []
-        for ent, mods in zip(ents, attached, strict=True):
+        for i, ent in enumerate(ents):
             concept_type = self._type(ent.label_)
             raw = [
                 m.category
@@ -180,7 +204,7 @@ class Annotator:
             categories = applicable(raw, concept_type)
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
-            finding = Finding(
+            findings.append(Finding(
                 concept=concept,
                 name=name,
                 type=concept_type,
@@ -189,34 +213,63 @@ class Annotator:
                 end=end,
                 polarity=polarity_of(categories),  # type: ignore[arg-type]
                 context=context_of(categories),
-                modifiers=tuple(self._modifier(doc, m, text, offsets) for m in mods),
-            )
-            findings.append(finding)
-            if concept_type == "anatomy" and states_normal(raw):
-                findings += self._denied(finding)
-        return findings
+                modifiers=tuple(self._modifier(doc, m, text, offsets)
+                                for m in attached.get(i, ())),
+            ))
+        stated: dict[int, list[Finding]] = {}  # after the last of their words' mentions
+        for i, anatomies in said_of.items():
+            stated.setdefault(max(i, *anatomies), []).extend(
+                self._stated(findings[i], ents[i].label_, [findings[a] for a in anatomies], text))
+        out: list[Finding] = []
+        for i, finding in enumerate(findings):
+            if i not in said_of and i not in dropped:
+                out.append(finding)
+            out += stated.get(i, [])
+        return out
 
-    def _denied(self, anatomy: Finding) -> list[Finding]:
-        """The findings a normal statement about ``anatomy`` rules out (the lexicon's
-        ``normal_denies``): "heart size is normal" -> cardiomegaly absent, at the same words."""
+    def _stated(self, word: Finding, label: str, anatomies: list[Finding],
+                text: str) -> list[Finding]:
+        """The findings a state word (read by ConText as ``word``) said of ``anatomies`` stands
+        for: "heart is not enlarged" -> cardiomegaly absent, over the anatomy and state words,
+        with both their modifiers. A state that rules its findings out ("normal") makes them
+        absent, or uncertain when hedged; denied ("not normal") it says nothing."""
+        state = self._states.state(label)
+        assert state is not None
+        polarity = word.polarity
+        if state.polarity == "absent":
+            if polarity == "absent":
+                return []
+            polarity = "uncertain" if polarity == "uncertain" else "absent"
         out = []
-        for cid in self.lexicon.concepts[anatomy.concept].normal_denies:
-            denied = self.lexicon.concepts[cid]
-            out.append(replace(anatomy, concept=cid, name=denied.name, type=denied.type,
-                               polarity="absent"))
+        for anatomy in anatomies:
+            start, end = min(anatomy.start, word.start), max(anatomy.end, word.end)
+            modifiers = tuple(sorted({*anatomy.modifiers, *word.modifiers},
+                                     key=lambda m: (m.start, m.category)))
+            for cid in self.lexicon.concepts[anatomy.concept].findings_in(state.name):
+                concept = self.lexicon.concepts[cid]
+                out.append(replace(word, concept=cid, name=concept.name, type=concept.type,
+                                   text=text[start:end], start=start, end=end,
+                                   polarity=polarity, modifiers=modifiers))  # type: ignore[arg-type]
         return out
 
     def _concept(self, label: str) -> tuple[str, str]:
-        """Concept id and preferred name for a span label."""
+        """Concept id and preferred name for a span label (a state word: its state's name)."""
         if label.startswith(TARGET_LABEL):
             key = label[len(TARGET_LABEL) :]
             return key, key
+        if state := self._states.state(label):
+            return label, state.name
         concept = self.lexicon.concepts[label]
         return concept.id, concept.name
 
     def _type(self, label: str) -> str:
-        """Concept type for a span label (``target`` for caller-supplied phrases)."""
-        return TARGET_TYPE if label.startswith(TARGET_LABEL) else self.lexicon.concepts[label].type
+        """Concept type for a span label (``target`` for caller-supplied phrases, ``anatomy``
+        for state words, so that ConText's normality cues leave them to their state)."""
+        if label.startswith(TARGET_LABEL):
+            return TARGET_TYPE
+        if self._states.state(label):
+            return STATE_TYPE
+        return self.lexicon.concepts[label].type
 
     @staticmethod
     def _modifier(

@@ -238,16 +238,11 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
     """The ConText categories that bear on a concept of ``concept_type``.
 
     A normal-limits cue rules out a finding ("engorgement is within normal limits") but says
-    an anatomy mention is normal, not absent ("heart size is normal").
+    an anatomy mention is normal, not absent ("heart size is normal"), and is no polarity of a
+    state word (the lexicon's anatomy states say what "normal" means).
     """
-    return [c for c in categories if not (c == WITHIN_NORMAL and concept_type == "anatomy")]
-
-
-def states_normal(categories: Iterable[str]) -> bool:
-    """Whether the ConText categories of an anatomy mention say it is normal ("heart size is
-    normal", "lungs are clear"), neither negated nor hedged."""
-    cats = set(categories)
-    return WITHIN_NORMAL in cats and not cats & {NEGATED, POSSIBLE, INDICATION}
+    return [c for c in categories
+            if not (c == WITHIN_NORMAL and concept_type in ("anatomy", "state"))]
 
 
 def polarity_of(categories: Iterable[str]) -> str:

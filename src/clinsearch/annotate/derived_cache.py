@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from importlib.metadata import version
 from pathlib import Path
 from types import ModuleType
@@ -37,9 +38,15 @@ def digest(code: Iterable[ModuleType | Path]) -> Any:
     for source in code:
         path = Path(inspect.getfile(source)) if isinstance(source, ModuleType) else source
         out.update(path.read_bytes())
-    for package in LIBRARIES:
-        out.update(f"\0{package} {version(package)}".encode())
+    out.update(_library_versions())
     return out
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> bytes:
+    """The versions of ``LIBRARIES``, looked up once per process (each lookup scans the
+    installed distributions)."""
+    return "".join(f"\0{package} {version(package)}" for package in LIBRARIES).encode()
 
 
 def cached(path: Path, make: Callable[[], T], dump: Callable[[T], bytes],

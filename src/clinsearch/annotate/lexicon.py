@@ -1,6 +1,7 @@
 """The finding lexicon (``clinsearch-lexicon/1``): concepts, modifier vocabularies, compounds.
 
-Loaded from YAML and validated on load; every error names the file, line and field. The schema is
+Loaded from YAML and validated on load; every error names the file, line and field. A file may
+``include`` others beside it (the shipped lexicon is one file per body system); the schema is
 documented in docs/lexicon.md.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -18,7 +20,8 @@ from clinsearch.annotate.yaml_nodes import NodeReader, read_document
 from clinsearch.user_files import read_user_text
 
 FORMAT = "clinsearch-lexicon/1"
-CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "anatomy", "device", "technical")
+CONCEPT_TYPES: tuple[str, ...] = ("finding", "disease", "symptom", "procedure", "anatomy", "device",
+                                  "technical")
 MODIFIER_CATEGORIES: tuple[str, ...] = (
     "laterality",
     "location",
@@ -27,7 +30,7 @@ MODIFIER_CATEGORIES: tuple[str, ...] = (
     "certainty",
 )
 CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations",
-                          "normal_denies", "codes"})
+                          "states", "codes"})
 # Concept codes of licensed vocabularies: system -> the form its codes take (others: any
 # single token). UMLS CUIs, SNOMED CT ids (any edition), RadLex ids.
 CODE_FORMS: dict[str, re.Pattern[str]] = {
@@ -39,12 +42,15 @@ CODE_FORMS: dict[str, re.Pattern[str]] = {
 _SYSTEM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _CODE_RE = re.compile(r"^\S+$")
 TOP_KEYS = frozenset(
-    {"format", "name", "version", "sources", "concepts", "modifiers", "compounds",
-     "modifier_relations", "plain_words"}
+    {"format", "name", "version", "sources", "include", "concepts", "modifiers", "compounds",
+     "modifier_relations", "plain_words", "anatomy_states"}
 )
+STATES_KEYS = ("coordinators", "links", "states")
+POLARITIES = ("present", "absent")
 RELATED_CREDIT = 0.5  # default credit of a modifier relation: half an exact match
 _ID_RE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)*$")
-SHIPPED = "chest_xray.yaml"
+_INCLUDE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml$")  # a file beside the includer
+SHIPPED = "radiology.yaml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +64,41 @@ class Concept:
     parents: tuple[str, ...] = ()
     terms: tuple[str, ...] = ()  # matched case-insensitively; ``name`` is implied
     abbreviations: tuple[str, ...] = ()  # matched case-sensitively
-    # Anatomy: the findings a statement that it is normal rules out ("heart size is normal":
-    # cardiomegaly absent; "lungs are clear": the airspace findings listed here absent).
-    normal_denies: tuple[str, ...] = ()
+    # Anatomy: (state, concept ids) pairs, the findings a state word said of it stands for
+    # ("heart is enlarged": cardiomegaly present; "heart size is normal": cardiomegaly absent).
+    states: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Codes of the concept in licensed vocabularies, (system, code) sorted by system, e.g.
     # (("RADLEX", "RID5350"), ("UMLS", "C0032285")): carried into exports (OMOP NOTE_NLP).
     codes: tuple[tuple[str, str], ...] = ()
+
+    def findings_in(self, state: str) -> tuple[str, ...]:
+        """The concept ids this anatomy in ``state`` stands for (none when not declared)."""
+        return next((ids for name, ids in self.states if name == state), ())
 
     @property
     def surface_forms(self) -> tuple[str, ...]:
         """The name and the terms, without duplicates (case-insensitive), name first."""
         return _unique((self.name, *self.terms))
+
+
+@dataclass(frozen=True, slots=True)
+class AnatomyState:
+    """A state an anatomy can be said to be in ("enlarged", "normal"), the words that say it,
+    and whether the findings it maps to are then present or absent."""
+
+    name: str
+    polarity: str  # present | absent
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StateVocabulary:
+    """The anatomy x state vocabulary: states, the words that may stand between an anatomy and
+    its state word ("is", "not", "of the"), and those joining anatomies that share one."""
+
+    states: dict[str, AnatomyState] = field(default_factory=dict)
+    links: frozenset[str] = frozenset()
+    coordinators: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,15 +118,28 @@ class Lexicon:
     # Lower-case words that are ordinary English, so a query's "cold" is never read as the
     # abbreviation COLD (queries match abbreviations case-insensitively otherwise).
     plain_words: frozenset[str] = frozenset()
+    anatomy_states: StateVocabulary = field(default_factory=StateVocabulary)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Lexicon:
-        """Load and validate a lexicon file; ``None`` loads the shipped chest X-ray lexicon."""
+        """Load and validate a lexicon file (and those it includes); ``None`` loads the shipped
+        radiology lexicon. A valid lexicon is kept parsed in the private cache
+        (``lexicon_cache``), so that a cold start need not compose its YAML again."""
+        from clinsearch.annotate.lexicon_cache import load_lexicon  # it imports this module
+
         if path is None:
-            ref = resources.files("clinsearch.annotate") / "data" / SHIPPED
-            return parse_lexicon(ref.read_text(encoding="utf-8"), f"<shipped>/{SHIPPED}")
+            folder = resources.files("clinsearch.annotate") / "data"
+
+            def shipped(name: str) -> tuple[str, str]:
+                return (folder / name).read_text(encoding="utf-8"), f"<shipped>/{name}"
+
+            return load_lexicon(*shipped(SHIPPED), include=shipped)
         path = Path(path)
-        return parse_lexicon(read_user_text(path), path)
+
+        def beside(name: str) -> tuple[str, str]:
+            return read_user_text(path.parent / name), str(path.parent / name)
+
+        return load_lexicon(read_user_text(path), path, include=beside)
 
     def stats(self) -> LexiconStats:
         """Counts of concepts by type, surface forms and modifier values."""
@@ -140,8 +183,72 @@ def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_lexicon(text: str, file: str | Path) -> Lexicon:
-    """Parse and validate lexicon YAML text; errors name ``file``, the line and the field."""
+Include = Callable[[str], tuple[str, str]]  # an included file's name -> (text, display name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One parsed file of a lexicon: its reader (for errors) and top-level fields."""
+
+    reader: NodeReader
+    top: dict[str, yaml.Node]
+
+
+def parse_lexicon(text: str, file: str | Path, include: Include | None = None) -> Lexicon:
+    """Parse and validate lexicon YAML text and the files it includes (read by ``include``);
+    errors name the file, the line and the field."""
+    main = _read_part(text, file)
+    parts = [*_included(main, include), main]
+    top = main.top
+    concepts: dict[str, Concept] = {}
+    refs: list[tuple[NodeReader, str, str, yaml.Node]] = []
+    modifiers: dict[str, dict[str, tuple[str, ...]]] = {}
+    for part in parts:
+        if "concepts" in part.top:
+            _parse_concepts(part.reader, part.top["concepts"], concepts, refs)
+        if "modifiers" in part.top:
+            _merge_modifiers(part.reader, part.top["modifiers"], modifiers)
+    states = _merge_states(parts)
+    _check_references(concepts, refs, states)
+    compounds: dict[str, dict[str, str]] = {}
+    relations: dict[tuple[str, str], float] = {}
+    sources: list[str] = []
+    plain: set[str] = set()
+    for part in parts:
+        reader, fields = part.reader, part.top
+        if "compounds" in fields:
+            for form, parts_ in _parse_compounds(reader, fields["compounds"], modifiers).items():
+                if form in compounds:
+                    raise reader.fail(fields["compounds"], "compounds", f"'{form}' given twice")
+                compounds[form] = parts_
+        if "modifier_relations" in fields:
+            for pair, credit in _parse_relations(reader, fields["modifier_relations"],
+                                                 modifiers).items():
+                if pair in relations:
+                    raise reader.fail(fields["modifier_relations"], "modifier_relations",
+                                      f"'{pair[0]}' ~ '{pair[1]}' given twice")
+                relations[pair] = credit
+        if "sources" in fields:
+            sources += reader.strings(fields["sources"], "sources")
+        if "plain_words" in fields:
+            plain.update(w.lower() for w in reader.strings(fields["plain_words"], "plain_words"))
+    reader = main.reader
+    return Lexicon(
+        name=reader.scalar(top["name"], "name") if "name" in top else Path(str(file)).stem,
+        version=reader.scalar(top["version"], "version") if "version" in top else "",
+        concepts=concepts,
+        modifiers=modifiers,
+        compounds=compounds,
+        modifier_relations=relations,
+        sources=_unique(sources),
+        path=str(file),
+        plain_words=frozenset(plain),
+        anatomy_states=states,
+    )
+
+
+def _read_part(text: str, file: str | Path) -> _Part:
+    """One lexicon file's fields, its ``format`` checked."""
     reader, root, top = read_document(text, file, "lexicon", TOP_KEYS)
     if "format" not in top:
         raise reader.fail(root, "format", f"missing; expected '{FORMAT}'")
@@ -150,31 +257,39 @@ def parse_lexicon(text: str, file: str | Path) -> Lexicon:
         raise reader.fail(
             top["format"], "format", f"unsupported format '{fmt}'; expected '{FORMAT}'"
         )
-    if "concepts" not in top:
+    if "concepts" not in top and "include" not in top:
         raise reader.fail(root, "concepts", "missing")
-    concepts = _parse_concepts(reader, top["concepts"])
-    modifiers = _parse_modifiers(reader, top["modifiers"]) if "modifiers" in top else {}
-    compounds = _parse_compounds(reader, top["compounds"], modifiers) if "compounds" in top else {}
-    relations = (_parse_relations(reader, top["modifier_relations"], modifiers)
-                 if "modifier_relations" in top else {})
-    return Lexicon(
-        name=reader.scalar(top["name"], "name") if "name" in top else Path(str(file)).stem,
-        version=reader.scalar(top["version"], "version") if "version" in top else "",
-        concepts=concepts,
-        modifiers=modifiers,
-        compounds=compounds,
-        modifier_relations=relations,
-        sources=tuple(reader.strings(top["sources"], "sources")) if "sources" in top else (),
-        path=str(file),
-        plain_words=frozenset(w.lower() for w in reader.strings(top["plain_words"], "plain_words"))
-        if "plain_words" in top else frozenset(),
-    )
+    return _Part(reader, top)
 
 
-def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
-    """The concept list; checks ids, names, types, and that parents exist."""
-    concepts: dict[str, Concept] = {}
-    ref_nodes: list[tuple[str, str, yaml.Node]] = []  # (concept, key, node) naming other ids
+def _included(main: _Part, include: Include | None) -> list[_Part]:
+    """The files ``main`` includes, in order: names of files beside it, each at most once, and
+    an included file includes no other."""
+    if "include" not in main.top:
+        return []
+    node = main.top["include"]
+    names = main.reader.strings(node, "include")
+    if include is None:
+        raise main.reader.fail(node, "include", "this lexicon text has no folder to include from")
+    out: list[_Part] = []
+    for name in names:
+        if not _INCLUDE_RE.match(name):
+            raise main.reader.fail(node, "include",
+                                   f"'{name[:40]}' is not a .yaml file name beside this file")
+        if names.count(name) > 1:
+            raise main.reader.fail(node, "include", f"'{name}' is included twice")
+        part = _read_part(*include(name))
+        if "include" in part.top:
+            raise part.reader.fail(part.top["include"], "include",
+                                   "an included file cannot include others")
+        out.append(part)
+    return out
+
+
+def _parse_concepts(reader: NodeReader, node: yaml.Node, concepts: dict[str, Concept],
+                    refs: list[tuple[NodeReader, str, str, yaml.Node]]) -> None:
+    """Adds a file's concept list to ``concepts``, checking ids, names and types; the nodes
+    naming other concepts or states go to ``refs`` (checked once every file is read)."""
     for item in reader.sequence(node, "concepts"):
         fields = reader.mapping(item, "concepts")
         for key, value in reader.key_nodes(item).items():
@@ -197,6 +312,9 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
                 "type",
                 f"unknown type '{ctype}' (allowed: {', '.join(CONCEPT_TYPES)})",
             )
+        states = _concept_states(reader, fields["states"]) if "states" in fields else ()
+        if states and ctype != "anatomy":
+            raise reader.fail(fields["states"], "states", "only an anatomy concept has states")
         concepts[cid] = Concept(
             id=cid,
             name=reader.scalar(fields["name"], "name"),
@@ -211,19 +329,37 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node) -> dict[str, Concept]:
                 if "abbreviations" in fields
                 else ()
             ),
-            normal_denies=tuple(reader.strings(fields["normal_denies"], "normal_denies"))
-            if "normal_denies" in fields
-            else (),
+            states=states,
             codes=_parse_codes(reader, fields["codes"]) if "codes" in fields else (),
         )
-        for key in ("parents", "normal_denies"):
+        for key in ("parents", "states"):
             if key in fields:
-                ref_nodes.append((cid, key, fields[key]))
-    for cid, key, ref_node in ref_nodes:
-        for ref in getattr(concepts[cid], key):
+                refs.append((reader, cid, key, fields[key]))
+
+
+def _concept_states(reader: NodeReader, node: yaml.Node) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """An anatomy's ``states``: ``{state: [concept ids]}``."""
+    return tuple((state, tuple(reader.strings(ids, f"states.{state}")))
+                 for state, ids in reader.mapping(node, "states").items())
+
+
+def _check_references(concepts: dict[str, Concept],
+                      refs: list[tuple[NodeReader, str, str, yaml.Node]],
+                      vocabulary: StateVocabulary) -> None:
+    """Every parent and state finding names a concept, every state one of the vocabulary's."""
+    for reader, cid, key, node in refs:
+        concept = concepts[cid]
+        if key == "parents":
+            named = list(concept.parents)
+        else:
+            for state, _ in concept.states:
+                if state not in vocabulary.states:
+                    raise reader.fail(node, key, f"concept '{cid}' names unknown state '{state}'"
+                                      " (not in anatomy_states)")
+            named = [i for _, ids in concept.states for i in ids]
+        for ref in named:
             if ref not in concepts:
-                raise reader.fail(ref_node, key, f"concept '{cid}' names unknown concept '{ref}'")
-    return concepts
+                raise reader.fail(node, key, f"concept '{cid}' names unknown concept '{ref}'")
 
 
 def _parse_codes(reader: NodeReader, node: yaml.Node) -> tuple[tuple[str, str], ...]:
@@ -242,11 +378,56 @@ def _parse_codes(reader: NodeReader, node: yaml.Node) -> tuple[tuple[str, str], 
     return tuple(sorted(out))
 
 
-def _parse_modifiers(reader: NodeReader, node: yaml.Node) -> dict[str, dict[str, tuple[str, ...]]]:
-    """Modifier vocabularies ``{category: {value: forms}}``; the value is a form too."""
-    out: dict[str, dict[str, tuple[str, ...]]] = {}
+def _merge_states(parts: list[_Part]) -> StateVocabulary:
+    """The ``anatomy_states`` sections of all files as one vocabulary; a state given twice is
+    an error."""
+    states: dict[str, AnatomyState] = {}
+    links: set[str] = set()
+    coordinators: set[str] = set()
+    for part in parts:
+        if "anatomy_states" not in part.top:
+            continue
+        reader, node = part.reader, part.top["anatomy_states"]
+        fields = reader.mapping(node, "anatomy_states")
+        for key, key_node in reader.key_nodes(node).items():  # type: ignore[arg-type]
+            if key not in STATES_KEYS:
+                raise reader.fail(key_node, key,
+                                  f"unknown key (allowed: {', '.join(STATES_KEYS)})")
+        if "links" in fields:
+            links.update(w.lower() for w in reader.strings(fields["links"], "links"))
+        if "coordinators" in fields:
+            coordinators.update(w.lower() for w in reader.strings(fields["coordinators"],
+                                                                  "coordinators"))
+        declared = reader.mapping(fields["states"], "states") if "states" in fields else {}
+        for name, state_node in declared.items():
+            if name in states:
+                raise reader.fail(state_node, "states", f"state '{name}' given twice")
+            states[name] = _state(reader, name, state_node)
+    return StateVocabulary(states, frozenset(links), frozenset(coordinators))
+
+
+def _state(reader: NodeReader, name: str, node: yaml.Node) -> AnatomyState:
+    """One state: ``{polarity: present|absent, words: [...]}``."""
+    fields = reader.mapping(node, name)
+    for key, key_node in reader.key_nodes(node).items():  # type: ignore[arg-type]
+        if key not in ("polarity", "words"):
+            raise reader.fail(key_node, key, "unknown key (allowed: polarity, words)")
+    for required in ("polarity", "words"):
+        if required not in fields:
+            raise reader.fail(node, f"{name}.{required}", "missing")
+    polarity = reader.scalar(fields["polarity"], f"{name}.polarity")
+    if polarity not in POLARITIES:
+        raise reader.fail(fields["polarity"], f"{name}.polarity",
+                          f"'{polarity}' is not one of {', '.join(POLARITIES)}")
+    return AnatomyState(name, polarity, _unique(reader.strings(fields["words"], f"{name}.words")))
+
+
+def _merge_modifiers(reader: NodeReader, node: yaml.Node,
+                     out: dict[str, dict[str, tuple[str, ...]]]) -> None:
+    """Adds a file's modifier vocabularies ``{category: {value: forms}}`` to ``out`` (the value
+    is a form too); a value another file already gave is an error."""
     categories = reader.mapping(node, "modifiers")
-    for category, key_node in reader.key_nodes(node).items():
+    for category, key_node in reader.key_nodes(node).items():  # type: ignore[arg-type]
         if category not in MODIFIER_CATEGORIES:
             raise reader.fail(
                 key_node,
@@ -254,12 +435,11 @@ def _parse_modifiers(reader: NodeReader, node: yaml.Node) -> dict[str, dict[str,
                 f"unknown modifier category '{category}' "
                 f"(allowed: {', '.join(MODIFIER_CATEGORIES)})",
             )
-        values = reader.mapping(categories[category], category)
-        out[category] = {
-            value: _unique([value, *reader.strings(forms, f"{category}.{value}")])
-            for value, forms in values.items()
-        }
-    return out
+        known = out.setdefault(category, {})
+        for value, forms in reader.mapping(categories[category], category).items():
+            if value in known:
+                raise reader.fail(forms, f"{category}.{value}", "value given in another file")
+            known[value] = _unique([value, *reader.strings(forms, f"{category}.{value}")])
 
 
 def _parse_compounds(
@@ -346,8 +526,8 @@ def dump_lexicon(lexicon: Lexicon) -> str:
             entry["terms"] = terms
         if c.abbreviations:
             entry["abbreviations"] = list(c.abbreviations)
-        if c.normal_denies:
-            entry["normal_denies"] = list(c.normal_denies)
+        if c.states:
+            entry["states"] = {state: list(ids) for state, ids in c.states}
         if c.codes:
             entry["codes"] = dict(c.codes)
         concepts.append(entry)
@@ -369,4 +549,12 @@ def dump_lexicon(lexicon: Lexicon) -> str:
         ]
     if lexicon.plain_words:
         doc["plain_words"] = sorted(lexicon.plain_words)
+    vocabulary = lexicon.anatomy_states
+    if vocabulary.states:
+        doc["anatomy_states"] = {
+            "links": sorted(vocabulary.links),
+            "coordinators": sorted(vocabulary.coordinators),
+            "states": {s.name: {"polarity": s.polarity, "words": list(s.words)}
+                       for s in vocabulary.states.values()},
+        }
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)

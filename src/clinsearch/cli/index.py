@@ -42,6 +42,7 @@ from clinsearch.cli.options import (
 from clinsearch.errors import ClinsearchError, InputError, shown
 from clinsearch.parallel import available_cores
 from clinsearch.terminal import printable
+from clinsearch.text_checks import has_surrogate
 from clinsearch.user_files import read_user_text
 
 
@@ -281,6 +282,9 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 ) from None
             if not isinstance(report_id, str):
                 raise InputError("expected a JSON string", file=path, line=number, field="id")
+        if has_surrogate(report_id):
+            raise InputError("not UTF-8 text (or a \\ud800-style escape that is no character)",
+                             file=path, line=number, field="id")
         ids.append(report_id)
         lines.append(number)
     rows = index.lookup.report_ids.rows_of(ids).tolist()

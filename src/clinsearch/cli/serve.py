@@ -43,6 +43,27 @@ def serve_command(
     no_auth: Annotated[
         bool, typer.Option("--no-auth", help="Serve without tokens (loopback only).")
     ] = False,
+    audit_key: Annotated[
+        Path | None, typer.Option(help="Key of the audit chain's HMACs, apart from the log"
+                                  " (default: $CLINSEARCH_AUDIT_KEY, else audit.key in"
+                                  " ~/.config/clinsearch; created on first use).")
+    ] = None,
+    audit_syslog: Annotated[
+        bool, typer.Option("--audit-syslog", help="Also send audit checkpoints to the local"
+                           " syslog (/dev/log), to keep them off this machine.")
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None, typer.Option(help="A host name clients may reach the server by"
+                                       " (repeatable; loopback names always).")
+    ] = None,
+    allow_model: Annotated[
+        list[Path] | None, typer.Option(help="A model folder clients may name (by its folder"
+                                        " name) in rerank=, model= or term_model= (repeatable).")
+    ] = None,
+    viewer_min_count: Annotated[
+        int, typer.Option(help="Counts below this are withheld from viewers, larger ones"
+                          " rounded; filters must select at least this many reports.", min=1)
+    ] = 10,
 ) -> None:
     """Serve the REST API and the web page for an index (models load once and stay warm;
     the server follows 'clinsearch add' and 'delete' without a restart)."""
@@ -52,6 +73,8 @@ def serve_command(
     from clinsearch.server.app import create_app
     from clinsearch.server.audit import AuditLog
     from clinsearch.server.live import LiveIndex
+    from clinsearch.server.model_names import allowed_models
+    from clinsearch.server.state import LOOPBACK_NAMES, ServerConfig
 
     store = _user_store(users)
     if no_auth:
@@ -70,7 +93,15 @@ def serve_command(
             f"refusing to bind {host!r} without authentication: no users in {store.path}"
             " (add one with 'clinsearch users add NAME --role researcher')"
         )
-    audit = AuditLog(audit_log)
+    hosts = {*LOOPBACK_NAMES, *(h.strip().lower() for h in allowed_host or ())}
+    if not is_wildcard(host):
+        hosts.add(host.strip("[]").lower())
+    config = ServerConfig(tuple(sorted(hosts)), allowed_models(allow_model or []),
+                          viewer_min_count)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
+    if audit_syslog:
+        _checkpoints_to_syslog()
+    audit = AuditLog(audit_log, audit_key)
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
     live.start()
@@ -81,12 +112,12 @@ def serve_command(
         f" auth: {'off (loopback)' if user_store is None else escape(str(store.path))};"
         f" audit: {escape(str(audit_log))}"
     )
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     try:
-        uvicorn.run(create_app(index_dir, user_store, audit, live), host=host, port=port,
+        uvicorn.run(create_app(index_dir, user_store, audit, live, config), host=host, port=port,
                     log_level="info", access_log=True, log_config=log_config())
     finally:
         live.stop()
+        audit.checkpoint("stop")
         audit.close()
 
 
@@ -96,13 +127,26 @@ def users_add_command(
     role: Annotated[str, typer.Option(help="viewer (counts only), researcher (text and"
                                       " exports) or admin (also manages users).")],
     users: UsersFile = None,
+    expires_days: Annotated[int, typer.Option(help="Days until the token expires.", min=1,
+                                              max=3650)] = 90,
 ) -> None:
     """Add a user and print its API token once (only its SHA-256 is stored)."""
     store = _user_store(users)
-    token = store.add(name, role)
+    token = store.add(name, role, expires_days)
     err_console.print(f"added {escape(name)} ({role}) to {escape(str(store.path))}; the token"
-                      " is shown once, keep it secret:")
+                      f" expires {store.users[name].expires} and is shown once, keep it secret:")
     typer.echo(token)
+
+
+@users_app.command("revoke")
+def users_revoke_command(
+    name: Annotated[str, typer.Argument(help="User name.", show_default=False)],
+    users: UsersFile = None,
+) -> None:
+    """Revoke a user's token (at once, also on a running server); the user stays listed."""
+    store = _user_store(users)
+    store.revoke(name)
+    console.print(f"revoked {escape(name)} at {store.users[name].revoked}")
 
 
 @users_app.command("remove")
@@ -118,27 +162,76 @@ def users_remove_command(
 
 @users_app.command("list")
 def users_list_command(users: UsersFile = None) -> None:
-    """List users and roles (tokens are not stored, so never shown)."""
+    """List users, roles, creation, expiry and revocation (tokens are never stored)."""
     store = _user_store(users)
     for user in store.users.values():
-        console.print(f"{escape(user.name)}\t{user.role}\t{user.created}")
+        state = f"revoked {user.revoked}" if user.revoked else f"expires {user.expires or 'never'}"
+        console.print(f"{escape(user.name)}\t{user.role}\t{user.created}\t{state}")
 
 
 @audit_app.command("verify")
 def audit_verify_command(
     path: Annotated[Path, typer.Argument(help="Audit log (JSON Lines).", show_default=False)],
+    audit_key: Annotated[Path | None, typer.Option(help="The server's audit key (default:"
+                                                   " as serve's).")] = None,
+    anchor: Annotated[list[str] | None, typer.Option(help="RECORD:MAC from a checkpoint kept"
+                                                     " elsewhere (repeatable).")] = None,
 ) -> None:
-    """Check the hash chain: exit 0 if intact, 1 (listing each problem) if a record was edited,
-    removed, inserted or reordered."""
-    from clinsearch.server.audit import verify_audit
+    """Check the chain, its macs and heads: exit 0 if intact, 1 (listing each problem) if a
+    record was edited, forged, removed, inserted or reordered, or the log cut short."""
+    from clinsearch.server.audit import verify_log
 
-    result = verify_audit(path)
+    result = verify_log(path, audit_key, _anchors(anchor or []))
     if result.ok:
-        console.print(f"{escape(str(path))}: {result.records} records, chain intact")
+        kind = "keyed chain" if result.keyed else "plain chain (no key: migrate by serving it)"
+        console.print(f"{escape(str(path))}: {result.records} records, {kind} intact")
+        if result.follows:
+            console.print(f"it follows another chain: {escape(str(result.follows))}")
         return
     for problem in result.problems:
         err_console.print(f"[bold red]tampered:[/] {escape(problem)}", highlight=False)
     raise typer.Exit(1)
+
+
+@audit_app.command("checkpoint")
+def audit_checkpoint_command(
+    path: Annotated[Path, typer.Argument(help="Audit log (JSON Lines).", show_default=False)],
+    audit_key: Annotated[Path | None, typer.Option(help="The server's audit key (default:"
+                                                   " as serve's).")] = None,
+) -> None:
+    """Verify the log and print its last record as RECORD:MAC, to keep off this machine and
+    give to 'audit verify --anchor' later."""
+    from clinsearch.server.audit import verify_log
+
+    result = verify_log(path, audit_key)
+    if not result.ok:
+        raise ClinsearchError(f"{path}: fails verification ({result.problems[0]})")
+    if not result.records:
+        raise ClinsearchError(f"{path}: no records yet")
+    typer.echo(f"{result.records - 1}:{result.last_hash}")
+
+
+def _anchors(values: list[str]) -> dict[int, str]:
+    anchors = {}
+    for value in values:
+        seq, _, mac = value.partition(":")
+        if not seq.isdigit() or len(mac) != 64:
+            raise ClinsearchError(f"--anchor {value[:80]!r}: expected RECORD:MAC as 'audit"
+                                  " checkpoint' prints it")
+        anchors[int(seq)] = mac
+    return anchors
+
+
+def _checkpoints_to_syslog() -> None:
+    """Send the audit checkpoints to the local syslog as well."""
+    from logging.handlers import SysLogHandler
+
+    try:
+        handler = SysLogHandler(address="/dev/log")
+    except OSError as exc:
+        raise ClinsearchError(f"/dev/log: cannot reach syslog ({exc.strerror})") from None
+    handler.setFormatter(logging.Formatter("clinsearch: %(message)s"))
+    logging.getLogger("clinsearch.audit").addHandler(handler)
 
 
 def _user_store(users: Path | None) -> UserStore:
@@ -146,6 +239,11 @@ def _user_store(users: Path | None) -> UserStore:
     from clinsearch.server.auth import UserStore, default_users_path
 
     return UserStore(users or default_users_path())
+
+
+def is_wildcard(host: str) -> bool:
+    """Whether ``host`` binds every address (0.0.0.0, ::), so names no host clients use."""
+    return host.strip("[]") in ("0.0.0.0", "::", "")
 
 
 def is_loopback(host: str) -> bool:

@@ -70,7 +70,7 @@ class FilteredRetriever:
         self.base = base
         self.filters = filters
         self.unit: Level = "sentence" if filters.per_sentence else "report"
-        self.allowed = _allowed_ids(index, filters, self.unit)
+        self.allowed = allowed_ids(index, filters, self.unit)
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` whose sentence or report passes."""
@@ -108,7 +108,7 @@ def _lift(hits: list[Hit], level: Level, top: int) -> list[Hit]:
     return out
 
 
-def _allowed_ids(index: IndexStore, filters: ReportFilters, unit: Level) -> set[str]:
+def allowed_ids(index: IndexStore, filters: ReportFilters, unit: Level) -> set[str]:
     """Ids of the ``unit`` rows (sentences or reports) that pass ``filters``."""
     gen = index.generation
     reports = gen.table("reports", ["id", "type", "date"]).to_pylist()

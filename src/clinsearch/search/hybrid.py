@@ -11,6 +11,7 @@ half.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -177,6 +178,8 @@ def parse_weights(
             weights[name] = float(value)
         except ValueError:
             raise ClinsearchError(f"bad weight {part!r}: {value!r} is not a number") from None
+        if not math.isfinite(weights[name]):
+            raise ClinsearchError(f"bad weight {part!r}: a weight must be a finite number")
     return [weights[name] for name in names]
 
 

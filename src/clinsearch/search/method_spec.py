@@ -9,6 +9,7 @@ all read this syntax, and every option, however given, is checked against the de
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,12 +84,14 @@ def _int(p: Param, value: Any, method: str) -> int:
 
 
 def _float(p: Param, value: Any, method: str) -> float:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
     try:
-        return float(str(value).strip())
+        number = float(str(value).strip()) if number is None else float(number)
     except ValueError:
         raise p._fail(method, value, "a number") from None
+    if not math.isfinite(number):
+        raise p._fail(method, value, "a finite number")
+    return number
 
 
 def _str(p: Param, value: Any, method: str) -> str:

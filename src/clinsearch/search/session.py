@@ -23,6 +23,7 @@ from clinsearch.search.registry import (
     parse_method,
 )
 from clinsearch.search.retriever import Retriever
+from clinsearch.text_checks import check_text
 from clinsearch.units import Level, check_level
 
 MAX_RETRIEVERS = 32  # a server sees many filter values; each makes its own retriever
@@ -57,6 +58,7 @@ class SearchSession:
         for query in queries:
             if not query.strip():
                 raise InputError("empty query", field="query")
+            check_text(query, "the query")
         top = min(top, self.index.level_size(level))  # more than exist would only waste memory
         method = method or default_method(self.index.config.components)
         return self.retriever(method, options).search_many(list(queries), level, top)

@@ -1,38 +1,50 @@
-"""The audit trail: one JSON line per access to report data, each holding the previous line's hash.
+"""The audit trail: one keyed, chained JSON line per access to report data (``audit_chain``
+describes the format and its verifier).
 
-Every record has ``seq`` (0, 1, ...), ``time`` (UTC), the user, role, stated purpose, endpoint,
-parameters and counts, and ``prev``: the SHA-256 of the previous line's bytes (64 zeros for the
-first). Editing, removing, inserting or reordering lines breaks the chain; ``PATH.head`` holds
-the last record's number and hash, so that cutting records off the end is caught as well. The
-head is written durably after its record; a head one record behind the log is the trace of a
-crash between the two writes (not of records cut off) and is brought up to date on the next start.
-Records are flushed and fsynced before the response they describe is sent; a record the disk
-refuses (full, read-only) is cut off again, so the chain stays intact and the request fails.
+Every record has ``seq``, ``time`` (UTC), the user, role, stated purpose, client address,
+endpoint, parameters, counts, which reports were disclosed, ``prev`` and ``mac``. Records are
+written whole and synced, then both heads, before the response they describe is sent; a record
+the disk refuses (full, read-only) is cut off again and the heads stay, so the chain stays
+intact, the request fails, and the server starts again once there is space. The log is checked
+by inode before each record: removed or rotated away while serving, a new chain starts at the
+path and its first record names the one it follows; a start without the log but with its
+heads does the same. Every ``checkpoint_every`` records a checkpoint record is added and its
+mac logged (``clinsearch.audit``, to syslog with ``serve --audit-syslog``) for keeping off the
+machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
-import json
+import logging
 import os
+import tempfile
 import threading
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from clinsearch.atomic import atomic_path
+from clinsearch.atomic import fsync_path
 from clinsearch.errors import ClinsearchError
 from clinsearch.permissions import dir_mode, file_mode
+from clinsearch.server.audit_chain import (
+    GENESIS,
+    KEYED_FORMAT,
+    Verification,
+    head_path,
+    head_text,
+    is_keyed,
+    keyed_line,
+    private_head_path,
+    verify_audit,
+)
+from clinsearch.server.audit_key import check_apart, default_key_path, key_id, load_key
 
-GENESIS = "0" * 64
-HEAD_SUFFIX = ".head"
-
-
-def line_hash(line: bytes) -> str:
-    """The SHA-256 hex digest of one record line (without its newline)."""
-    return hashlib.sha256(line).hexdigest()
+CHECKPOINT_EVERY = 1000
+INLINE_IDS = 25  # longer id lists go to a private file named by their digest
+checkpoints = logging.getLogger("clinsearch.audit")
 
 
 def utc_now() -> str:
@@ -41,123 +53,221 @@ def utc_now() -> str:
 
 
 class AuditLog:
-    """Appends hash-chained records to a JSON Lines file (created private, as
-    ``clinsearch.permissions`` sets)."""
+    """Appends keyed, chained records to a JSON Lines file (created private)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, key_path: Path | None = None, *,
+                 checkpoint_every: int = CHECKPOINT_EVERY) -> None:
         self.path = Path(path)
-        self.head_path = self.path.with_name(self.path.name + HEAD_SUFFIX)
+        self.key_path = key_path or default_key_path()
+        check_apart(self.key_path, self.path)
+        self.key = load_key(self.key_path, create=True)
+        self.heads = (head_path(self.path), private_head_path(self.key_path, self.path))
+        self.disclosed_dir = self.path.with_name(self.path.name + ".disclosed")
+        self.checkpoint_every = checkpoint_every
         self._lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
-        self._seq, self._prev = self._resume()
-        if self._seq:
-            self._write_head()  # after a crash between a record and its head, it catches up
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode())
+        for head in self.heads:
+            head.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
+            _remove_stale_temporaries(head)
+        self._fd = -1
+        self._seq, self._prev = 0, GENESIS
+        self._gap: dict[str, Any] | None = None  # the chain a new one must name as followed
+        self._resume()
+        self.checkpoint("start")
 
     def write(self, **fields: Any) -> dict[str, Any]:
-        """Append one record (``seq``, ``time`` and ``prev`` are added) and sync it to disk; an
-        OSError (naming the log) if the disk refuses it, with the log left as it was."""
+        """Append one record (``seq``, ``time``, ``prev`` and ``mac`` are added) and sync it;
+        an OSError (naming the log) if the disk refuses it, with the log left as it was."""
         with self._lock:
-            record = {"seq": self._seq, "time": utc_now(), **fields, "prev": self._prev}
-            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-            try:
-                self._append(line + b"\n")
-                self._prev, self._seq = line_hash(line), self._seq + 1
-                self._write_head()
-            except OSError as exc:
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+            self._follow_the_path()
+            record = self._append(fields)
+            if self._seq % self.checkpoint_every == 0:
+                self._append({"endpoint": "checkpoint", "records": self._seq})
+                self._log_checkpoint("periodic")
         return record
+
+    def disclosed(self, ids: list[str]) -> dict[str, Any]:
+        """How a record names the ids shown: inline when few, else their count and digest,
+        with the list kept privately beside the log under that digest."""
+        if len(ids) <= INLINE_IDS:
+            return {"ids": ids}
+        data = "".join(f"{i}\n" for i in ids).encode("utf-8")
+        digest = hashlib.sha256(data).hexdigest()
+        listed = self.disclosed_dir / f"{digest}.txt"
+        if not listed.exists():
+            self.disclosed_dir.mkdir(exist_ok=True, mode=dir_mode())
+            _write_durably(listed, data)
+        return {"count": len(ids), "sha256": digest,
+                "list": f"{self.disclosed_dir.name}/{listed.name}"}
+
+    def checkpoint(self, why: str) -> None:
+        """Log the last record's number and mac for keeping off the machine."""
+        with self._lock:
+            self._log_checkpoint(why)
 
     def close(self) -> None:
         """Close the file."""
         with self._lock:
             os.close(self._fd)
 
-    def _append(self, data: bytes) -> None:
-        """Write ``data`` at the end and sync it; on failure cut the file back to its size."""
+    def _log_checkpoint(self, why: str) -> None:
+        checkpoints.info("audit checkpoint (%s): %s record %d mac %s", why, self.path,
+                         self._seq - 1, self._prev)
+
+    def _append(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Write one record whole, then both heads; on any failure cut the log back."""
+        record = {"seq": self._seq, "time": utc_now(), **fields, "prev": self._prev}
+        line, mac = keyed_line(self.key, record)
         size = os.fstat(self._fd).st_size
         try:
-            view = memoryview(data)
+            view = memoryview(line + b"\n")
             while view:
                 view = view[os.write(self._fd, view):]
             os.fsync(self._fd)
-        except OSError:
+            self._write_heads(self._seq, mac)
+        except OSError as exc:
             with contextlib.suppress(OSError):  # else the next start's verification names it
                 os.ftruncate(self._fd, size)
-            raise
+                os.fsync(self._fd)
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from None
+        self._seq, self._prev = self._seq + 1, mac
+        return record
 
-    def _write_head(self) -> None:
-        """Record the last record's number and hash beside the log (replaced atomically)."""
-        with atomic_path(self.head_path, make_parent=False, durable=True) as tmp:
-            tmp.write_text(f"{self._seq - 1} {self._prev}\n", encoding="utf-8")
+    def _write_heads(self, seq: int, mac: str) -> None:
+        """Both heads written to temporaries first, then renamed: a full disk fails before
+        either head moves."""
+        text = head_text(self.key, seq, mac).encode()
+        written: list[tuple[str, Path]] = []
+        try:
+            for head in self.heads:
+                fd, name = tempfile.mkstemp(prefix=f".{head.name}.", suffix=".tmp",
+                                            dir=head.parent)
+                written.append((name, head))
+                with os.fdopen(fd, "wb") as out:
+                    out.write(text)
+                    out.flush()
+                    os.fsync(out.fileno())
+            for name, head in written:
+                os.replace(name, head)
+        finally:
+            for name, _ in written:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name)
+        for head in self.heads:
+            fsync_path(head.parent)
 
-    def _resume(self) -> tuple[int, str]:
-        """Continue an existing log after checking it: the next number and the last hash."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return 0, GENESIS
+    def _resume(self) -> None:
+        """Continue an intact keyed log; migrate a plain one; after a missing log, start a
+        chain that says so."""
+        if self.path.exists() and self.path.stat().st_size:
+            if not is_keyed(self.path):
+                self._migrate_plain()
+                return
+            result = verify_audit(self.path, self.key, self.heads[1])
+            if not result.ok:
+                raise ClinsearchError(
+                    f"{self.path}: the audit log fails verification ({result.problems[0]});"
+                    " keep it as evidence and start a new log with --audit-log"
+                )
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            self._seq, self._prev = result.records, result.last_hash
+            self._write_heads(self._seq - 1, self._prev)  # a head a crash left behind catches up
+            return
+        follows = self._missing_predecessor()
+        if follows is not None:
+            checkpoints.error("audit log %s is missing or empty but its head remains: a new"
+                              " chain starts and records the gap", self.path)
+        self._start_chain(follows)
+
+    def _missing_predecessor(self) -> dict[str, Any] | None:
+        """What a remaining head says of a log that is gone (None when no head remains)."""
+        for head in reversed(self.heads):
+            with contextlib.suppress(OSError, ValueError):
+                seq, mac, _ = head.read_text(encoding="utf-8").split()
+                return {"reason": "the log was missing or empty at start", "file": self.path.name,
+                        "records": int(seq) + 1, "last": mac}
+        return None
+
+    def _migrate_plain(self) -> None:
+        """Verify a first-format log, keep it under a dated name, start a keyed chain after it."""
         result = verify_audit(self.path)
         if not result.ok:
             raise ClinsearchError(
-                f"{self.path}: the audit log fails verification ({result.problems[0]}); keep it"
-                " as evidence and start a new log with --audit-log"
+                f"{self.path}: the audit log fails verification ({result.problems[0]});"
+                " keep it as evidence and start a new log with --audit-log"
             )
-        return result.records, result.last_hash
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        kept = self.path.with_name(f"{self.path.name}.plain-{stamp}")
+        os.link(self.path, kept)  # fails rather than overwrite
+        if self.heads[0].exists():
+            os.replace(self.heads[0], head_path(kept))
+        os.unlink(self.path)
+        checkpoints.warning("audit log %s was a plain SHA-256 chain: kept as %s, a keyed"
+                            " chain starts after it", self.path, kept.name)
+        self._start_chain({"reason": "migrated from a plain SHA-256 chain", "file": kept.name,
+                           "records": result.records, "last": result.last_hash})
 
-
-@dataclass
-class Verification:
-    """What ``verify_audit`` found: how many records, the last hash, and every problem."""
-
-    records: int = 0
-    last_hash: str = GENESIS
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether the chain is intact."""
-        return not self.problems
-
-
-def verify_audit(path: str | Path) -> Verification:
-    """Check every record's number and chain link, and the head file when there is one."""
-    path = Path(path)
-    result = Verification()
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ClinsearchError(f"{path}: cannot read the audit log ({exc.strerror})") from None
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    else:
-        result.problems.append(f"{path}:{len(lines)}: the last record is cut short")
-    before_last = GENESIS
-    for number, line in enumerate(lines, start=1):
-        where = f"{path}:{number}"
+    def _start_chain(self, follows: dict[str, Any] | None) -> None:
+        """Open (or create) the log at the path and write its chain-start record; on failure
+        the chain it follows stays the current one, to be followed on the next write."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode())
+        before = self._seq, self._prev
+        self._fd, self._seq, self._prev = fd, 0, GENESIS
         try:
-            record = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            result.problems.append(f"{where}: not a JSON record")
-            record = {}
-        if record.get("seq") != number - 1:
-            result.problems.append(
-                f"{where}: record number {record.get('seq')!r}, expected {number - 1}"
-                " (records removed, inserted or reordered)"
-            )
-        if record.get("prev") != result.last_hash:
-            result.problems.append(
-                f"{where}: 'prev' does not match the hash of the record before it (that record"
-                " was edited, or records were removed, inserted or reordered)"
-            )
-        before_last, result.last_hash = result.last_hash, line_hash(line)
-    result.records = len(lines)
-    head = path.with_name(path.name + HEAD_SUFFIX)
-    if head.exists():
-        written = head.read_text(encoding="utf-8").strip()
-        crashed_before_head = f"{len(lines) - 2} {before_last}"
-        if written not in (f"{len(lines) - 1} {result.last_hash}", crashed_before_head):
-            result.problems.append(
-                f"{head}: the last record is not the one last written (records were cut off"
-                " the end, or the last record was edited)"
-            )
-    return result
+            self._append({"endpoint": "chain-start", "format": KEYED_FORMAT,
+                          "key_id": key_id(self.key), "follows": follows})
+        except OSError:
+            os.close(fd)
+            self._fd, (self._seq, self._prev) = -1, before
+            self._gap = follows
+            raise
+        self._gap = None
+
+    def _follow_the_path(self) -> None:
+        """If the log was removed or rotated away, start a new chain at the path naming the
+        old one; a non-empty foreign file there is refused."""
+        try:
+            there: os.stat_result | None = os.stat(self.path)
+        except FileNotFoundError:
+            there = None
+        if self._fd >= 0:
+            own = os.fstat(self._fd)
+            if there is not None and (there.st_dev, there.st_ino) == (own.st_dev, own.st_ino):
+                return
+            checkpoints.error("audit log %s was removed or replaced while serving: a new chain"
+                              " starts and records the gap", self.path)
+            self._gap = {"reason": "removed or replaced while serving",
+                         "file": self.path.name, "records": self._seq, "last": self._prev}
+            os.close(self._fd)
+            self._fd = -1
+        if there is not None and there.st_size:
+            raise OSError(errno.EEXIST, "replaced by another file while serving; restart the"
+                          " server to verify it", str(self.path))
+        self._start_chain(self._gap)
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    """Write a new private file and sync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, file_mode())
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError:
+        path.unlink(missing_ok=True)
+        raise
+
+
+def _remove_stale_temporaries(head: Path) -> None:
+    """Temporaries of ``head`` a killed server left (only this log's heads write them)."""
+    for stale in head.parent.glob(f".{head.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def verify_log(path: Path, key_path: Path | None = None,
+               anchors: dict[int, str] | None = None) -> Verification:
+    """``verify_audit`` with the key and private head of ``key_path`` (default: the server's)."""
+    key_path = key_path or default_key_path()
+    keyed = path.exists() and path.stat().st_size > 0 and is_keyed(path)
+    key = load_key(key_path, create=False) if keyed else None
+    return verify_audit(path, key, private_head_path(key_path, path), anchors)

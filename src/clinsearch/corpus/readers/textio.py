@@ -11,10 +11,11 @@ from typing import BinaryIO
 
 from clinsearch.corpus.readers.records import UNDECODABLE, RecordError
 from clinsearch.errors import InputError
+from clinsearch.jsonl import MAX_RECORD_BYTES, bounded_lines, too_long
 from clinsearch.user_files import open_user_file
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
-csv.field_size_limit(2**31 - 1)  # long notes exceed the 128 KiB default
+csv.field_size_limit(MAX_RECORD_BYTES)  # long notes exceed the 128 KiB default
 
 
 def open_input(path: Path) -> BinaryIO:
@@ -24,8 +25,11 @@ def open_input(path: Path) -> BinaryIO:
 
 
 def decode_lines(raw: BinaryIO, bad_lines: list[int]) -> Iterator[str]:
-    """Decode UTF-8 lines lazily (no BOM); bad bytes become surrogates noted in ``bad_lines``."""
-    for number, data in enumerate(raw, start=1):
+    """Decode UTF-8 lines lazily (no BOM); bad bytes become surrogates noted in ``bad_lines``;
+    a line over ``MAX_RECORD_BYTES`` is refused without being held in memory."""
+    for number, data in enumerate(bounded_lines(raw), start=1):
+        if data is None:
+            raise too_long(getattr(raw, "name", None), number)
         try:
             line = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -52,11 +56,16 @@ class CsvRow:
 def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | RecordError]:
     """Stream rows of a headed CSV file; bad rows come as RecordError values, to raise or skip.
 
-    Raises InputError for a missing file, an empty file or missing columns (at the header line).
+    A quoted field may span lines (notes hold newlines), but a quote is refused, naming the
+    line of the record it opened in, when it is still open at the end of the file, when it
+    closes on a quote not followed by a comma or line end (RFC 4180, read strictly: the usual
+    trace of a quote left open that swallowed the rows after it up to the next quoted field),
+    or when its field grows past ``MAX_RECORD_BYTES``. Raises InputError for these, a missing
+    file, an empty file or missing columns (at the header line).
     """
     with open_input(path) as raw:
         bad_lines: list[int] = []
-        reader = csv.reader(decode_lines(raw, bad_lines))
+        reader = csv.reader(decode_lines(raw, bad_lines), strict=True)
         try:
             header = [name.strip() for name in next(reader)]
         except StopIteration:
@@ -72,7 +81,7 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise InputError(f"malformed CSV: {exc}", file=path, line=reader.line_num) from None
+                raise _malformed(path, start, reader.line_num, exc) from None
             previous_end = reader.line_num
             if not cells:
                 continue
@@ -81,6 +90,25 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
                 yield _undecodable(path, values, bad_lines, previous_end)
                 continue
             yield CsvRow(start, values)
+
+
+def _malformed(path: Path, start: int, end: int, exc: csv.Error) -> InputError:
+    """The error for a record the CSV reader refused, naming the line the record began on."""
+    why = str(exc)
+    if "unexpected end of data" in why:
+        return InputError(f"a quote opened in the record on this line is never closed (it runs"
+                          f" to the end of the file, line {end}, swallowing every row after"
+                          " it)", file=path, line=start)
+    if "expected after" in why:
+        return InputError(f"a quoted field opened in the record on this line closes on line"
+                          f" {end} with text after the closing quote (a quote left open that"
+                          " swallowed the rows between?)", file=path, line=start)
+    if "field larger" in why:
+        return InputError(f"a field of the record on this line runs past"
+                          f" {MAX_RECORD_BYTES >> 20} MiB (a quote left open?)", file=path,
+                          line=start)
+    return InputError(f"malformed CSV (record ending on line {end}): {why}", file=path,
+                      line=start)
 
 
 def _check_header(path: Path, header: list[str], required: Sequence[str], bad: list[int]) -> None:

@@ -22,6 +22,7 @@ from datetime import date
 from typing import Literal
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
 FILTER_KEYS = ("type", "date", "section", "text", "context")
@@ -193,6 +194,7 @@ def parse(query: str) -> Node:
         raise ClinsearchError(
             f"cohort query too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})"
         )
+    check_text(query, "the cohort query")
     return _Parser(query).parse()
 
 

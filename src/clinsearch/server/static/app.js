@@ -144,7 +144,7 @@ async function search() {
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;
   $("search-status").textContent = state.info.user.role === "viewer"
-    ? `${data.total}${plus} matching ${$("level").value}s (counts only for your role)`
+    ? `${countText(data.total, data.count_threshold)}${plus} matching ${$("level").value}s (counts only for your role)`
     : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ${$("level").value}s`;
   renderHits(data.hits);
   $("prev").disabled = data.offset === 0;
@@ -185,7 +185,7 @@ async function cohort() {
   try { data = await api("/api/cohort", { method: "POST", json: body }); }
   catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
   state.cohort = body;
-  for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = data.counts[level].toLocaleString();
+  for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = countText(data.counts[level], data.count_threshold);
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
   $("cohort-csv").disabled = viewer;
@@ -308,3 +308,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   start();
 });
+
+// A count the server withheld from the viewer role (below its threshold) reads "fewer than N".
+function countText(count, threshold) {
+  return count === null || count === undefined ? `fewer than ${threshold}` : count.toLocaleString();
+}

@@ -1,0 +1,89 @@
+"""Cohorts: exact counts at three levels, a page of members, and the members as CSV."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
+from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
+from clinsearch.server.deps import Audit, Caller, State, TextReader
+from clinsearch.server.live import Snapshot
+from clinsearch.server.records import csv_chunks
+from clinsearch.server.small_counts import viewer_count
+from clinsearch.units import check_level
+
+MAX_MEMBERS_PAGE = 500
+router = APIRouter(prefix="/api/cohort")
+
+
+class CohortRequest(BaseModel):
+    """A cohort query, the level its members are listed at, and which page of members."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    level: str = Field("patient", max_length=20)
+    offset: int = Field(0, ge=0)
+    limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
+
+
+@router.post("", summary="Cohort: exact counts at three levels and a page of members")
+def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dict[str, Any]:
+    """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
+    check_level(body.level)
+
+    def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
+        counts = snap.cohort.counts(body.query)
+        members = snap.cohort.members(body.query, body.level) if user.sees_text else []
+        return counts, members, snap.generation
+
+    counts, members, generation = state.live.run(run)
+    page_members = members[body.offset : body.offset + body.limit]
+    shown: dict[str, Any] = dict(counts)
+    answer: dict[str, Any] = {"total": len(members)}
+    if not user.sees_text:
+        threshold = state.config.viewer_min_count
+        shown = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+        answer = {"total": shown.get(body.level), "count_threshold": threshold}
+    audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
+                 generation, _disclosed(page_members, body.level))
+    return answer | {
+        "query": body.query, "level": body.level, "counts": shown, "offset": body.offset,
+        "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
+        "members": [asdict(m) for m in page_members], "generation": generation}
+
+
+@router.get("/export", summary="The cohort's members as CSV (as cohort --export)")
+def cohort_export(audit: Audit, user: TextReader, state: State,
+                  query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+                  level: Annotated[str, Query(max_length=20)] = "patient") -> StreamingResponse:
+    """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
+    check_level(level)
+    members, generation = state.live.run(
+        lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
+    exported = {"exported": len(members),
+                "patients": len({m.ids[0] for m in members}),
+                "reports": len({m.report_id for m in members if m.report_id})}
+    audit.record("cohort/export", {"query": query, "level": level}, exported, generation,
+                 _disclosed(members, level))
+    return StreamingResponse(
+        csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="cohort-{level}s.csv"'},
+    )
+
+
+def _disclosed(members: list[Any], level: str) -> dict[str, list[str]] | None:
+    """The ids a list of members shows: each id column of ``level`` (patients, visits,
+    reports) and the reports of their evidence sentences."""
+    if not members:
+        return None
+    columns = ID_COLUMNS[level]  # type: ignore[index]
+    shown = {column.removesuffix("_id") + "s": [m.ids[i] for m in members]
+             for i, column in enumerate(columns) if column != "sentence_id"}
+    evidence = [m.report_id for m in members if m.report_id]
+    shown["reports"] = shown.get("reports", []) + evidence
+    return shown

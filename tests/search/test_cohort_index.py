@@ -17,7 +17,7 @@ from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.search.cohort import Cohort
 
 QUERIES = (  # the first 36 sample reports are mostly normal: negated findings are common
-    '"no pleural effusion" AND NOT "no cardiomegaly"',
+    '"no pleural effusion" AND NOT "mild degenerative change"',  # every report denies cardiomegaly
     '"degenerative change" OR "no cardiomegaly" section:impression',
     'text:"no effusion" AND NOT pneumonia',  # a phrase, its polarity read
     '("mild degenerative change" OR "no pneumothorax") SAME SENTENCE',  # a modifier

@@ -1,7 +1,7 @@
 """CMC 2007 benchmark: every search method side by side, and "code like a coder".
 
 Indexes the coded CMC 2007 dev reports (``--format cmc2007-coded``; ``--all`` indexes the 488
-uncoded ones too, unjudged) with every component (lexical, findings, concepts, dense), builds
+uncoded ones too, unjudged) with every component (bm25, findings, concepts, dense), builds
 the benchmark of ``clinsearch bench build cmc2007`` (one query per majority ICD-9-CM code with at
 least two reports, written from its title; renal vs other groups), searches it with bm25,
 concept, dense and hybrid at report level, and prints MAP per group. Then codes the reports:
@@ -37,7 +37,7 @@ from clinsearch.search.registry import parse_method
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
 MEASURES = ("map", "p@10", "ndcg@10", "recall@100")
-COMPONENTS = ("lexical", "findings", "concepts", "dense")
+COMPONENTS = ("bm25", "findings", "concepts", "dense")
 TOP = 1000
 
 

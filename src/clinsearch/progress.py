@@ -21,6 +21,11 @@ T = TypeVar("T")
 _console = Console(stderr=True)
 
 
+def stderr_is_terminal() -> bool:
+    """Whether progress would be seen: stderr is a terminal (not a log, a pipe or a test)."""
+    return _console.is_terminal
+
+
 @contextmanager
 def progress_bar(
     description: str, total: int | None = None, *, enabled: bool = True

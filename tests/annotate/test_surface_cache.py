@@ -16,8 +16,7 @@ from clinsearch.annotate.surface_index import SurfaceIndex, concept_entries, con
 
 
 def _same(a: SurfaceIndex, b: SurfaceIndex) -> bool:
-    return (a._lower, a._exact, a._firsts, a._stems, a._max_len) == (
-        b._lower, b._exact, b._firsts, b._stems, b._max_len)
+    return (len(a), a.to_data()) == (len(b), b.to_data())
 
 
 def test_a_cached_index_equals_a_computed_one(mini_lexicon: Lexicon, tmp_path: Path) -> None:
@@ -34,10 +33,22 @@ def test_a_corrupt_or_tampered_file_is_recomputed(mini_lexicon: Lexicon, tmp_pat
     cached_concept_index(mini_lexicon, tmp_path)
     (stored,) = tmp_path.glob("surface-*.json")
     good = stored.read_bytes()
-    for bad in (good[: len(good) // 2], good.replace(b'"lower"', b'"lowe_"'), b"", b"\n{}"):
+    for bad in (good[: len(good) // 2], good.replace(b'"groups"', b'"group_"'), b"", b"\n{}"):
         stored.write_bytes(bad)
         assert _same(cached_concept_index(mini_lexicon, tmp_path), fresh)
         assert stored.read_bytes() == good  # rewritten
+
+
+def test_a_loaded_index_unpacks_only_the_groups_a_text_needs(mini_lexicon: Lexicon,
+                                                            tmp_path: Path) -> None:
+    fresh = concept_index(mini_lexicon)
+    cached_concept_index(mini_lexicon, tmp_path)
+    loaded = cached_concept_index(mini_lexicon, tmp_path)
+    assert len(loaded) == len(fresh)
+    doc = tokenizer()("Small right pleural effusion. No pneumothorax.")
+    assert loaded.find(doc) == fresh.find(doc) != []
+    assert 0 < len(loaded._lower) + len(loaded._exact) < len(fresh)  # the rest still packed
+    assert loaded.lookup("pneumothorax") == fresh.lookup("pneumothorax")
 
 
 def test_another_lexicon_has_another_key(mini_lexicon: Lexicon) -> None:

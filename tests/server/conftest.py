@@ -157,3 +157,58 @@ def serving(index: Path, audit: Path, log: Path, *, users: Path | None = None,
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the module's browser saves downloads."""
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(downloads: Path) -> Iterator[Any]:
+    """A real headless Chromium (Debian's ``chromium`` and ``chromedriver``) through Selenium,
+    one per test module, saving downloads into ``downloads``."""
+    from ..conftest import require_system
+
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium, driver = require_system("chromium", "chromedriver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,1000", "--force-device-scale-factor=1"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    chrome = webdriver.Chrome(options=options, service=webdriver.ChromeService(driver))
+    chrome.execute_cdp_cmd("Page.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": str(downloads)})
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+def shoot(browser: Any, name: str, tmp: Path) -> None:
+    """Save a screenshot (into $CLINSEARCH_SCREENSHOTS when set)."""
+    folder = Path(os.environ.get("CLINSEARCH_SCREENSHOTS") or tmp)
+    folder.mkdir(parents=True, exist_ok=True)
+    browser.execute_script("window.scrollTo(0, 0)")
+    assert browser.save_screenshot(str(folder / name))
+
+
+def wait(browser: Any, condition: Any, timeout: float = 60) -> Any:
+    """Wait until ``condition`` (a Selenium expected condition) holds, and return its value."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, timeout).until(condition)
+
+
+def downloaded(folder: Path, name: str, timeout: float = 30) -> Path:
+    """The file ``name`` once the browser has saved it into ``folder``."""
+    target = folder / name
+    deadline = time.monotonic() + timeout
+    while not target.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert target.exists(), f"{name} was not downloaded"
+    return target

@@ -8,62 +8,22 @@ Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from clinsearch.search.cohort import Cohort
 
-from ..conftest import require_system
-from .conftest import Server, clinsearch
+from .conftest import Server, clinsearch, shoot, wait
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 PURPOSE = "Prüfung: browser checks → audit"  # not Latin-1: sent percent-encoded
 COHORT_QUERY = 'pneumonia AND NOT "pleural effusion"'
-
-
-@pytest.fixture(scope="module")
-def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("downloads")
-
-
-@pytest.fixture(scope="module")
-def browser(downloads: Path) -> Iterator[webdriver.Chrome]:
-    chromium, driver = require_system("chromium", "chromedriver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,1000", "--force-device-scale-factor=1"):
-        options.add_argument(arg)
-    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                              "download.prompt_for_download": False})
-    chrome = webdriver.Chrome(options=options, service=webdriver.ChromeService(driver))
-    chrome.execute_cdp_cmd("Page.setDownloadBehavior",
-                           {"behavior": "allow", "downloadPath": str(downloads)})
-    try:
-        yield chrome
-    finally:
-        chrome.quit()
-
-
-def shoot(browser: webdriver.Chrome, name: str, tmp: Path) -> None:
-    """Save a screenshot (into $CLINSEARCH_SCREENSHOTS when set)."""
-    folder = Path(os.environ.get("CLINSEARCH_SCREENSHOTS") or tmp)
-    folder.mkdir(parents=True, exist_ok=True)
-    browser.execute_script("window.scrollTo(0, 0)")
-    assert browser.save_screenshot(str(folder / name))
-
-
-def wait(browser: webdriver.Chrome, condition, timeout: float = 60):  # type: ignore[no-untyped-def]
-    return WebDriverWait(browser, timeout).until(condition)
 
 
 def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, server: Server,
@@ -105,7 +65,7 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
 
     tab = browser.find_element(By.ID, "tab-report")
     tab.send_keys(Keys.ARROW_RIGHT)  # tabs follow the arrow keys
-    assert browser.find_element(By.ID, "tab-explain").get_attribute("aria-selected") == "true"
+    assert browser.find_element(By.ID, "tab-patient").get_attribute("aria-selected") == "true"
     browser.find_element(By.ID, "tab-cohort").click()
     browser.find_element(By.ID, "cohort-query").send_keys(COHORT_QUERY)
     level = browser.find_element(By.ID, "cohort-level")

@@ -24,10 +24,16 @@ from clinsearch.annotate.surface import (
 
 Key = tuple[str, ...]
 KEY_SEP = "\x1f"  # joins a key's tokens in ``to_data`` (the tokenizer never puts it in a token)
+LABEL_SEP = "\x1d"  # separates a packed key from its labels, and the labels
+ROW_SEP = "\x1e"  # separates the packed keys of one first token
+_SEPARATORS = (KEY_SEP, LABEL_SEP, ROW_SEP)
 
 
 class SurfaceIndex:
-    """Token sequences (lowercase terms, exact-case abbreviations) mapped to labels."""
+    """Token sequences (lowercase terms, exact-case abbreviations) mapped to labels.
+
+    An index made by ``from_data`` keeps each first token's keys packed in one string and
+    unpacks them when a text holds that token, so a cold query reads a few groups, not all."""
 
     def __init__(self) -> None:
         self._lower: dict[Key, set[str]] = {}
@@ -35,16 +41,20 @@ class SurfaceIndex:
         self._max_len = 0
         self._firsts: set[str] = set()  # first tokens of all keys (both cases), to skip fast
         self._stems: set[Key] = set()  # proper prefixes of all keys: a match may go on
+        self._packed: dict[str, str] = {}  # first token -> its keys, not yet unpacked
+        self._size = 0  # keys still packed
 
     def add_term(self, form: str, label: str) -> None:
         """Match ``form`` and its variants case-insensitively as ``label``."""
         for key in term_variants(form):
+            self._unpack(key[0])
             self._lower.setdefault(key, set()).add(label)
             self._note(key)
 
     def add_abbreviation(self, form: str, label: str) -> None:
         """Match ``form`` (and a plural 's') with its exact case as ``label``."""
         for key in abbreviation_variants(form):
+            self._unpack(key[0])
             self._exact.setdefault(key, set()).add(label)
             self._note(key)
 
@@ -55,51 +65,66 @@ class SurfaceIndex:
         self._max_len = max(self._max_len, len(key))
 
     def to_data(self) -> dict[str, Any]:
-        """The index as JSON-ready data (``from_data`` makes it back): keys joined by KEY_SEP,
-        labels sorted. ValueError if a token holds KEY_SEP."""
-        def joined(keys: Sequence[Key]) -> list[str]:
-            out = [KEY_SEP.join(key) for key in keys]
-            if sum(map(len, keys)) != sum(s.count(KEY_SEP) + 1 for s in out):
-                raise ValueError("a surface key token holds the key separator")
-            return out
-
-        tables = {
-            name: dict(zip(joined(list(keys)), map(sorted, keys.values()), strict=True))
-            for name, keys in (("lower", self._lower), ("exact", self._exact))
-        }
-        return tables | {"stems": joined(sorted(self._stems))}
+        """The index as JSON-ready data (``from_data`` makes it back): per first token, one
+        string of its keys (tokens joined by KEY_SEP, each key's table and sorted labels
+        beside it). ValueError if a token or label holds a separator."""
+        for first in list(self._packed):
+            self._unpack(first)
+        groups: dict[str, list[str]] = {}
+        for table, keys in (("l", self._lower), ("e", self._exact)):
+            for key, labels in keys.items():
+                parts = [*key, *sorted(labels)]
+                if any(sep in part for part in parts for sep in _SEPARATORS):
+                    raise ValueError("a surface key token or label holds a separator")
+                row = table + KEY_SEP.join(key) + LABEL_SEP + LABEL_SEP.join(sorted(labels))
+                groups.setdefault(key[0], []).append(row)
+        return {"max_len": self._max_len,
+                "groups": {first: ROW_SEP.join(rows) for first, rows in groups.items()}}
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> SurfaceIndex:
-        """The index ``to_data`` gave; ValueError when ``data`` does not have its shape."""
+        """The index ``to_data`` gave, its groups left packed; ValueError when ``data`` does
+        not have its shape."""
+        groups, max_len = data.get("groups"), data.get("max_len")
+        if not isinstance(groups, dict) or not all(
+            isinstance(first, str) and first and isinstance(rows, str) and rows
+            for first, rows in groups.items()
+        ):
+            raise ValueError("surface index data without a valid 'groups' table")
+        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 0:
+            raise ValueError("surface index data without a valid 'max_len'")
         index = cls()
-        for name, keys in (("lower", index._lower), ("exact", index._exact)):
-            table = data.get(name)
-            if not isinstance(table, dict) or not all(
-                isinstance(labels, list) and labels and all(isinstance(x, str) for x in labels)
-                for labels in table.values()
-            ):
-                raise ValueError(f"surface index data without a valid {name!r} table")
-            keys.update({tuple(joined.split(KEY_SEP)): set(labels)
-                         for joined, labels in table.items()})
-        stems = data.get("stems")
-        if not isinstance(stems, list) or not all(isinstance(s, str) for s in stems):
-            raise ValueError("surface index data without a valid 'stems' list")
-        index._stems = {tuple(joined.split(KEY_SEP)) for joined in stems}
-        every = [*index._lower, *index._exact]
-        if not all(every):
-            raise ValueError("surface index data with an empty key")
-        index._firsts = {key[0] for key in every}
-        index._max_len = max(map(len, every), default=0)
+        index._packed = dict(groups)
+        index._firsts = set(groups)
+        index._max_len = max_len
+        index._size = sum(rows.count(ROW_SEP) + 1 for rows in groups.values())
         return index
 
+    def _unpack(self, first: str) -> None:
+        """Move the keys packed under ``first`` into the tables (ValueError on a bad row)."""
+        rows = self._packed.pop(first, None)
+        if rows is None:
+            return
+        for row in rows.split(ROW_SEP):
+            table, joined, labels = row[:1], *row[1:].split(LABEL_SEP, 1)
+            key = tuple(joined.split(KEY_SEP))
+            if table not in ("l", "e") or key[0] != first or not all(key) or not labels:
+                raise ValueError("surface index data with a malformed row")
+            self._size -= 1
+            (self._lower if table == "l" else self._exact)[key] = set(labels.split(LABEL_SEP))
+            self._stems.update(key[:i] for i in range(1, len(key)))
+
     def __len__(self) -> int:
-        return len(self._lower) + len(self._exact)
+        return len(self._lower) + len(self._exact) + self._size
 
     def lookup(self, text: str) -> list[str]:
         """The labels ``text`` resolves to as a whole (sorted)."""
-        lower = self._lower.get(key_of(text), set())
-        return sorted(lower | self._exact.get(key_of(text, exact=True), set()))
+        lower_key, exact_key = key_of(text), key_of(text, exact=True)
+        for key in (lower_key, exact_key):
+            if key:
+                self._unpack(key[0])
+        lower = self._lower.get(lower_key, set())
+        return sorted(lower | self._exact.get(exact_key, set()))
 
     def find(self, doc: Doc, keys: TextKeys | None = None) -> list[tuple[str, int, int]]:
         """Non-overlapping matches ``(label, start token, end token)``; longest wins overlaps."""
@@ -136,12 +161,16 @@ class SurfaceIndex:
         """Every match ``(label, start token, end token)`` in ``keys``, overlaps included; a
         match is extended only while its words begin some key."""
         lower, exact, firsts, stems = keys.lower, keys.exact, self._firsts, self._stems
+        packed = self._packed
         pos = keys.positions
         n = len(lower)
         out: list[tuple[str, int, int]] = []
         for i in range(n):
             if lower[i] not in firsts and exact[i] not in firsts:
                 continue
+            if packed:
+                self._unpack(lower[i])
+                self._unpack(exact[i])
             for length in range(1, min(self._max_len, n - i) + 1):
                 low, cased = tuple(lower[i : i + length]), tuple(exact[i : i + length])
                 hit = self._lower.get(low) or self._exact.get(cased)

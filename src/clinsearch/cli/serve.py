@@ -43,6 +43,10 @@ def serve_command(
     no_auth: Annotated[
         bool, typer.Option("--no-auth", help="Serve without tokens (loopback only).")
     ] = False,
+    workbench: Annotated[
+        Path | None, typer.Option(help="The users' bundles, id lists, saved searches and"
+                                  " history (SQLite, private; default: beside the audit log).")
+    ] = None,
     audit_key: Annotated[
         Path | None, typer.Option(help="Key of the audit chain's HMACs, apart from the log"
                                   " (default: $CLINSEARCH_AUDIT_KEY, else audit.key in"
@@ -75,6 +79,7 @@ def serve_command(
     from clinsearch.server.live import LiveIndex
     from clinsearch.server.model_names import allowed_models
     from clinsearch.server.state import LOOPBACK_NAMES, ServerConfig
+    from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
 
     store = _user_store(users)
     if no_auth:
@@ -102,6 +107,7 @@ def serve_command(
     if audit_syslog:
         _checkpoints_to_syslog()
     audit = AuditLog(audit_log, audit_key)
+    bench = WorkbenchStore(workbench or audit_log.parent / WORKBENCH_FILE)
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
     live.start()
@@ -113,12 +119,14 @@ def serve_command(
         f" audit: {escape(str(audit_log))}"
     )
     try:
-        uvicorn.run(create_app(index_dir, user_store, audit, live, config), host=host, port=port,
+        uvicorn.run(create_app(index_dir, user_store, audit, live, config, bench), host=host,
+                    port=port,
                     log_level="info", access_log=True, log_config=log_config())
     finally:
         live.stop()
         audit.checkpoint("stop")
         audit.close()
+        bench.close()
 
 
 @users_app.command("add")

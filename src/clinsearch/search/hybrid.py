@@ -97,10 +97,12 @@ class HybridRetriever:
         fused = self.fusion.apply([[(hit.id, hit.score) for hit in run] for run in runs])
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
+        why: dict[str, dict[str, str]] = {}
         matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
         for name, run in zip(self.names, runs, strict=True):
             for hit in run:
                 ranks.setdefault(hit.id, {})[name] = hit.rank
+                why.setdefault(hit.id, {})[name] = method_reason(hit)
                 if "match" in hit.explanation:
                     matched[hit.id] = hit.explanation["match"]
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
@@ -111,10 +113,24 @@ class HybridRetriever:
                 "method": "hybrid",
                 "fusion": self.fusion.kind,
                 "ranks": ranks[unit],
+                "found_by": why[unit],
                 "shown_from": shown[unit].explanation.get("method"),
+                "summary": " · ".join(f"{name} #{ranks[unit][name]}: {reason}"
+                                      for name, reason in why[unit].items()),
             } | ({"match": matched[unit]} if unit in matched else {})
             hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
         return hits
+
+
+def method_reason(hit: Hit) -> str:
+    """Why one method found a hit, in a few words: concept search's pattern match, BM25's
+    matched terms, dense retrieval's similarity."""
+    why = hit.explanation
+    if why.get("summary"):
+        return str(why["summary"])
+    if why.get("matched_terms"):
+        return "terms " + ", ".join(map(str, why["matched_terms"]))
+    return f"similarity {hit.score:.2f}"
 
 
 def default_methods(index: IndexStore) -> list[str]:

@@ -22,6 +22,8 @@ from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.atomic import atomic_path
 from clinsearch.cache_dir import default_cache_dir, private_folder
 
+TERM_BATCH = 1024  # lexicon terms embedded per step of the progress bar
+
 
 class Encoder(Protocol):
     """What the vocabulary needs of a sentence encoder (``models.encoder.SentenceEncoder``)."""
@@ -111,7 +113,7 @@ class TermVectors:
             vectors = np.load(path)
             if vectors.shape[0] == len(terms):
                 return cls(terms, vectors)
-        vectors = np.asarray(encoder.encode_queries([t.text for t in terms]), dtype=np.float32)
+        vectors = _embed_with_progress(encoder, [t.text for t in terms])
         _save_atomically(path, vectors)
         return cls(terms, vectors)
 
@@ -141,3 +143,20 @@ def _save_atomically(path: Path, vectors: np.ndarray) -> None:
     private_folder(path.parent)
     with atomic_path(path, mode=0o600) as tmp, tmp.open("wb") as out:
         np.save(out, vectors)
+
+
+def _embed_with_progress(encoder: Encoder, texts: list[str]) -> np.ndarray:
+    """The vectors of ``texts`` (unit rows), in batches with a progress bar on a terminal: on a
+    new machine this takes a minute, once, and a silent minute looks like a hang."""
+    from clinsearch.progress import progress_bar, stderr_is_terminal
+
+    parts = []
+    with progress_bar(f"embedding the lexicon's {len(texts):,} terms (once per machine)",
+                      total=len(texts), enabled=stderr_is_terminal()) as advance:
+        for start in range(0, len(texts), TERM_BATCH):
+            batch = texts[start : start + TERM_BATCH]
+            parts.append(np.asarray(encoder.encode_queries(batch), dtype=np.float32))
+            advance(len(batch))
+    if not parts:
+        return np.asarray(encoder.encode_queries([]), dtype=np.float32)
+    return np.concatenate(parts)

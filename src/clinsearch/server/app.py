@@ -28,6 +28,7 @@ from clinsearch.server.live import LiveIndex
 from clinsearch.server.routes import ROUTERS
 from clinsearch.server.routes.page import STATIC
 from clinsearch.server.state import ServerConfig, ServerState
+from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
 
 # Every answer: the page may load nothing from elsewhere, and answers holding PHI are not cached.
 SECURITY_HEADERS = {
@@ -39,13 +40,17 @@ SECURITY_HEADERS = {
 
 
 def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
-               live: LiveIndex | None = None, config: ServerConfig | None = None) -> FastAPI:
-    """The app over the index at ``index_path``; ``users`` None means no authentication."""
+               live: LiveIndex | None = None, config: ServerConfig | None = None,
+               workbench: WorkbenchStore | None = None) -> FastAPI:
+    """The app over the index at ``index_path``; ``users`` None means no authentication;
+    ``workbench`` defaults to ``WORKBENCH_FILE`` beside the audit log."""
     app = FastAPI(title="clinsearch", version=clinsearch.__version__, docs_url=None,
                   redoc_url=None,
                   description="Negation-aware search over clinical reports: search, cohorts,"
                   " report views (audited), query explanation and annotation.")
-    state = ServerState(live or LiveIndex(index_path), users, audit, config or ServerConfig())
+    workbench = workbench or WorkbenchStore(audit.path.parent / WORKBENCH_FILE)
+    state = ServerState(live or LiveIndex(index_path), users, audit, workbench,
+                        config or ServerConfig())
     app.state.clinsearch = state
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in ROUTERS:

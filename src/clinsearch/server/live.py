@@ -48,8 +48,9 @@ def open_snapshot(path: Path) -> Snapshot:
     """Open the live generation of ``path`` and warm every search method and the cohort engine."""
     index = Index.open(path)
     try:
+        # hybrid fuses BM25 and concept search, and dense retrieval when the index has it
         methods = ("bm25", "concept") + (
-            ("dense", "hybrid") if "dense" in index.config.components else ())
+            ("dense",) if "dense" in index.config.components else ()) + ("hybrid",)
         for method in methods:
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)

@@ -13,6 +13,7 @@ from clinsearch.hit import Hit
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import UserStore
 from clinsearch.server.live import LiveIndex
+from clinsearch.server.workbench_store import WorkbenchStore
 
 HITS_CACHE = 256  # queries whose hits are kept for paging
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -35,12 +36,13 @@ class ServerConfig:
 
 @dataclass
 class ServerState:
-    """The live index, the users (None: no auth), the audit log, the configuration and the
-    paging cache."""
+    """The live index, the users (None: no auth), the audit log, the users' workbench (bundles,
+    lists, saved searches, history), the configuration and the paging cache."""
 
     live: LiveIndex
     users: UserStore | None
     audit: AuditLog
+    workbench: WorkbenchStore
     config: ServerConfig = field(default_factory=ServerConfig)
     hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+import numpy as np
 
 from clinsearch.search.cohort.arrays import CohortArrays
+from clinsearch.search.cohort.breakdown import Breakdown, cohort_breakdown, polarity_mix
 from clinsearch.search.cohort.engine import (
     COUNT_LEVELS,
+    EVERYWHERE,
     ID_COLUMNS,
     CohortEngine,
     Member,
+    Scope,
     members_csv_rows,
     write_members_csv,
 )
 from clinsearch.search.cohort.syntax import (
     And,
+    BundleTerm,
     CohortSyntaxError,
     Filter,
     Group,
@@ -24,6 +31,7 @@ from clinsearch.search.cohort.syntax import (
     Not,
     Or,
     Term,
+    fold,
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
@@ -36,8 +44,9 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=Node)
 
-__all__ = ["COUNT_LEVELS", "ID_COLUMNS", "Cohort", "CohortSyntaxError", "Member",
-           "members_csv_rows", "parse", "write_members_csv"]
+__all__ = ["COUNT_LEVELS", "EVERYWHERE", "ID_COLUMNS", "Breakdown", "BundleTerm", "Cohort",
+           "CohortSyntaxError", "Member", "Scope", "members_csv_rows", "parse",
+           "write_members_csv"]
 
 
 def cohort_tables(index: IndexStore) -> tuple[ParquetRows, ParquetRows, ParquetRows]:
@@ -69,6 +78,7 @@ class Cohort:
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         arrays = CohortArrays.from_index(index)
+        self.options = options
         self.engine = CohortEngine(
             arrays,
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
@@ -77,13 +87,44 @@ class Cohort:
                     lambda rows: arrays.values.sentences("text", rows)),
         )
 
-    def counts(self, query: str) -> dict[Level, int]:
+    def counts(self, query: str, scope: Scope = EVERYWHERE) -> dict[Level, int]:
         """Exact numbers of matching patients, visits and reports."""
-        return self.engine.counts(query)
+        return self.engine.counts(query, scope)
 
-    def members(self, query: str, level: Level) -> list[Member]:
+    def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
-        return self.engine.members(query, level)
+        return self.engine.members(query, level, scope)
+
+    def breakdown(self, query: str, scope: Scope = EVERYWHERE) -> Breakdown:
+        """The matching reports by year, month, report type and evidence section."""
+        return cohort_breakdown(self.engine, query, scope)
+
+    def polarity_mix(self, term: str, scope: Scope = EVERYWHERE) -> dict[str, int]:
+        """Reports stating the finding ``term`` names as present, absent, uncertain or
+        historical (the term read as a cohort term: one finding of the lexicon)."""
+        from clinsearch.search.cohort.resolve import term_resolver
+
+        resolve = term_resolver(term, self.tools.parser, self.tools.hierarchy, self.options)
+        return polarity_mix(self.engine, resolve(Term(term, 0, len(term))), scope)
+
+    def bundle_terms(self, terms: Sequence[str]) -> tuple[BundleTerm, ...]:
+        """Each term read as a finding when the lexicon names exactly one finding for it (its
+        polarity as written), else as a text phrase."""
+        parsed = self.tools.parser.parse_many(list(terms), map_unknown=False)
+        return tuple(BundleTerm(text, not p.mappings and sum(map(len, p.groups)) == 1)
+                     for text, p in zip(terms, parsed, strict=True))
+
+    def scope(self, bundles: Mapping[str, Sequence[str]] | None = None,
+              within: np.ndarray | None = None) -> Scope:
+        """A query scope: ``bundles`` (name -> terms) and the reports to restrict to."""
+        read = {fold(name): self.bundle_terms(terms) for name, terms in (bundles or {}).items()}
+        return Scope(read, within)
+
+    def id_mask(self, kind: Literal["patient", "report"], ids: Sequence[str]
+                ) -> tuple[np.ndarray, list[str]]:
+        """The reports of the patients (or the reports) ``ids`` name, as a mask over report
+        ids, and the ids not in the index."""
+        return self.engine.arrays.id_mask("patient_id" if kind == "patient" else "id", ids)
 
     def warnings(self, query: str) -> list[str]:
         """Why filters of ``query`` may silently select nothing (values that exist, undated

@@ -13,7 +13,7 @@ everything else is numpy over these arrays.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -127,6 +127,7 @@ class CohortArrays:
         self.sentence_report = units.sentence_report
         self.size: dict[Level, int] = {u: units.size(u) for u in LEVELS}
         self._sentence_unit: dict[Level, np.ndarray] = {}
+        self._unit_ids: dict[Level, dict[str, int]] = {}
 
     @cached_property
     def _types(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -330,11 +331,37 @@ class CohortArrays:
     def shown_sentences(self, sentences: np.ndarray) -> list[tuple[str, str, str, str]]:
         """Report id, sentence id, section and text of each of ``sentences``."""
         report_ids = self.values.reports("id", self.sentence_report[sentences])
-        _, _, names, raw = self._sections
-        sections = names[raw[sentences]].tolist()
+        sections = self.sentence_sections(sentences)
         return [(str(r), str(s), section, str(t)) for r, s, section, t in zip(
             report_ids, self.values.sentences("id", sentences), sections,
             self.values.sentences("text", sentences), strict=True)]
+
+    def id_mask(self, column: Literal["id", "patient_id"], ids: Sequence[str]
+                ) -> tuple[np.ndarray, list[str]]:
+        """The reports named by ``ids`` (report ids, or patient ids: all their reports), as
+        a mask over report ids, and the ids that name nothing in this corpus."""
+        unit: Level = "report" if column == "id" else "patient"
+        if unit not in self._unit_ids:
+            shown = self.values.reports(column, self.first_report[unit])
+            self._unit_ids[unit] = {str(v): k for k, v in enumerate(shown)}
+        known = self._unit_ids[unit]
+        mask = np.zeros(self.size[unit], dtype=bool)
+        mask[[known[i] for i in ids if i in known]] = True
+        missing = [i for i in ids if i not in known]
+        return (mask if unit == "report" else self.lift(mask, "patient", "report")), missing
+
+    def report_labels(self, reports: np.ndarray) -> dict[str, list[str]]:
+        """Each of ``reports``' date ("" when undated) and type (lower-cased, "" when none)."""
+        _, _, type_names, type_raw = self._types
+        number = self.report_date[reports]
+        dates = [f"{d // 10000:04d}-{d // 100 % 100:02d}-{d % 100:02d}" if d else ""
+                 for d in number.tolist()]
+        return {"date": dates, "type": [str(t) for t in type_names[type_raw[reports]]]}
+
+    def sentence_sections(self, sentences: np.ndarray) -> list[str]:
+        """The section of each of ``sentences`` (lower-cased, "" when none)."""
+        _, _, names, raw = self._sections
+        return [str(s) for s in names[raw[sentences]]]
 
     def finding_sentences(self, spec: FindingSpec) -> np.ndarray:
         """Sentences holding a finding that matches ``spec`` (the findings service's answer)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,7 @@ from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
-from clinsearch.search.cohort.syntax import Node, parse
+from clinsearch.search.cohort.syntax import Bundles, Node, parse
 from clinsearch.units import Level, check_level
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
@@ -33,6 +33,18 @@ class Member:
     sentence: str
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What a query may name and where it looks: the term bundles ``bundle:NAME`` reads, and
+    the reports it is restricted to (a mask over report ids; None: every report)."""
+
+    bundles: Bundles = field(default_factory=dict)
+    reports: np.ndarray | None = None
+
+
+EVERYWHERE = Scope()
+
+
 class CohortEngine:
     """Parses and evaluates cohort queries against one index's cohort arrays."""
 
@@ -43,34 +55,48 @@ class CohortEngine:
         self._resolver_for = resolver_for
         self._read_text = read_text
 
-    def _prepare(self, query: str) -> tuple[Evaluator, Node]:
+    def _prepare(self, query: str, scope: Scope = EVERYWHERE) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
-        tree = parse(query)
-        return Evaluator(self.arrays, self._resolver_for(query), self._read_text), tree
+        tree = parse(query, scope.bundles)
+        return Evaluator(self.arrays, self._resolver_for(query), scope.reports,
+                         self._read_text), tree
 
-    def _evaluate(self, query: str, level: Level) -> tuple[Evaluator, Node, np.ndarray]:
+    def _evaluate(self, query: str, level: Level, scope: Scope = EVERYWHERE
+                  ) -> tuple[Evaluator, Node, np.ndarray]:
         check_level(level)
-        evaluator, tree = self._prepare(query)
+        evaluator, tree = self._prepare(query, scope)
         return evaluator, tree, evaluator.units(tree, level)
 
-    def count(self, query: str, level: Level) -> int:
+    def count(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> int:
         """How many ``level`` units match ``query``, exactly."""
-        return int(self._evaluate(query, level)[2].sum())
+        return int(self._evaluate(query, level, scope)[2].sum())
 
-    def counts(self, query: str) -> dict[Level, int]:
-        """Exact counts of matching patients, visits and reports (the query evaluated at each);
-        one evaluator serves the three, so each term is looked up once."""
-        evaluator, tree = self._prepare(query)
-        return {level: int(evaluator.units(tree, level).sum()) for level in COUNT_LEVELS}
+    def counts(self, query: str, scope: Scope = EVERYWHERE,
+               levels: tuple[Level, ...] = COUNT_LEVELS) -> dict[Level, int]:
+        """Exact counts of matching patients, visits and reports (or ``levels``: the query
+        evaluated at each); one evaluator serves them all, so each term is looked up once."""
+        evaluator, tree = self._prepare(query, scope)
+        return {level: int(evaluator.units(tree, level).sum()) for level in levels}
 
-    def ids(self, query: str, level: Level) -> list[tuple[str, ...]]:
+    def ids(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""
-        mask = self._evaluate(query, level)[2]
+        mask = self._evaluate(query, level, scope)[2]
         return sorted(self._shown(level, np.flatnonzero(mask)))
 
-    def members(self, query: str, level: Level) -> list[Member]:
+    def report_mask(self, query: str, scope: Scope = EVERYWHERE) -> np.ndarray:
+        """The reports matching ``query``, as a mask over report ids."""
+        return self._evaluate(query, "report", scope)[2]
+
+    def evidence_sentences(self, query: str, scope: Scope = EVERYWHERE) -> np.ndarray:
+        """Every sentence that is evidence for a matching report (positive terms' matches
+        within the matching reports), sorted and distinct."""
+        evaluator, tree, mask = self._evaluate(query, "report", scope)
+        found = self._evidence(evaluator, tree, "report", mask)
+        return np.unique(np.concatenate([np.empty(0, np.int64), *(s for _, s in found)]))
+
+    def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
-        evaluator, tree, mask = self._evaluate(query, level)
+        evaluator, tree, mask = self._evaluate(query, level, scope)
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
         evidenced = [k for k in units.tolist() if k in best]
@@ -90,14 +116,9 @@ class CohortEngine:
                        mask: np.ndarray) -> dict[int, tuple[int, str]]:
         """Per matching unit: its earliest evidence sentence and the term it matched."""
         c = self.arrays
-        sources_list = evaluator.evidence(tree, level)
-        parts = []
-        for source_no, ev in enumerate(sources_list):
-            s = ev.sentences
-            for scope, scope_mask in ev.within:
-                s = s[scope_mask[c.sentence_units(scope, s)]]
-            s = s[mask[c.sentence_units(level, s)]]
-            parts.append(np.stack([s, np.full(len(s), source_no)]))
+        sources_list = self._evidence(evaluator, tree, level, mask)
+        parts = [np.stack([s, np.full(len(s), source_no)])
+                 for source_no, (_, s) in enumerate(sources_list)]
         if not parts:
             return {}
         sentences, sources = np.concatenate(parts, axis=1)
@@ -105,8 +126,21 @@ class CohortEngine:
         order = np.lexsort((sources, c.evidence_rank(sentences), units))
         first = np.ones(len(order), dtype=bool)
         first[1:] = units[order][1:] != units[order][:-1]
-        return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])].label)
+        return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])][0])
                 for i in order[first]}
+
+    def _evidence(self, evaluator: Evaluator, tree: Node, level: Level,
+                  mask: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """Each positive term's label and its sentences that lie in its scoped groups and in
+        a matching ``level`` unit."""
+        c = self.arrays
+        out = []
+        for ev in evaluator.evidence(tree, level):
+            s = ev.sentences
+            for scope, scope_mask in ev.within:
+                s = s[scope_mask[c.sentence_units(scope, s)]]
+            out.append((ev.label, s[mask[c.sentence_units(level, s)]]))
+        return out
 
     def _shown(self, level: Level, uids: np.ndarray) -> list[tuple[str, ...]]:
         """The ID_COLUMNS values of the units ``uids`` of ``level`` (read for these only)."""

@@ -37,11 +37,14 @@ class Evaluator:
     """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
 
     def __init__(self, arrays: CohortArrays, resolve: Resolver,
-                 read_text: TextReader | None = None) -> None:
-        """``read_text``: how text matches are found (default: sentences containing the
-        phrase, whatever its polarity)."""
+                 within: np.ndarray | None = None, read_text: TextReader | None = None
+                 ) -> None:
+        """``within``: a mask over reports the query is restricted to (None: every report);
+        NOT then means "within these reports and not". ``read_text``: how text matches are
+        found (default: sentences containing the phrase, whatever its polarity)."""
         self.arrays = arrays
         self._resolve = resolve
+        self._within = None if within is None else within[arrays.row_report]
         self._read_text = read_text or (lambda phrase, _context: arrays.text_sentences(phrase))
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
@@ -50,8 +53,18 @@ class Evaluator:
     def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """The row mask of ``filters`` (memoised)."""
         if filters not in self._rows:
-            self._rows[filters] = self.arrays.row_mask(filters)
+            within = self._within
+            if not filters:
+                assert within is not None  # rows are asked for when restricted only
+                self._rows[filters] = within
+            else:
+                mask = self.arrays.row_mask(filters)
+                self._rows[filters] = mask if within is None else mask & within
         return self._rows[filters]
+
+    def restricted(self, filters: tuple[Filter, ...]) -> bool:
+        """Whether rows are restricted (by filters or by the reports given)."""
+        return bool(filters) or self._within is not None
 
     def matching(self, node: Term | TextMatch, filters: tuple[Filter, ...]) -> np.ndarray:
         """Uids of the sentences where a term (or text) matches, under ``filters``; context
@@ -68,7 +81,7 @@ class Evaluator:
                     replace(target, required_context=context) if context else target)
                 self._labels[node] = target.label
         sentences = self._sentences[key]
-        if filters:
+        if self.restricted(filters):
             sentences = sentences[self.rows(filters)[sentences]]
         return sentences
 
@@ -101,12 +114,12 @@ class Evaluator:
 
     def universe(self, unit: Level, filters: tuple[Filter, ...]) -> np.ndarray:
         """Every ``unit`` with at least one row satisfying ``filters``."""
-        return self.arrays.units(unit, self.rows(filters) if filters else None)
+        return self.arrays.units(unit, self.rows(filters) if self.restricted(filters) else None)
 
     def lift(self, mask: np.ndarray, source: Level, target: Level,
              filters: tuple[Filter, ...]) -> np.ndarray:
         """``target`` units holding (or lying within) a ``source`` unit of ``mask``, via rows."""
-        if not filters:
+        if not self.restricted(filters):
             return self.arrays.lift(mask, source, target)
         ids = self.arrays.row_unit[source]
         rows = self.rows(filters) & (ids >= 0) & mask[np.maximum(ids, 0)]

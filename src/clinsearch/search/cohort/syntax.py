@@ -9,6 +9,7 @@ Grammar (keywords are case-insensitive)::
     primary := "(" or ")" [scope] | filter | term
     scope   := ["IN"] "SAME" ("SENTENCE" | "REPORT" | "VISIT" | "PATIENT")
     filter  := ("type" | "date" | "section" | "text" | "context") ":" (QUOTED | VALUE)
+             | "bundle" ":" (QUOTED | VALUE)   -- a named term bundle: any of its terms
     term    := QUOTED | WORD+                  -- consecutive words form one phrase
 
 Errors raise ``CohortSyntaxError`` with the character offset of the offending token.
@@ -17,6 +18,7 @@ Errors raise ``CohortSyntaxError`` with the character offset of the offending to
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
@@ -25,7 +27,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
-FILTER_KEYS = ("type", "date", "section", "text", "context")
+FILTER_KEYS = ("type", "date", "section", "text", "context", "bundle")
 CONTEXT_VALUES = ("family", "historical", "hypothetical", "any")
 KEYWORDS = ("and", "or", "not")
 # Limits that keep any query fast and its evaluation shallow (a few ms per clause).
@@ -126,6 +128,18 @@ class Group:
 
 Node = Term | TextMatch | Filter | Not | And | Or | Group
 
+
+@dataclass(frozen=True, slots=True)
+class BundleTerm:
+    """One term of a term bundle: a finding the lexicon reads (matched as any finding, with
+    its polarity) or, when the lexicon names no single finding for it, a text phrase."""
+
+    text: str
+    in_lexicon: bool
+
+
+Bundles = Mapping[str, tuple[BundleTerm, ...]]  # bundle name (folded by ``fold``) -> terms
+
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r'[^\s()"]+')
 _KEY = re.compile(r"([A-Za-z_]+):")
@@ -186,8 +200,9 @@ def _quoted(query: str, start: int) -> tuple[str, int]:
     return text, close + 1
 
 
-def parse(query: str) -> Node:
-    """Parse a cohort query into its syntax tree, or raise ``CohortSyntaxError``."""
+def parse(query: str, bundles: Bundles | None = None) -> Node:
+    """Parse a cohort query into its syntax tree, or raise ``CohortSyntaxError``;
+    ``bundle:NAME`` becomes the OR of the terms ``bundles`` holds for that name."""
     if not query.strip():
         raise CohortSyntaxError("the query is empty", query, 0)
     if len(query) > MAX_QUERY_CHARS:
@@ -195,14 +210,15 @@ def parse(query: str) -> Node:
             f"cohort query too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})"
         )
     check_text(query, "the cohort query")
-    return _Parser(query).parse()
+    return _Parser(query, bundles or {}).parse()
 
 
 class _Parser:
     """Recursive descent over the token list; one method per grammar rule."""
 
-    def __init__(self, query: str) -> None:
+    def __init__(self, query: str, bundles: Bundles) -> None:
         self.query = query
+        self.bundles = bundles
         self.tokens = tokenize(query)
         self.pos = 0
         self.depth = 0
@@ -320,6 +336,8 @@ class _Parser:
     def filter(self, tok: Token) -> Node:
         if tok.key == "text":
             return TextMatch(tok.text, tok.start, tok.end)
+        if tok.key == "bundle":
+            return self.bundle(tok)
         if tok.key == "date":
             low, high = _date_range(tok, self.query)
             return Filter("date", tok.text, low, high, tok.start, tok.end)
@@ -330,6 +348,20 @@ class _Parser:
                           tok)
             return Filter("context", value, start=tok.start, end=tok.end)
         return Filter(tok.key, fold(tok.text), start=tok.start, end=tok.end)  # type: ignore[arg-type]
+
+    def bundle(self, tok: Token) -> Node:
+        """``bundle:NAME``: a group of the OR of its terms, each at the bundle's place."""
+        terms = self.bundles.get(fold(tok.text))
+        if terms is None:
+            known = ", ".join(sorted(self.bundles)) or "none is defined here"
+            self.fail(f"unknown bundle '{tok.text}'; bundles: {known}", tok)
+        if not terms:
+            self.fail(f"bundle '{tok.text}' has no terms", tok)
+        for _ in terms[1:]:
+            self.clause(tok)
+        parts = tuple(Term(t.text, tok.start, tok.end) if t.in_lexicon
+                      else TextMatch(t.text, tok.start, tok.end) for t in terms)
+        return Group(parts[0] if len(parts) == 1 else Or(parts), None, tok.start, tok.end)
 
 
 def fold(value: str) -> str:

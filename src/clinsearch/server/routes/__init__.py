@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from clinsearch.server.routes import cohort, explain, info, page, reports, search, users
+from clinsearch.server.routes import (
+    audit_view,
+    bundles,
+    charts,
+    cohort,
+    explain,
+    info,
+    lists,
+    page,
+    patients,
+    reports,
+    saved,
+    search,
+    users,
+)
 
 ROUTERS = (page.router, info.router, search.router, cohort.router, reports.router,
-           explain.router, users.router)
+           explain.router, users.router, bundles.router, lists.router, saved.router,
+           patients.router, charts.router, audit_view.router)

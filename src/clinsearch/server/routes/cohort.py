@@ -13,6 +13,7 @@ from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.live import Snapshot
+from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
 from clinsearch.server.small_counts import viewer_count
 from clinsearch.units import check_level
@@ -28,6 +29,7 @@ class CohortRequest(BaseModel):
     level: str = Field("patient", max_length=20)
     offset: int = Field(0, ge=0)
     limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
+    list_id: int | None = None  # an uploaded id list the cohort is restricted to
 
 
 @router.post("", summary="Cohort: exact counts at three levels and a page of members")
@@ -36,8 +38,10 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
     check_level(body.level)
 
     def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
-        counts = snap.cohort.counts(body.query)
-        members = snap.cohort.members(body.query, body.level) if user.sees_text else []
+        scope = query_scope(state, snap, user, body.query, body.list_id)
+        counts = snap.cohort.counts(body.query, scope)
+        members = (snap.cohort.members(body.query, body.level, scope)  # type: ignore[arg-type]
+                   if user.sees_text else [])
         return counts, members, snap.generation
 
     counts, members, generation = state.live.run(run)
@@ -50,6 +54,9 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
         answer = {"total": shown.get(body.level), "count_threshold": threshold}
     audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
                  generation, _disclosed(page_members, body.level))
+    remembered = {"query": body.query, "level": body.level} | (
+        {"list": str(body.list_id)} if body.list_id is not None else {})
+    state.workbench.remember(user.name, "cohort", remembered, shown)
     return answer | {
         "query": body.query, "level": body.level, "counts": shown, "offset": body.offset,
         "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
@@ -59,16 +66,18 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 @router.get("/export", summary="The cohort's members as CSV (as cohort --export)")
 def cohort_export(audit: Audit, user: TextReader, state: State,
                   query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
-                  level: Annotated[str, Query(max_length=20)] = "patient") -> StreamingResponse:
+                  level: Annotated[str, Query(max_length=20)] = "patient",
+                  list_id: int | None = None) -> StreamingResponse:
     """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
     check_level(level)
-    members, generation = state.live.run(
-        lambda snap: (snap.cohort.members(query, level), snap.generation))  # type: ignore[arg-type]
+    members, generation = state.live.run(lambda snap: (snap.cohort.members(
+        query, level, query_scope(state, snap, user, query, list_id)),  # type: ignore[arg-type]
+        snap.generation))
     exported = {"exported": len(members),
                 "patients": len({m.ids[0] for m in members}),
                 "reports": len({m.report_id for m in members if m.report_id})}
-    audit.record("cohort/export", {"query": query, "level": level}, exported, generation,
-                 _disclosed(members, level))
+    audit.record("cohort/export", {"query": query, "level": level, "list_id": list_id},
+                 exported, generation, _disclosed(members, level))
     return StreamingResponse(
         csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",

@@ -9,18 +9,26 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.search.cohort import COUNT_LEVELS
+from clinsearch.search.concept.ranking import parse_context
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import parse_method
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.model_names import with_allowed_models
+from clinsearch.server.query_scope import (
+    against_query,
+    cohort_reading,
+    expand_bundles,
+    stated_polarities,
+)
 from clinsearch.server.records import hit_record
 from clinsearch.server.small_counts import check_filters_wide, viewer_count
 from clinsearch.server.state import MAX_QUERY_TEXT
 
 MAX_TOP = 100
-RESULT_CAP = 200  # hits one query pages through at most: ``total`` is exact below it
+RESULT_CAP = 200  # hits a query pages through, or as many as assert it: ``total`` exact below
 FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESULT_CAP)
 router = APIRouter(prefix="/api")
 
@@ -35,33 +43,46 @@ def search(
     date_from: str | None = None, date_to: str | None = None,
     section: str | None = None,
     report_type: Annotated[str | None, Query(alias="type")] = None,
+    exact: bool = False,
 ) -> dict[str, Any]:
-    """``Index.search`` with the CLI's method spec, level, polarity and filters."""
+    """``Index.search`` with the CLI's method spec, level, polarity and filters; ``bundle:NAME``
+    stands for the bundle's terms. With ``exact`` (and on pages beyond RESULT_CAP),
+    ``asserting`` holds the exact numbers of patients, visits, reports and sentences that
+    assert the query, as the cohort counts them (None when the query is not findings of the
+    lexicon), and the hits page through at least all of them."""
     if not 1 <= top <= MAX_TOP:
         raise ClinsearchError(f"top must be between 1 and {MAX_TOP} (got {top})")
-    if not 0 <= offset <= RESULT_CAP - top:
-        raise ClinsearchError(f"offset must be between 0 and {RESULT_CAP - top} (got {offset})")
+    searched = expand_bundles(state, user, q)
     filters = ReportFilters(date_from or None, date_to or None, section or None,
-                            report_type or None, context or None)
+                            report_type or None)
     spec = parse_method(method)  # NAME[:key=value,...], as the CLI's --method
     spec = with_allowed_models(spec, state.config.models).with_options(
-        **polarity_options(spec.method, polarity), filters=filters if filters.active else None)
+        **polarity_options(spec.method, polarity), **context_option(spec.method, context),
+        filters=filters if filters.active else None)
     params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
-              "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v}
+              "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v} | (
+                  {"context": context} if context else {})
 
     threshold = state.config.viewer_min_count
 
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, Any], str]:
         if not user.sees_text:
             check_filters_wide(snap.index, filters, threshold)
-        # the first pages come from a shallow search, later ones from the deepest
-        depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else RESULT_CAP
-        key = (snap.generation, q, spec.method, level, tuple(sorted(spec.options.items())))
-        computed, hits = RESULT_CAP, state.cached_hits((*key, RESULT_CAP))
+        # findings in other contexts also count: not the cohort's reading
+        if (exact or offset + top > RESULT_CAP) and not context:
+            asserting.update(_asserting(snap, searched, polarity, filters))
+        # pages reach every asserting unit; the first come from a shallow search
+        cap = max(RESULT_CAP, asserting.get(level, -top) + top)
+        if not 0 <= offset <= cap - top:
+            raise ClinsearchError(f"offset must be between 0 and {cap - top} (got {offset})")
+        depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else cap
+        key = (snap.generation, searched, spec.method, level,
+               tuple(sorted(spec.options.items())))
+        computed, hits = cap, state.cached_hits((*key, cap))
         if hits is None:
             computed, hits = depth, state.cached_hits((*key, depth))
         if hits is None:
-            hits = snap.index.search(q, level, depth, spec)  # type: ignore[arg-type]
+            hits = snap.index.search(searched, level, depth, spec)  # type: ignore[arg-type]
             state.cache_hits((*key, depth), hits)
         capped = len(hits) == computed  # the depth these hits were computed to
         page_hits = hits[offset : offset + top]
@@ -71,12 +92,41 @@ def search(
         counts |= {"returned": len(page_hits),
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}
+        stated = stated_polarities(snap, searched)
         shown = [hit_record(h, snap) for h in page_hits]
+        for record in shown:  # hits stating the query's finding the other way are marked
+            record["against_query"] = against_query(record["findings"], stated)
         return capped, shown, counts, snap.generation
 
+    asserting: dict[str, int] = {}
     capped, shown, counts, generation = state.live.run(run)
     audit.record("search", params, counts, generation,
                  {"reports": [h["report_id"] for h in shown]} if shown else None)
+    if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
+        asserting = {unit: viewer_count(n, threshold) for unit, n in asserting.items()}
+    if offset == 0:  # a new search, not a further page
+        state.workbench.remember(user.name, "search", {k: str(v) for k, v in params.items()},
+                                 asserting or counts)
     answer = {"hits": shown, "total": counts["total"], "total_capped": capped,
+              "asserting": asserting or None, "searched": searched,
               "offset": offset, "top": top, "generation": generation}
     return answer if user.sees_text else answer | {"count_threshold": threshold}
+
+
+def context_option(method: str, context: str | None) -> dict[str, str]:
+    """``context`` as the CLI's ``--context`` takes it: findings in these contexts (family,
+    historical, hypothetical, any) also count, for concept search and hybrid."""
+    if not context:
+        return {}
+    if method not in ("concept", "hybrid"):
+        raise ClinsearchError("--context applies to --method concept or hybrid")
+    return {"context": ",".join(parse_context(context))}
+
+
+def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters
+               ) -> dict[str, int]:
+    """Exact numbers of units asserting ``query`` (its cohort reading), or none."""
+    reading = cohort_reading(snap, query, polarity, filters)
+    if reading is None:
+        return {}
+    return dict(snap.cohort.engine.counts(reading, levels=(*COUNT_LEVELS, "sentence")))

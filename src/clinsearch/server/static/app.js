@@ -107,6 +107,7 @@ async function enter() {
   $("tab-report").hidden = viewer;
   $("login").hidden = true; $("main").hidden = false; $("sign-out").hidden = false;
   $("q").focus();
+  await entered();  // workbench.js: bundles, lists, the view the URL names
 }
 
 function signOut(message) {
@@ -139,16 +140,25 @@ async function search() {
   showError("search-error", "");
   $("search-status").textContent = "searching…";
   let data;
-  try { data = await api("/api/search?" + searchParams()); }
+  const params = searchParams();
+  params.set("exact", "true");  // the exact numbers asserting the query, as the cohort counts
+  try { data = await api("/api/search?" + params); }
   catch (e) { $("search-status").textContent = ""; $("results").replaceChildren(); showError("search-error", e); return; }
   const plus = data.total_capped ? "+" : "";
   const first = data.hits.length ? data.offset + 1 : 0;
-  $("search-status").textContent = state.info.user.role === "viewer"
-    ? `${countText(data.total, data.count_threshold)}${plus} matching ${$("level").value}s (counts only for your role)`
-    : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ${$("level").value}s`;
+  const level = $("level").value;
+  const exact = data.asserting ? ` · ${countText(data.asserting[level], data.count_threshold)} ${level}s assert the query (exact, as the cohort counts)` : "";
+  $("search-status").textContent = (state.info.user.role === "viewer"
+    ? `${countText(data.total, data.count_threshold)}${plus} matching ${level}s (counts only for your role)`
+    : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ranked ${level}s`) + exact +
+    (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "");
   renderHits(data.hits);
+  setUrl("search", searchParams());
+  $("save-search-form").hidden = !data.asserting;  // a saved search follows what asserts it
   $("prev").disabled = data.offset === 0;
-  $("next").disabled = data.offset + data.top >= data.total;
+  // pages reach every unit asserting the query, beyond the depth searched so far
+  const reach = Math.max(data.total, data.asserting ? data.asserting[level] : 0);
+  $("next").disabled = state.info.user.role === "viewer" || data.offset + data.top >= reach;
 }
 
 function hitCard(hit) {
@@ -156,20 +166,29 @@ function hitCard(hit) {
     el("span", { text: `#${hit.rank}` }), el("span", { text: `report ${hit.report_id}` }),
     el("span", { text: `patient ${hit.patient_id}` }), el("span", { text: `visit ${hit.visit_id}` }),
     el("span", { text: `score ${hit.score.toFixed(3)}` }));
-  const open = el("button", { type: "button", text: "Open report", onclick: () => openReport(hit.report_id) });
+  const open = el("button", { type: "button", text: "Open report", onclick: () => openReport(hit.report_id, hitNames(hit)) });
   meta.append(open);
+  const against = hit.against_query || [];
+  if (against.length) meta.append(el("span", { class: "badge against-badge", text: `states it as ${against.join(" / ")}` }));
   if (hit.explanation && hit.explanation.match === "text")
     meta.append(el("span", { class: "badge", text: "matched as text", title: hit.explanation.fallback || "" }));
-  const card = el("article", { class: "hit", "data-report": hit.report_id }, meta,
-    el("p", { class: "sentence" }, marked(hit.sentence, hit.findings, hit.highlights)));
+  const card = el("article", { class: "hit" + (against.length ? " against" : ""), "data-report": hit.report_id }, meta,
+    el("p", { class: "sentence" }, marked(hit.sentence, findingsShown(hit.findings), hit.highlights)));
   const why = hit.explanation && (hit.explanation.summary || hit.explanation.method);
-  if (why) card.append(el("p", { class: "why", text: String(why) }));
+  if (why) meta.append(el("span", { class: "why", text: String(why) }));
   return card;
 }
 
 function renderHits(hits) {
   const box = $("results");
-  if (!$("group").checked) { box.replaceChildren(...hits.map(hitCard)); return; }
+  if (!$("group").checked) {
+    // hits that state the query's finding the other way are ranked apart, after the others
+    const apart = hits.filter((h) => (h.against_query || []).length);
+    const cards = hits.filter((h) => !(h.against_query || []).length).map(hitCard);
+    if (apart.length) cards.push(el("h3", { class: "against-head", text: `${apart.length} hit${apart.length > 1 ? "s" : ""} on this page state the finding the other way (ranked apart):` }), ...apart.map(hitCard));
+    box.replaceChildren(...cards);
+    return;
+  }
   const groups = new Map();
   for (const h of hits) { if (!groups.has(h.patient_id)) groups.set(h.patient_id, []); groups.get(h.patient_id).push(h); }
   box.replaceChildren(...[...groups].map(([patient, items]) => el("section", { class: "patient-group" },
@@ -181,10 +200,14 @@ async function cohort() {
   showError("cohort-error", "");
   const body = { query: $("cohort-query").value, level: $("cohort-level").value,
                  offset: state.cohortOffset, limit: COHORT_PAGE };
+  if ($("cohort-list").value) body.list_id = Number($("cohort-list").value);
   let data;
   try { data = await api("/api/cohort", { method: "POST", json: body }); }
   catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
   state.cohort = body;
+  setUrl("cohort", cohortUrlParams(body));
+  $("save-form").hidden = false;
+  drawCohortCharts(body);
   for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = countText(data.counts[level], data.count_threshold);
   $("cohort-counts").hidden = false;
   const viewer = state.info.user.role === "viewer";
@@ -194,32 +217,40 @@ async function cohort() {
   const head = el("tr", {}, ...data.columns.map((c) => el("th", { scope: "col", text: c })),
     el("th", { scope: "col", text: "matched" }), el("th", { scope: "col", text: "evidence sentence" }));
   table.append(el("thead", {}, head));
-  const rows = data.members.map((m) => el("tr", {}, ...m.ids.map((v) => el("td", { text: v })),
+  const rows = data.members.map((m) => el("tr", {}, ...m.ids.map((v, i) => el("td", {},
+      data.columns[i] === "patient_id" ? el("button", { type: "button", class: "link", text: v, title: `timeline of patient ${v}`,
+        onclick: () => openTimeline(v, body.query) }) : v)),
     el("td", { text: m.term }), el("td", {}, m.report_id
       ? el("button", { type: "button", text: "open", title: `open report ${m.report_id}`, onclick: () => openReport(m.report_id) }) : "",
       " " + m.sentence)));
   table.append(el("tbody", {}, ...rows));
   $("cohort-members").replaceChildren(table);
   $("cohort-prev").disabled = data.offset === 0;
-  $("cohort-next").disabled = data.offset + COHORT_PAGE >= data.total;
+  $("cohort-next").disabled = viewer || data.offset + COHORT_PAGE >= data.total;
 }
 
 async function downloadCsv() {
   showError("cohort-error", "");
   const q = state.cohort;
   try {
-    const response = await api("/api/cohort/export?" + new URLSearchParams({ query: q.query, level: q.level }), { raw: true });
-    const blob = await response.blob();
-    const link = el("a", { href: URL.createObjectURL(blob), download: `cohort-${q.level}s.csv` });
-    document.body.append(link); link.click(); link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    const params = new URLSearchParams({ query: q.query, level: q.level });
+    if (q.list_id) params.set("list_id", q.list_id);
+    const response = await api("/api/cohort/export?" + params, { raw: true });
+    saveBlob(await response.blob(), `cohort-${q.level}s.csv`);
   } catch (e) { showError("cohort-error", e); }
 }
 
+function saveBlob(blob, name) {
+  const link = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(link); link.click(); link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+}
+
 // ---- report viewer --------------------------------------------------------------------------
-async function openReport(id) {
+async function openReport(id, names = []) {
   selectTab($("tab-report"));
   $("report-id").value = id;
+  setUrl("report", new URLSearchParams({ id, hits: names.join(",") }));
   showError("report-error", "");
   let data;
   try { data = await api("/api/reports/" + encodeURIComponent(id)); }
@@ -229,7 +260,7 @@ async function openReport(id) {
   for (const [k, v] of [["report", r.id], ["patient", r.patient_id], ["visit", r.visit_id], ["type", r.type], ["date", r.date || "—"],
                         ["sections", data.sections.map((s) => s.name || "(untitled)").join(", ")]]) dl.append(el("dt", { text: k }), el("dd", { text: v }));
   const text = el("div", { class: "text", tabindex: "0", "aria-label": "report text with findings marked" },
-    marked(r.text, data.findings));
+    marked(r.text, findingsShown(data.findings), hitRanges(data.findings, names)));
   const table = el("table", {}, el("caption", { text: `${data.findings.length} findings` }),
     el("thead", {}, el("tr", {}, ...["sentence", "as written", "concept", "polarity", "context", "modifiers", "pattern"].map((c) => el("th", { scope: "col", text: c })))));
   const body = el("tbody");
@@ -239,9 +270,13 @@ async function openReport(id) {
       el("td", { text: (f.modifiers || []).map((m) => `${m.category}: ${m.value}`).join("; ") }), el("td", { text: f.pattern })));
   }
   table.append(body);
-  $("report-view").replaceChildren(el("h2", { text: `Report ${r.id}` }), dl, text, table);
+  $("report-view").replaceChildren(el("h2", { text: `Report ${r.id}` }), dl,
+    hitStepper(text, hitRanges(data.findings, names)), text, table);
   text.focus();
 }
+
+// Anatomy on its own ("heart", "lungs") is not marked as a finding.
+function findingsShown(findings) { return findings.filter((f) => f.type !== "anatomy"); }
 
 // ---- explain --------------------------------------------------------------------------------
 async function explain(q) {

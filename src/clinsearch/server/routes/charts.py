@@ -1,0 +1,66 @@
+"""Counts for charts, no text, so for every role (the counts-only role sees them as it sees
+every count): a cohort's reports by year, month, report type and evidence section, and the
+polarity mix of a finding."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from clinsearch.server.deps import Audit, Caller, State
+from clinsearch.server.live import Snapshot
+from clinsearch.server.query_scope import query_scope
+from clinsearch.server.small_counts import viewer_count
+from clinsearch.server.state import ServerState
+
+router = APIRouter(prefix="/api/charts")
+
+
+class ChartRequest(BaseModel):
+    """A cohort query and the id list it is restricted to (None: every report)."""
+
+    query: str
+    list_id: int | None = None
+
+
+@router.post("/cohort", summary="A cohort's reports by year, month, type and section")
+def cohort_chart(body: ChartRequest, user: Caller, audit: Audit, state: State
+                 ) -> dict[str, Any]:
+    """``Cohort.breakdown`` and the cohort's exact counts."""
+
+    def run(snap: Snapshot) -> tuple[dict[str, int], dict[str, Any], str]:
+        scope = query_scope(state, snap, user, body.query, body.list_id)
+        counts = dict(snap.cohort.counts(body.query, scope))
+        return counts, asdict(snap.cohort.breakdown(body.query, scope)), snap.generation
+
+    counts, breakdown, generation = state.live.run(run)
+    if not user.sees_text:
+        counts = for_viewer(counts, state)
+        breakdown = {name: for_viewer(by, state) for name, by in breakdown.items()}
+    audit.record("charts/cohort", body.model_dump(), counts, generation)
+    return {"query": body.query, "counts": counts, "generation": generation} | breakdown
+
+
+@router.get("/polarity", summary="Reports stating a finding as present, absent, uncertain,"
+            " historical")
+def polarity_chart(term: str, user: Caller, audit: Audit, state: State,
+                   list_id: int | None = None) -> dict[str, Any]:
+    """``Cohort.polarity_mix`` of one finding (a cohort term: one finding of the lexicon)."""
+
+    def run(snap: Snapshot) -> tuple[dict[str, int], str]:
+        scope = query_scope(state, snap, user, "", list_id)
+        return snap.cohort.polarity_mix(term, scope), snap.generation
+
+    mix, generation = state.live.run(run)
+    if not user.sees_text:
+        mix = for_viewer(mix, state)
+    audit.record("charts/polarity", {"term": term, "list_id": list_id}, mix, generation)
+    return {"term": term, "reports": mix, "generation": generation}
+
+
+def for_viewer(counts: dict[str, int], state: ServerState) -> dict[str, int | None]:
+    """Counts as the counts-only role sees every count: small ones withheld, others rounded."""
+    return {key: viewer_count(n, state.config.viewer_min_count) for key, n in counts.items()}

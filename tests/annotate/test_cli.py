@@ -44,7 +44,11 @@ def test_annotate_writes_findings(tmp_path: Path, mini_path: Path) -> None:
         "context",
         "modifiers",
         "pattern",
+        "trigger",
     }
+    assert first["trigger"] == {"rule": "no", "category": "NEGATED_EXISTENCE", "text": "No",
+                                "start": 0, "end": 2}
+    assert rows[0]["findings"][1]["trigger"] is None
     assert rows[0]["findings"][1]["modifiers"][0] == {
         "category": "laterality",
         "value": "right",

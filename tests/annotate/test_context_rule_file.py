@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clinsearch.annotate.context_rules import parse_rule_file, radiology_rules
+from clinsearch.annotate.context_rules import parse_rule_file, radiology_rules, section_contexts
 from clinsearch.errors import InputError
 
 
@@ -12,6 +12,16 @@ def test_shipped_rules_validate() -> None:
     rules = radiology_rules()
     assert "evaluate for" in rules.replace_defaults
     assert all(r["category"] and r["literal"] for r in rules.rules)
+    assert dict(rules.sections) == {"indication": "historical"}
+    assert dict(rules.terminating_types) == {"NEGATED_EXISTENCE": ("PROBABLE_EXISTENCE",)}
+
+
+def test_section_meanings_can_be_changed() -> None:
+    assert section_contexts() == {"indication": "historical"}
+    assert section_contexts({"indication": "none", "History": "historical"}) == {
+        "history": "historical"}
+    with pytest.raises(InputError, match=r"section context later.*unknown context"):
+        section_contexts({"later": "soon"})
 
 
 GOOD = "{literal: no sign of, category: NEGATED_EXISTENCE, direction: FORWARD}"
@@ -34,6 +44,10 @@ GOOD = "{literal: no sign of, category: NEGATED_EXISTENCE, direction: FORWARD}"
         ("rules: [\n", "rules.yaml:2: malformed YAML"),
         ("rules:\n  - {literal: x, category: NEGATED_EXISTENCE, pattern: [LOWER]}\n",
          "rules.yaml:2: field 'pattern': expected a mapping"),
+        ("sections:\n  indication: later\nrules:\n  - " + GOOD + "\n",
+         "rules.yaml:2: field 'sections': unknown context 'later'"),
+        ("terminating_types:\n  NEGATED_EXISTENCE: [probable]\nrules:\n  - " + GOOD + "\n",
+         "rules.yaml:2: field 'terminating_types': categories must be UPPER_CASE names"),
     ],
 )
 def test_bad_rules_name_file_line_and_field(text: str, where: str) -> None:

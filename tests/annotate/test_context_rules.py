@@ -142,6 +142,9 @@ def test_a_terminator_ends_a_backward_cue_with_a_short_scope(annotator: Annotato
     assert polarities(annotator, text) == {"costophrenic_blunting": "absent"}
 
 
-def test_the_likelier_alternative_after_a_negation_is_asserted(annotator: Annotator) -> None:
+def test_the_likelier_alternative_after_a_negation_is_hedged_not_negated(
+        annotator: Annotator) -> None:
     text = "This does not look like pneumonia, and more likely represents a granuloma."
+    assert polarities(annotator, text) == {"pneumonia": "absent", "granuloma": "uncertain"}
+    text = "This does not look like pneumonia, and is more consistent with a granuloma."
     assert polarities(annotator, text) == {"pneumonia": "absent", "granuloma": "present"}

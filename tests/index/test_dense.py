@@ -285,3 +285,40 @@ def test_dense_search_without_dense_component_is_a_clear_error(
     index = Index.build(corpus, tmp_path / "idx", progress=False)
     with pytest.raises(ClinsearchError, match="no 'dense' component"):
         index.search("effusion", method="dense")
+
+
+def test_add_reuses_the_vectors_of_texts_the_index_already_holds(
+    tmp_path: Path, make_reports: Callable[..., SegmentedReport], tiny_model: Path
+) -> None:
+    long = " ".join(["the lungs are clear ."] * 20)  # several windows
+    index = Index.build([make_reports("a", ["no pleural effusion .", long])], tmp_path / "idx",
+                        _config(tiny_model), progress=False)
+    index.add([make_reports("b", [long, "mild cardiomegaly .", "no pleural effusion ."])],
+              progress=False)
+    old, new = index.component("dense").segments
+    assert len(old.vectors) >= 3 and len(new.vectors) == len(old.vectors) + 1
+    copied = new.vectors[new.sentence_indexes != 1]  # the long text, then the short one
+    np.testing.assert_array_equal(copied, np.vstack([old.vectors[1:], old.vectors[:1]]))
+    assert check_index(tmp_path / "idx")[1] == []
+
+
+def test_embed_sentences_encodes_only_texts_without_known_vectors(tiny_model: Path) -> None:
+    from clinsearch.index.dense import embed_sentences
+
+    encoder = load_encoder(tiny_model)
+    table = pa.table({"report_key": [0, 0, 1], "index": [0, 1, 0],
+                      "text": ["no pleural effusion .", "mild cardiomegaly .",
+                               "no pleural effusion ."]})
+    marker = np.full((2, 32), 0.5, np.float32)  # two windows, unlike anything the encoder gives
+    asked: list[list[str]] = []
+
+    def known(texts: list[str]) -> dict[str, np.ndarray]:
+        asked.append(texts)
+        return {"no pleural effusion .": marker}
+
+    keys, indexes, vectors = embed_sentences(table, encoder, 8, known=known)
+    assert asked == [["no pleural effusion .", "mild cardiomegaly ."]]
+    assert keys.tolist() == [0, 0, 0, 1, 1] and indexes.tolist() == [0, 0, 1, 0, 0]
+    np.testing.assert_array_equal(vectors[[0, 1, 3, 4]], np.vstack([marker, marker]))
+    np.testing.assert_allclose(vectors[2], encoder.encode_queries(["mild cardiomegaly ."])[0],
+                               atol=1e-6)

@@ -12,6 +12,7 @@ import pytest
 import clinsearch.index.index_store as index_module
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.annotator import annotator_for
+from clinsearch.annotate.context_rules import section_contexts
 from clinsearch.annotate.finding import Finding
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
@@ -64,15 +65,25 @@ def test_parallel_build_equals_serial_build(
 
 def _expected_row(sentence: dict, f: Finding) -> dict:
     """The findings row of one finding of a sentence, written out field by field (the oracle
-    for the build's column-wise assembly): offsets shifted into the report text."""
+    for the build's column-wise assembly): offsets shifted into the report text, the section's
+    meaning applied (its context flag; the section the trigger when nothing else is)."""
     base = sentence["start"]
+    context, trigger = list(f.context), f.trigger and {
+        "rule": f.trigger.rule, "category": f.trigger.category, "text": f.trigger.text,
+        "start": base + f.trigger.start, "end": base + f.trigger.end}
+    flag = section_contexts().get(sentence["section"])
+    if flag and flag not in context:
+        context = sorted([*context, flag])
+        trigger = trigger or {"rule": "section", "category": "SECTION",
+                              "text": sentence["section"], "start": None, "end": None}
     return {
         "report_key": sentence["report_key"], "sentence_id": sentence["id"],
         "sentence_index": sentence["index"], "report_id": sentence["report_id"],
         "visit_id": sentence["visit_id"], "patient_id": sentence["patient_id"],
         "section": sentence["section"], "concept": f.concept, "name": f.name, "type": f.type,
-        "polarity": f.polarity, "context": list(f.context),
+        "polarity": f.polarity, "context": context,
         "modifiers": [{"category": m.category, "value": m.value, "text": m.text,
                        "start": base + m.start, "end": base + m.end} for m in f.modifiers],
         "pattern": f.pattern, "start": base + f.start, "end": base + f.end, "text": f.text,
+        "trigger": trigger,
     }

@@ -64,3 +64,26 @@ def test_rerank_option_errors(dense_index: Index, tiny_cross_encoder: Path, tmp_
         dense_index.search("effusion", rerank=str(tiny_cross_encoder), rerank_input="title")
     with pytest.raises(ClinsearchError, match="does not exist"):
         dense_index.search("effusion", rerank=str(tmp_path / "none"))
+
+
+def test_poly_encoder_reranks_by_its_own_scores(
+    dense_index: Index, tmp_path: Path
+) -> None:
+    from clinsearch.models.poly_encoder import PolyEncoder, PolyScorer
+
+    from ..tiny_models import build_tiny_bert
+
+    folder = tmp_path / "poly"
+    PolyEncoder.from_base(build_tiny_bert(tmp_path / "base"), codes=3).save(folder)
+    query, depth = "pleural effusion", 3
+    first = dense_index.search(query, "report", 8, "hybrid")
+    hits = dense_index.search(query, "report", 8, "hybrid", rerank=f"poly:{folder}",
+                              rerank_depth=depth, rerank_input="sentence")
+    head = first[:depth]
+    scores = PolyScorer(folder).score(query, [h.sentence for h in head])
+    expected = [head[i].id for i in sorted(range(depth), key=lambda i: (-scores[i], i))]
+    assert [h.id for h in hits[:depth]] == expected
+    assert [h.id for h in hits[depth:]] == [h.id for h in first[depth:]]
+    assert hits[0].explanation["reranked"]
+    with pytest.raises(ClinsearchError, match=r"poly-encoder model folder .* poly.json"):
+        dense_index.search(query, "report", 8, "bm25", rerank=f"poly:{tmp_path / 'base'}")

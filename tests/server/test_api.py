@@ -152,6 +152,9 @@ def test_report_view_has_sections_sentences_and_findings(server: Server) -> None
         assert text[s["start"]:s["end"]] == s["text"]
     negated = [f for f in view["findings"] if f["concept"] == "pneumothorax"]
     assert negated and negated[0]["polarity"] == "absent"
+    trigger = negated[0]["trigger"]  # the cue that negated it, with its words in the report
+    assert trigger["category"] == "NEGATED_EXISTENCE" and trigger["rule"]
+    assert text[trigger["start"]:trigger["end"]] == trigger["text"]
     for f in view["findings"]:
         assert text[f["start"]:f["end"]] == f["text"]
     missing = server.call("GET", "/api/reports/NOPE")
@@ -191,6 +194,13 @@ def test_explain_query_and_annotate(server: Server) -> None:
     found = server.call("POST", "/api/annotate", body={"text": "No pneumothorax."}).json()
     assert [(f["concept"], f["polarity"]) for f in found["findings"]] == [
         ("pneumothorax", "absent")]
+    assert found["findings"][0]["trigger"] == {
+        "rule": "no", "category": "NEGATED_EXISTENCE", "text": "No", "start": 0, "end": 2}
+    found = server.call("POST", "/api/annotate",
+                        body={"text": "Please correlate clinically for pneumonia."}).json()
+    [finding] = found["findings"]
+    assert (finding["polarity"], finding["trigger"]["rule"]) == (
+        "uncertain", "correlate clinically for")
     assert server.call("POST", "/api/annotate", body={"text": " "}).status == 400
 
 

@@ -60,6 +60,9 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     wait(browser, ec.text_to_be_present_in_element((By.CSS_SELECTOR, "#report-view h2"), first))
     view = browser.find_element(By.ID, "report-view")
     assert view.find_elements(By.CSS_SELECTOR, ".text .f-absent")
+    assert view.find_elements(By.CSS_SELECTOR, ".text .cue")  # the negation's own words
+    assert "NEGATED_EXISTENCE".lower() in " ".join(
+        td.text for td in view.find_elements(By.CSS_SELECTOR, "td.trigger"))
     assert browser.find_element(By.CSS_SELECTOR, "#panel-report .legend").is_displayed()
     shoot(browser, "screenshot-report.png", tmp_path)
 

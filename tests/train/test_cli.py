@@ -85,3 +85,32 @@ def test_an_index_without_labels_exits_2_without_traceback(
     assert "error:" in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, ValueError)
     assert not (tmp_path / "m").exists()
+
+
+def test_poly_encoder_trains_and_reranks_from_the_command_line(
+    tmp_path: Path, index_dir: Path, tiny_encoder_path: Path
+) -> None:
+    poly = tmp_path / "poly"
+    out = _run("train", "poly", "--index", str(index_dir), "--out", str(poly), "--base-model",
+               str(tiny_encoder_path), "--codes", "4", "--batch-size", "8", "--max-steps", "2",
+               "--device", "cpu", "-q")
+    assert "trained poly-encoder: 2 steps" in out
+    out = _run("search", str(index_dir), "pleural effusion", "--method", "bm25",
+               "--rerank", f"poly:{poly}", "--format", "json", "--device", "cpu")
+    hits = json.loads(out)["hits"]
+    assert hits and hits[0]["explanation"]["reranked"]
+
+
+@pytest.mark.parametrize("device", ["tpu", "cuda:64"])
+def test_an_unknown_or_unavailable_device_exits_2_on_one_line(
+    tmp_path: Path, index_dir: Path, device: str
+) -> None:
+    for args in (["train", "terms", "--out", str(tmp_path / "m")],
+                 ["search", str(index_dir), "effusion", "--method", "bm25"],
+                 ["index", str(tmp_path / "none.csv"), "--format", "csv", "--out",
+                  str(tmp_path / "idx"), "--dense"]):
+        result = CliRunner().invoke(app, [*args, "--device", device])
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and "--device" in lines[0] and device in lines[0], lines
+        assert not (tmp_path / "m").exists() and not (tmp_path / "idx").exists()

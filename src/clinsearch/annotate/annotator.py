@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from itertools import repeat
 
+from medspacy.context import ConTextModifier
 from spacy.tokens import Doc, Span
 
 from clinsearch.annotate.anatomy_states import Span as StateSpan
 from clinsearch.annotate.anatomy_states import StateWords
-from clinsearch.annotate.context_rules import WITHIN_NORMAL, applicable, context_of, polarity_of
-from clinsearch.annotate.finding import Finding, Modifier
+from clinsearch.annotate.context_rules import (
+    HEDGING_MODIFIER,
+    WITHIN_NORMAL,
+    applicable,
+    context_of,
+    deciding,
+    hedging_modifiers,
+    polarity_of,
+    rule_name,
+)
+from clinsearch.annotate.finding import Finding, Modifier, Trigger
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
@@ -32,6 +43,7 @@ from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_k
 from clinsearch.annotate.surface_cache import cached_concept_index
 from clinsearch.annotate.surface_index import SurfaceIndex
 
+NORMAL_STATE = "NORMAL_STATE"  # the trigger category of a state word that rules findings out
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 STATE_TYPE = "state"  # a state word's type while it is read (never a finding's)
 
@@ -52,6 +64,7 @@ class Annotator:
             if not self._concepts.lookup(word)
         }
         self._target_index = lru_cache(maxsize=256)(_target_index)
+        self._hedging = hedging_modifiers() if radiology_rules else frozenset()
         self.long_sentences = 0  # texts annotated since creation with a sentence cut in pieces
 
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
@@ -196,12 +209,12 @@ class Annotator:
         findings: list[Finding] = []
         for i, ent in enumerate(ents):
             concept_type = self._type(ent.label_)
-            raw = [
-                m.category
-                for m in ent._.modifiers
-                if not spans_overlap(m.modifier_span, (ent.start, ent.end))
-            ]
+            cues = [m for m in ent._.modifiers
+                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))]
+            raw = [m.category for m in cues]
             categories = applicable(raw, concept_type)
+            decided = deciding(categories)
+            kept = [m for m in cues if m.category in categories]
             start, end = offsets[ent.start_char], offsets[ent.end_char - 1] + 1
             concept, name = self._concept(ent.label_)
             findings.append(Finding(
@@ -215,6 +228,7 @@ class Annotator:
                 context=context_of(categories),
                 modifiers=tuple(self._modifier(doc, m, text, offsets)
                                 for m in attached.get(i, ())),
+                trigger=None if decided is None else _trigger(doc, kept[decided], text, offsets),
             ))
         stated: dict[int, list[Finding]] = {}  # after the last of their words' mentions
         for i, anatomies in said_of.items():
@@ -225,7 +239,22 @@ class Annotator:
             if i not in said_of and i not in dropped:
                 out.append(finding)
             out += stated.get(i, [])
-        return out
+        sentence_starts = [offsets[sent.start_char] for sent in doc.sents]
+        return _hedged_alike([self._hedged(f) for f in out],
+                             [bisect_right(sentence_starts, f.start) for f in out])
+
+    def _hedged(self, finding: Finding) -> Finding:
+        """``finding`` uncertain when it is present and a modifier of it hedges it (the rule
+        file's ``hedging_modifiers``: "borderline cardiomegaly"), that modifier its trigger."""
+        if finding.polarity != "present" or finding.trigger is not None or (
+                finding.type == "anatomy"):
+            return finding
+        for m in finding.modifiers:
+            if (m.category, m.value) in self._hedging:
+                trigger = Trigger(f"{m.category}={m.value}", HEDGING_MODIFIER, m.text, m.start,
+                                  m.end)
+                return replace(finding, polarity="uncertain", trigger=trigger)
+        return finding
 
     def _stated(self, word: Finding, label: str, anatomies: list[Finding],
                 text: str) -> list[Finding]:
@@ -235,11 +264,14 @@ class Annotator:
         absent, or uncertain when hedged; denied ("not normal") it says nothing."""
         state = self._states.state(label)
         assert state is not None
-        polarity = word.polarity
+        polarity, trigger = word.polarity, word.trigger
         if state.polarity == "absent":
             if polarity == "absent":
                 return []
-            polarity = "uncertain" if polarity == "uncertain" else "absent"
+            if polarity != "uncertain":
+                polarity = "absent"
+                trigger = Trigger(f"state {state.name}", NORMAL_STATE, word.text, word.start,
+                                  word.end)
         out = []
         for anatomy in anatomies:
             start, end = min(anatomy.start, word.start), max(anatomy.end, word.end)
@@ -249,7 +281,8 @@ class Annotator:
                 concept = self.lexicon.concepts[cid]
                 out.append(replace(word, concept=cid, name=concept.name, type=concept.type,
                                    text=text[start:end], start=start, end=end,
-                                   polarity=polarity, modifiers=modifiers))  # type: ignore[arg-type]
+                                   polarity=polarity, modifiers=modifiers,  # type: ignore[arg-type]
+                                   trigger=trigger))
         return out
 
     def _concept(self, label: str) -> tuple[str, str]:
@@ -281,13 +314,50 @@ class Annotator:
         return Modifier(mention.category, mention.value, text[start:end], start, end)
 
 
+def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding]:
+    """A sentence that hedges a concept hedges its other plain mentions of that concept on the
+    same side: in "mildly enlarged cardiac silhouette; cardiomegaly versus pericardial
+    effusion" the enlarged silhouette is the cardiomegaly in question (not "small left effusion,
+    possible right effusion": another side is another finding)."""
+    hedges = [(s, f) for s, f in zip(sentences, findings, strict=True)
+              if f.polarity == "uncertain" and not f.context and f.trigger is not None]
+    if not hedges:
+        return findings
+    out = []
+    for sentence, f in zip(sentences, findings, strict=True):
+        if f.polarity == "present" and not f.context and f.trigger is None:
+            sides = _sides(f)
+            hedge = next((h for s, h in hedges if s == sentence and h.concept == f.concept
+                          and (not sides or not _sides(h) or sides & _sides(h))), None)
+            if hedge is not None:
+                f = replace(f, polarity="uncertain", trigger=hedge.trigger)
+        out.append(f)
+    return out
+
+
+def _sides(finding: Finding) -> set[str]:
+    """The laterality values of a finding's modifiers."""
+    return {m.value for m in finding.modifiers if m.category == "laterality"}
+
+
+def _trigger(doc: Doc, cue: ConTextModifier, text: str, offsets: Sequence[int]) -> Trigger:
+    """The Trigger record of a ConText cue, with character offsets into the original text."""
+    span = doc[cue.modifier_span[0] : cue.modifier_span[1]]
+    start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
+    return Trigger(rule_name(cue.rule), cue.category, text[start:end], start, end)
+
+
 def _shifted(finding: Finding, offset: int) -> Finding:
     """``finding`` of a piece, with offsets into the whole text the piece starts ``offset`` in."""
     modifiers = tuple(
         replace(m, start=m.start + offset, end=m.end + offset) for m in finding.modifiers
     )
+    trigger = finding.trigger
+    if trigger is not None and trigger.start is not None and trigger.end is not None:
+        trigger = replace(trigger, start=trigger.start + offset, end=trigger.end + offset)
     return replace(
-        finding, start=finding.start + offset, end=finding.end + offset, modifiers=modifiers
+        finding, start=finding.start + offset, end=finding.end + offset, modifiers=modifiers,
+        trigger=trigger,
     )
 
 

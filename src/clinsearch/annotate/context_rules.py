@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -27,17 +27,26 @@ from medspacy.context import ConTextRule
 from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
+from clinsearch.errors import InputError
 
 NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
+PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
+ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
+HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE})
+RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
-RULE_FILE_KEYS = ("replace_defaults", "rules")
+RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "hedging_modifiers",
+                  "rules")
+HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
+NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
 DIRECTIONS = ("FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO")
@@ -59,10 +68,14 @@ def default_rules_path() -> Path:
 
 @dataclass(frozen=True)
 class RuleFile:
-    """A validated ConText rule file: default literals it replaces, and its rules (as dicts)."""
+    """A validated ConText rule file: default literals it replaces, its rules (as dicts), and
+    the categories that end the scope of every rule of a category (``terminating_types``)."""
 
     replace_defaults: tuple[str, ...]
     rules: tuple[dict[str, Any], ...]
+    terminating_types: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    sections: tuple[tuple[str, str], ...] = ()  # section name -> context flag of its findings
+    hedging_modifiers: frozenset[tuple[str, str]] = frozenset()  # (category, value) pairs
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -76,7 +89,44 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
     nodes = reader.sequence(top["rules"], "rules")
     rules = tuple(_checked_rule(reader, node, rule)
                   for node, rule in zip(nodes, data["rules"], strict=True))
-    return RuleFile(tuple(replaced), rules)
+    terminating: list[tuple[str, tuple[str, ...]]] = []
+    if "terminating_types" in top:
+        node = top["terminating_types"]
+        for key, value in reader.mapping(node, "terminating_types").items():
+            values = reader.strings(value, "terminating_types")
+            if not all(_CATEGORY_RE.match(c) for c in (key, *values)):
+                raise reader.fail(value, "terminating_types", "categories must be UPPER_CASE names")
+            terminating.append((key, tuple(values)))
+    sections = []
+    if "sections" in top:
+        for name, value in reader.mapping(top["sections"], "sections").items():
+            sections.append((name, _section_flag(reader.scalar(value, name),
+                                                 lambda m, v=value: reader.fail(v, "sections", m))))
+    hedging: set[tuple[str, str]] = set()
+    if "hedging_modifiers" in top:
+        for category, values in reader.mapping(top["hedging_modifiers"],
+                                               "hedging_modifiers").items():
+            hedging.update((category, v) for v in reader.strings(values, "hedging_modifiers"))
+    return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections),
+                    frozenset(hedging))
+
+
+def _section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
+    """``flag`` if it is a context flag or ``none``, else the error ``fail`` makes."""
+    if flag not in (*CONTEXTS, NO_CONTEXT):
+        raise fail(f"unknown context '{flag}' (allowed: {', '.join((*CONTEXTS, NO_CONTEXT))})")
+    return flag
+
+
+def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The context flag each section gives its findings: the shipped rules' ``sections``,
+    changed by ``overrides`` (section name -> flag, or ``none`` for no flag); section names
+    are matched in lower case. A bad flag is an InputError naming the section."""
+    meanings = dict(radiology_rules().sections)
+    for name, flag in (overrides or {}).items():
+        meanings[name] = _section_flag(str(flag), lambda m, n=name: InputError(
+            m, field=f"section context {n}"))
+    return {name.lower(): flag for name, flag in meanings.items() if flag != NO_CONTEXT}
 
 
 def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, Any]:
@@ -116,6 +166,11 @@ def radiology_rules() -> RuleFile:
     """The shipped radiology rules (``data/context_radiology.yaml``), validated."""
     return parse_rule_file(_radiology_file().read_text(encoding="utf-8"),
                            f"<shipped>/{RADIOLOGY_FILE}")
+
+
+def hedging_modifiers() -> frozenset[tuple[str, str]]:
+    """The (modifier category, value) pairs that hedge a finding (the shipped rules')."""
+    return radiology_rules().hedging_modifiers
 
 
 def _radiology_file() -> Path:
@@ -186,7 +241,16 @@ def context_rule_specs(radiology: bool = True) -> list[dict[str, Any]]:
         spec = radiology_rules()
         replaced = {lit.lower() for lit in spec.replace_defaults}
         rules = [d for d in rules if d["literal"].lower() not in replaced] + list(spec.rules)
+        rules = [_terminated(rule, dict(spec.terminating_types)) for rule in rules]
     return [rule for spec in rules for rule in _as_literal_rules(spec)]
+
+
+def _terminated(rule: dict[str, Any], terminating: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """``rule`` with the categories that end every rule of its category in its ``terminated_by``."""
+    extra = terminating.get(str(rule["category"]).upper())
+    if not extra:
+        return rule
+    return {**rule, "terminated_by": sorted({*rule.get("terminated_by", ()), *extra})}
 
 
 def _as_literal_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -196,6 +260,7 @@ def _as_literal_rules(spec: dict[str, Any]) -> list[dict[str, Any]]:
     if phrases is None:
         return [spec]
     base = {k: v for k, v in spec.items() if k not in ("pattern", "literal")}
+    base["metadata"] = {**(spec.get("metadata") or {}), RULE_NAME: spec["literal"]}
     return [{"literal": phrase, **base} for phrase in phrases]
 
 
@@ -245,12 +310,29 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
             if not (c == WITHIN_NORMAL and concept_type in ("anatomy", "state"))]
 
 
+def deciding(categories: Sequence[str]) -> int | None:
+    """Which of a finding's ConText categories decides its reading (the trigger shown): the
+    first negation or normal statement, else the first hedge or indication, else the first
+    context (history, family, hypothetical); None when nothing makes it other than present."""
+    for kinds in ({NEGATED, WITHIN_NORMAL}, HEDGES | {INDICATION}, CONTEXT_FLAGS.keys()):
+        for i, category in enumerate(categories):
+            if category in kinds:
+                return i
+    return None
+
+
+def rule_name(rule: ConTextRule) -> str:
+    """The literal of the rule file entry a ConText rule came from (patterns are expanded into
+    one rule per phrase, each remembering its entry's literal)."""
+    return str((rule.metadata or {}).get(RULE_NAME, rule.literal))
+
+
 def polarity_of(categories: Iterable[str]) -> str:
     """Polarity from the ConText categories modifying a finding: negation wins over uncertainty."""
     cats = set(categories)
     if NEGATED in cats or WITHIN_NORMAL in cats:
         return "absent"
-    if POSSIBLE in cats or INDICATION in cats:
+    if cats & HEDGES or INDICATION in cats:
         return "uncertain"
     return "present"
 

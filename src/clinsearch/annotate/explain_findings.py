@@ -5,20 +5,33 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
-from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.finding import Finding, Trigger
 
 POLARITY_STYLE = {"present": "bold green", "absent": "bold red", "uncertain": "bold yellow"}
 MODIFIER_STYLE = "underline cyan"
+TRIGGER_STYLE = "italic magenta"
 
 
 def marked_text(text: str, findings: list[Finding]) -> Text:
-    """The text with findings coloured by polarity and their modifiers underlined."""
+    """The text with findings coloured by polarity, their modifiers underlined and the cues
+    that triggered a non-present or in-context reading in italics."""
     out = Text(text)
     for f in findings:
         for m in f.modifiers:
             out.stylize(MODIFIER_STYLE, m.start, m.end)
+        if f.trigger is not None and f.trigger.start is not None and f.trigger.end is not None:
+            out.stylize(TRIGGER_STYLE, f.trigger.start, f.trigger.end)
         out.stylize(POLARITY_STYLE[f.polarity], f.start, f.end)
     return out
+
+
+def trigger_words(trigger: Trigger) -> str:
+    """A trigger for people: ``"rule - out" [0:10] (INDICATION, rule "rule out")``, or
+    ``section "indication"`` for a section's meaning."""
+    if trigger.start is None:
+        return f'{trigger.rule} "{trigger.text}"'
+    return (f'"{trigger.text}" [{trigger.start}:{trigger.end}] ({trigger.category},'
+            f' rule "{trigger.rule}")')
 
 
 def finding_line(f: Finding) -> Text:
@@ -28,6 +41,8 @@ def finding_line(f: Finding) -> Text:
     line.append(f"  {f.pattern}")
     if f.context:
         line.append(f"  context: {', '.join(f.context)}", style="magenta")
+    if f.trigger is not None:
+        line.append(f"  trigger: {trigger_words(f.trigger)}", style=TRIGGER_STYLE)
     if f.modifiers:
         words = ", ".join(f'{m.category}={m.value} ("{m.text}")' for m in f.modifiers)
         line.append(f"  modifiers: {words}", style="cyan")
@@ -41,5 +56,6 @@ def explain(text: str, findings: list[Finding]) -> Group:
     legend = Text("present ", style=POLARITY_STYLE["present"])
     legend.append("absent ", style=POLARITY_STYLE["absent"])
     legend.append("uncertain ", style=POLARITY_STYLE["uncertain"])
-    legend.append("modifier", style=MODIFIER_STYLE)
+    legend.append("modifier ", style=MODIFIER_STYLE)
+    legend.append("trigger", style=TRIGGER_STYLE)
     return Group(marked_text(text, findings), legend, *(finding_line(f) for f in findings))

@@ -41,6 +41,20 @@ class Modifier:
 
 
 @dataclass(frozen=True, slots=True)
+class Trigger:
+    """What made a finding other than present and asserted: the cue's words and span (offsets
+    like the finding's; None for a section, which has no words in the sentence), the rule
+    that fired (its literal in the rule file, e.g. "rule out"; ``section`` for a section's
+    meaning) and its category (e.g. INDICATION, or SECTION with the section's name as text)."""
+
+    rule: str
+    category: str
+    text: str
+    start: int | None
+    end: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A concept mention in a sentence; offsets are relative to the annotated text."""
 
@@ -53,6 +67,7 @@ class Finding:
     polarity: Polarity
     context: tuple[str, ...] = ()  # e.g. ("historical",), ("hypothetical",)
     modifiers: tuple[Modifier, ...] = ()
+    trigger: Trigger | None = None  # the cue deciding a non-present or in-context reading
 
     @property
     def pattern(self) -> str:

@@ -7,7 +7,7 @@ temporary file and renamed into place, so a failure never leaves a half-written 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ def finding_to_dict(finding: Finding) -> dict[str, object]:
             for m in finding.modifiers
         ],
         "pattern": finding.pattern,
+        "trigger": None if finding.trigger is None else asdict(finding.trigger),
     }
 
 

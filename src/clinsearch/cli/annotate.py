@@ -12,6 +12,7 @@ from rich.markup import escape
 from clinsearch.cli import app, err_console
 from clinsearch.cli.corpus_input import report_long_sentences
 from clinsearch.cli.options import LexiconOpt
+from clinsearch.errors import ClinsearchError
 
 lexicon_app = typer.Typer(
     help="Inspect, query and extend the finding lexicon.", no_args_is_help=True
@@ -50,13 +51,25 @@ def annotate_cmd(
 def explain_cmd(
     sentence: Annotated[str, typer.Argument(help="The sentence to annotate.")],
     lexicon: LexiconOpt = None,
+    format: Annotated[
+        str, typer.Option("--format", help="table (marked text, one line per finding) or json.")
+    ] = "table",
 ) -> None:
-    """Show the findings of one sentence: spans marked in the text and a table of patterns."""
+    """Show the findings of one sentence: spans marked in the text and a table of patterns,
+    with the cue (trigger) that made each finding absent, uncertain or not asserted now."""
+    import json
+
     from clinsearch.annotate.annotator import annotator_for
     from clinsearch.annotate.explain_findings import explain
+    from clinsearch.annotate.jsonl_annotation import finding_to_dict
 
+    if format not in ("table", "json"):
+        raise ClinsearchError(f"unknown --format {format[:40]!r} (table or json)")
     findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
-    Console().print(explain(sentence, findings))
+    if format == "json":
+        print(json.dumps({"findings": [finding_to_dict(f) for f in findings]}, indent=2))
+    else:
+        Console().print(explain(sentence, findings))
 
 
 @lexicon_app.command("stats")

@@ -22,6 +22,7 @@ from clinsearch.cli.options import (
     CorpusFormat,
     DateColumn,
     DateFormat,
+    DeviceOpt,
     EncoderModel,
     Engine,
     IdColumn,
@@ -70,12 +71,22 @@ def index_command(
         ),
     ] = False,
     model: EncoderModel = None,
+    device: DeviceOpt = None,
     lexicon: LexiconOpt = None,
     term_model: Annotated[
         Path | None,
         typer.Option(
             help="Term encoder folder (from 'clinsearch train terms') to record in the index:"
             " concept search, explain-query and cohort use it unless --term-model overrides."
+        ),
+    ] = None,
+    section_context: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--section-context",
+            help="SECTION=CONTEXT: what the findings of a section count as (historical, family,"
+            " hypothetical, or none: the report's own), changing the shipped meaning"
+            " (indication=historical). Repeatable.",
         ),
     ] = None,
     engine: Engine = "local",
@@ -96,11 +107,13 @@ def index_command(
     if model is not None and not dense:
         raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
     components = IndexConfig().components + (("dense",) if dense else ())
-    options: dict[str, dict[str, str]] = {}
+    options: dict[str, dict[str, Any]] = {}
     if model:
         options["dense"] = {"model": str(model)}
     if lexicon:
         options["findings"] = {"lexicon": str(lexicon)}
+    if section_context:
+        options.setdefault("findings", {})["section_context"] = section_meanings(section_context)
     if term_model:
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
     config = IndexConfig(components=components, options=options)
@@ -139,6 +152,7 @@ def add_command(
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
+    device: DeviceOpt = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -294,3 +308,17 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
     return ids
+
+
+def section_meanings(given: list[str]) -> dict[str, str]:
+    """``--section-context SECTION=CONTEXT`` values as a mapping, each checked (InputError)."""
+    from clinsearch.annotate.context_rules import section_contexts
+
+    meanings: dict[str, str] = {}
+    for item in given:
+        name, sep, flag = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError("expected SECTION=CONTEXT", field="--section-context")
+        meanings[name.strip().lower()] = flag.strip()
+    section_contexts(meanings)
+    return meanings

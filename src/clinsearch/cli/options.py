@@ -121,3 +121,23 @@ ContextOpt = Annotated[
         " now.",
     ),
 ]
+
+
+def _use_device(value: str | None) -> str | None:
+    """``--device`` checked and made the process-wide choice at once (torch is imported only
+    when one is given: a search that loads no model stays cold-start fast)."""
+    if value is not None:
+        from clinsearch.models.device import use_device
+
+        use_device(value)
+    return value
+
+
+DeviceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--device", callback=_use_device, show_default=False,
+        help="Where models run: auto (a GPU when torch sees one), cpu, cuda or cuda:N"
+        " [default: auto, or $CLINSEARCH_DEVICE]. Batch size and precision follow the device.",
+    ),
+]

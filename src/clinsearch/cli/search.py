@@ -19,6 +19,7 @@ from clinsearch.cli.method_flags import (
     with_method_flags,
 )
 from clinsearch.cli.options import (
+    DeviceOpt,
     IndexDir,
     TermModel,
 )
@@ -68,6 +69,7 @@ def search_command(
     tag: Annotated[
         str | None, typer.Option(help="trec: run tag (default clinsearch-METHOD).")
     ] = None,
+    device: DeviceOpt = None,
     **flags: Any,
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""

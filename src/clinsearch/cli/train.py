@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from clinsearch.cli import app, console
+from clinsearch.cli.options import DeviceOpt
 from clinsearch.errors import InputError
 
 train_app = typer.Typer(
@@ -62,6 +63,8 @@ Threads = Annotated[
     int | None, typer.Option("--threads", min=1, help="Torch CPU threads [default: torch's].")
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for data order and sampling.")]
+MaxSeqLength = Annotated[int, typer.Option("--max-seq-length", min=8)]
+MaxPairsPerQuery = Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
 
 
@@ -155,8 +158,8 @@ def train_biencoder_command(
     chunk_size: Annotated[
         int, typer.Option("--chunk-size", min=1, help="Texts encoded with gradients at once.")
     ] = 64,
-    max_seq_length: Annotated[int, typer.Option("--max-seq-length", min=8)] = 128,
-    max_pairs_per_query: Annotated[int | None, typer.Option("--max-pairs-per-query", min=1)] = None,
+    max_seq_length: MaxSeqLength = 128,
+    max_pairs_per_query: MaxPairsPerQuery = None,
     pair_opposites: Annotated[
         bool, typer.Option(
             "--pair-opposites/--no-pair-opposites",
@@ -175,6 +178,7 @@ def train_biencoder_command(
     checkpoint_every: CheckpointEvery = 200,
     resume: Resume = False,
     threads: Threads = None,
+    device: DeviceOpt = None,
     seed: Seed = 13,
     quiet: Quiet = False,
 ) -> None:
@@ -233,6 +237,7 @@ def train_crossencoder_command(
     checkpoint_every: CheckpointEvery = 200,
     resume: Resume = False,
     threads: Threads = None,
+    device: DeviceOpt = None,
     seed: Seed = 13,
     quiet: Quiet = False,
 ) -> None:
@@ -256,6 +261,46 @@ def train_crossencoder_command(
     _trained(train_crossencoder(groups, out, config), "cross-encoder")
 
 
+@train_app.command("poly")
+def train_poly_command(
+    index_dir: TrainIndex,
+    out: ModelOut,
+    labels: LabelsIn = None,
+    base_model: BaseModel = None,
+    codes: Annotated[int, typer.Option("--codes", min=1, help="Learned codes (m).")] = 16,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=2, help="Pairs per batch: in-batch negatives.")
+    ] = 32,
+    max_seq_length: MaxSeqLength = 128,
+    max_pairs_per_query: MaxPairsPerQuery = None,
+    types: Types = "finding,disease",
+    epochs: Epochs = 1,
+    lr: Lr = 5e-5,
+    weight_decay: WeightDecay = 0.01,
+    warmup: Warmup = 100,
+    max_steps: MaxSteps = None,
+    checkpoint_every: CheckpointEvery = 200,
+    resume: Resume = False,
+    threads: Threads = None,
+    device: DeviceOpt = None,
+    seed: Seed = 13,
+    quiet: Quiet = False,
+) -> None:
+    """Train a poly-encoder [CAPR2021] on weak labels (search --rerank poly:OUT)."""
+    from clinsearch.train.poly import PolyConfig, train_poly_encoder
+    from clinsearch.train.training_data import training_data
+
+    queries, texts = training_data(index_dir, labels_file=labels, phrasings=True,
+                                   types=_types(types), progress=not quiet)
+    config = PolyConfig(
+        base_model=str(base_model) if base_model else None, codes=codes, batch_size=batch_size,
+        max_seq_length=max_seq_length, max_pairs_per_query=max_pairs_per_query,
+        loop=_loop(epochs, lr, weight_decay, warmup, max_steps, checkpoint_every, resume, threads,
+                   seed, quiet, "poly-encoder"),
+    )
+    _trained(train_poly_encoder(queries, texts, out, config), "poly-encoder")
+
+
 @train_app.command("terms")
 def train_terms_command(
     out: ModelOut,
@@ -273,6 +318,7 @@ def train_terms_command(
     checkpoint_every: CheckpointEvery = 200,
     resume: Resume = False,
     threads: Threads = None,
+    device: DeviceOpt = None,
     seed: Seed = 13,
     quiet: Quiet = False,
 ) -> None:

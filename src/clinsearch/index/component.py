@@ -128,11 +128,14 @@ class Generation:
         self, name: str, columns: list[str] | None = None,
         report_keys: Collection[int] | None = None,
         filters: list[tuple[str, str, Any]] | None = None, dictionary: list[str] | None = None,
+        schema: pa.Schema | None = None,
     ) -> pa.Table:
         """Logical table ``name`` read whole (optionally some columns), deleted reports left out;
         with ``report_keys`` only those reports' rows (segments without them are not read), with
         ``filters`` only matching rows (pyarrow's filters: row groups are skipped by statistics);
-        ``dictionary`` columns are read dictionary-encoded (no string per row)."""
+        ``dictionary`` columns are read dictionary-encoded (no string per row). With
+        ``schema`` (the table's current one), a column of it that a segment's file lacks (one
+        written before the column existed) reads as nulls."""
         key, dropped = KEY_COLUMNS[name], self.deleted_keys()
         wanted = _sorted(report_keys)
         if wanted is not None:
@@ -141,13 +144,19 @@ class Generation:
         for segment, path in zip(self.segments, self.files(name), strict=True):
             if wanted is not None and not _overlaps(segment, wanted):
                 continue
-            read = (pq.read_table(path, columns=_with_key(columns, key), filters=filters,
+            stored = None if schema is None else set(pq.read_schema(path).names)
+            read_columns = _with_key(columns or (None if schema is None else schema.names), key)
+            if stored is not None and read_columns is not None:
+                read_columns = [c for c in read_columns if c in stored]
+            read = (pq.read_table(path, columns=read_columns, filters=filters,
                                   read_dictionary=dictionary)
                     if filters else
-                    pq.ParquetFile(path, read_dictionary=dictionary).read(_with_key(columns, key)))
+                    pq.ParquetFile(path, read_dictionary=dictionary).read(read_columns))
+            if schema is not None:
+                read = _filled(read, schema, columns)
             tables.append(_kept(read, key, dropped, columns))
         if not tables:  # no segment holds the wanted reports
-            empty = pq.ParquetFile(self.files(name)[0]).schema_arrow.empty_table()
+            empty = (schema or pq.ParquetFile(self.files(name)[0]).schema_arrow).empty_table()
             return empty if columns is None else empty.select(columns)
         return pa.concat_tables(tables) if len(tables) != 1 else tables[0]
 
@@ -244,6 +253,15 @@ class Component(Protocol):
 def _sorted(report_keys: Collection[int] | None) -> np.ndarray | None:
     """Report keys as a sorted, distinct int64 array (None stays None: every report)."""
     return None if report_keys is None else np.unique(np.asarray(list(report_keys), np.int64))
+
+
+def _filled(table: pa.Table, schema: pa.Schema, columns: list[str] | None) -> pa.Table:
+    """``table`` with the ``columns`` of ``schema`` (all when None) it lacks as nulls."""
+    for column in columns or schema.names:
+        if column not in table.column_names:
+            field = schema.field(column)
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table if columns is not None else table.select(schema.names)
 
 
 def _with_key(columns: list[str] | None, key: str) -> list[str] | None:

@@ -43,6 +43,8 @@ HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
 _CHUNK = 65_536  # vectors copied or added to an HNSW at a time
+Known = Callable[[list[str]], dict[str, np.ndarray]]
+"""``known(texts)``: the window vectors, shape (windows, dim), of the texts already embedded."""
 MAX_SEGMENTS = 8  # above this many segments a merge rewrites all but the largest as one
 
 
@@ -131,7 +133,7 @@ class DenseComponent:
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.model = options.get("model")  # a folder path, or None for the packaged MiniLM
         self.exact_limit = int(options.get("exact_limit", EXACT_LIMIT))
-        self.batch_size = int(options.get("batch_size", 64))
+        self.batch_size = options.get("batch_size")  # None: the device's (models.device)
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Embed every sentence of the generation, into one segment."""
@@ -144,11 +146,17 @@ class DenseComponent:
         return self._write_new(gen, _identity(encoder), (), *_from_tables(tables, encoder.dim))
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Link the previous segments and write the added sentences' vectors as a new one."""
+        """Link the previous segments and write the added sentences' vectors as a new one; a
+        text some live sentence already has takes its vectors instead of being encoded again."""
+        from clinsearch.index.dense_reuse import known_vectors
+
         old = DenseMeta.read(prev.path / NAME)
         encoder = self._encoder(old)
         self._link(prev, gen)
-        vectors = self._embed(gen, change.report_keys, encoder)
+        vectors = self._embed(
+            gen, change.report_keys, encoder,
+            lambda texts: known_vectors(prev, prev.path / NAME, texts),
+        )
         return self._write_new(gen, _identity(encoder), old.segments, *vectors)
 
     def add_from(
@@ -224,16 +232,18 @@ class DenseComponent:
         return encoder
 
     def _embed(
-        self, gen: Generation, report_keys: Iterable[int] | None, encoder: Any
+        self, gen: Generation, report_keys: Iterable[int] | None, encoder: Any,
+        known: Known | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(report keys, sentence indexes, vectors) of the sentences of ``report_keys`` or all."""
+        """(report keys, sentence indexes, vectors) of the sentences of ``report_keys`` or all
+        (``known``: vectors already held for some texts, see ``embed_sentences``)."""
         batches = list(
             gen.sentence_batches(
                 None if report_keys is None else list(report_keys), ["report_key", "index", "text"]
             )
         )
         table = pa.Table.from_batches(batches) if batches else None
-        return embed_sentences(table, encoder, self.batch_size, gen.progress)
+        return embed_sentences(table, encoder, self.batch_size, gen.progress, known)
 
     def _link(self, prev: Generation, gen: Generation) -> None:
         """Hard-link the previous generation's segments (``meta.json`` is written anew)."""
@@ -441,19 +451,42 @@ class _ExactScores:
 
 
 def embed_sentences(
-    table: pa.Table | None, encoder: Any, batch_size: int, progress: bool = False
+    table: pa.Table | None, encoder: Any, batch_size: int | None, progress: bool = False,
+    known: Known | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(report keys, sentence indexes, vectors) of sentence rows (report_key, index, text); a
-    sentence longer than the encoder window gets one row per window, in order."""
+    sentence longer than the encoder window gets one row per window, in order. Each distinct
+    text is encoded once; ``known(texts)`` gives the window vectors of texts already embedded
+    with this encoder (an add: the index's other segments), which are not encoded again."""
     if table is None or table.num_rows == 0:
         empty = np.empty(0, np.int64)
         return empty, empty, np.empty((0, encoder.dim), np.float32)
-    encoded = encoder.encode_passages(
-        table.column("text").to_pylist(), batch_size=batch_size, progress=progress
-    )
-    keys = table.column("report_key").to_numpy()[encoded.owner]
-    indexes = table.column("index").to_numpy()[encoded.owner]
-    return keys.astype(np.int64), indexes.astype(np.int64), encoded.vectors
+    texts = table.column("text").to_pylist()
+    if known is None:
+        encoded = encoder.encode_passages(texts, batch_size=batch_size, progress=progress)
+        owner, vectors = encoded.owner, encoded.vectors
+    else:
+        owner, vectors = _encode_unknown(texts, encoder, batch_size, progress, known)
+    keys = table.column("report_key").to_numpy()[owner]
+    indexes = table.column("index").to_numpy()[owner]
+    return keys.astype(np.int64), indexes.astype(np.int64), vectors
+
+
+def _encode_unknown(
+    texts: list[str], encoder: Any, batch_size: int | None, progress: bool, known: Known
+) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, vectors) of ``texts`` as ``encode_passages`` gives them, encoding only the
+    distinct texts ``known`` has no vectors for."""
+    distinct = list(dict.fromkeys(texts))
+    windows = known(distinct)
+    new = [t for t in distinct if t not in windows]
+    if new:
+        encoded = encoder.encode_passages(new, batch_size=batch_size, progress=progress)
+        cuts = np.flatnonzero(np.diff(encoded.owner)) + 1  # owners ascend, one run per text
+        windows.update(zip(new, np.split(encoded.vectors, cuts), strict=True))
+    counts = np.fromiter((len(windows[t]) for t in texts), np.int64, len(texts))
+    owner = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    return owner, np.concatenate([windows[t] for t in texts]).astype(np.float32, copy=False)
 
 
 def vectors_table(keys: np.ndarray, indexes: np.ndarray, vectors: np.ndarray) -> pa.Table:

@@ -2,10 +2,15 @@
 
 ``findings.parquet`` (in each segment folder) holds one row per finding: where it is (report
 key, sentence id and index, report, visit, patient, section), what it is (concept, name, type,
-polarity, context flags, modifiers, pattern) and its words (``start``/``end`` are offsets into
-the report text, like the sentences table's). ``add`` annotates only the new segments'
-sentences; ``delete`` writes nothing (the segments' findings are linked, the marks hide the
-deleted reports' rows); a merge concatenates the merged segments' rows without deleted ones.
+polarity, context flags, modifiers, pattern), its words (``start``/``end`` are offsets into
+the report text, like the sentences table's) and, for a finding not present or in a context,
+its ``trigger`` (the cue's rule, category, words and offsets, or the section that gave the
+context). A section's meaning (``annotate.context_rules.section_contexts``) is applied here,
+per row, so a sentence's cached annotation serves every section. Files written before the
+trigger existed have no such column: it reads as null (``FindingsTable.table``). ``add``
+annotates only the new segments' sentences; ``delete`` writes nothing (the segments' findings
+are linked, the marks hide the deleted reports' rows); a merge concatenates the merged
+segments' rows without deleted ones.
 Nothing is ever re-annotated.
 """
 
@@ -49,6 +54,16 @@ _FOUND_FIELDS = ("concept", "name", "type", "polarity", "context", "pattern", "t
 SENTENCE_COLUMNS = [
     "report_key", "id", "report_id", "visit_id", "patient_id", "index", "section", "start", "text"
 ]  # fmt: skip
+TRIGGER_TYPE = pa.struct(
+    [
+        ("rule", pa.string()),
+        ("category", pa.string()),
+        ("text", pa.string()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+    ]
+)
+SECTION_RULE, SECTION_CATEGORY = "section", "SECTION"  # the trigger of a section's context
 MODIFIER_TYPE = pa.struct(
     [
         ("category", pa.string()),
@@ -77,6 +92,7 @@ FINDINGS_SCHEMA = pa.schema(
         ("start", pa.int32()),
         ("end", pa.int32()),
         ("text", pa.string()),
+        ("trigger", TRIGGER_TYPE),
     ]
 )
 
@@ -88,15 +104,19 @@ class FindingsComponent:
     annotated on the generation's workers (an identical sentence is annotated once while it
     stays in a bounded cache) and the rows are appended to ``findings.parquet`` chunk by chunk,
     so memory does not grow with the corpus. Options: ``lexicon`` (a lexicon YAML path; default
-    the shipped chest X-ray lexicon) and ``batch_size`` (sentences per spaCy batch; a job sent
-    to a worker is four batches).
+    the shipped chest X-ray lexicon), ``batch_size`` (sentences per spaCy batch; a job sent
+    to a worker is four batches) and ``section_context`` (section name -> context flag or
+    ``none``: changes the shipped section meanings).
     """
 
     name = NAME
 
     def __init__(self, options: Mapping[str, Any]) -> None:
+        from clinsearch.annotate.context_rules import section_contexts
+
         self.lexicon = options.get("lexicon")
         self.batch_size = int(options.get("batch_size", 256))
+        self.sections = section_contexts(options.get("section_context"))
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
@@ -183,7 +203,7 @@ class FindingsComponent:
             for (chunk, texts, claimed), (results, long_count) in done:
                 cache.store(claimed, results)
                 found = [cache.get(text, self._annotate_one) for text in texts]
-                yield findings_table(chunk, found, long_count)
+                yield findings_table(chunk, found, long_count, self.sections)
                 advance(chunk.num_rows)
         # Each worker holds a spaCy pipeline and its vocabulary (large for a large corpus): stop
         # them now, so that the components built next (concept postings) have that memory; they
@@ -209,6 +229,7 @@ class FoundRow(NamedTuple):
     start: int
     end: int
     text: str
+    trigger: tuple[str, str, str, int | None, int | None] | None  # rule, category, text, start, end
 
 
 def found_rows(findings: Iterable[Finding]) -> tuple[FoundRow, ...]:
@@ -216,7 +237,9 @@ def found_rows(findings: Iterable[Finding]) -> tuple[FoundRow, ...]:
     return tuple(
         FoundRow(f.concept, f.name, f.type, f.polarity, list(f.context),
                  [(m.category, m.value, m.text, m.start, m.end) for m in f.modifiers],
-                 f.pattern, f.start, f.end, f.text)
+                 f.pattern, f.start, f.end, f.text,
+                 None if f.trigger is None else (f.trigger.rule, f.trigger.category,
+                                                  f.trigger.text, f.trigger.start, f.trigger.end))
         for f in findings
     )
 
@@ -235,10 +258,12 @@ def annotate_texts(
 
 
 def annotate_sentences(
-    sentences: pa.Table, annotator: Annotator, batch_size: int, progress: bool = False
+    sentences: pa.Table, annotator: Annotator, batch_size: int, progress: bool = False,
+    sections: Mapping[str, str] | None = None,
 ) -> pa.Table:
-    """The findings table of sentences (``SENTENCE_COLUMNS`` of the sentences table); its
-    metadata says how many sentences were too long to annotate in one piece."""
+    """The findings table of sentences (``SENTENCE_COLUMNS`` of the sentences table), with the
+    context flags ``sections`` gives (section name -> flag); its metadata says how many
+    sentences were too long to annotate in one piece."""
     long_before = annotator.long_sentences
     results = track(
         annotator.annotate_many(sentences.column("text").to_pylist(), batch_size=batch_size),
@@ -247,14 +272,17 @@ def annotate_sentences(
         enabled=progress,
     )
     found = [found_rows(findings) for findings in results]
-    return findings_table(sentences, found, annotator.long_sentences - long_before)
+    return findings_table(sentences, found, annotator.long_sentences - long_before, sections or {})
 
 
 def findings_table(
-    sentences: pa.Table, found: list[tuple[FoundRow, ...]], long_sentences: int
+    sentences: pa.Table, found: list[tuple[FoundRow, ...]], long_sentences: int,
+    sections: Mapping[str, str],
 ) -> pa.Table:
     """The findings table rows of sentences (``SENTENCE_COLUMNS``) and each one's found rows,
-    built column by column: the sentence columns are taken, offsets shifted into the report."""
+    built column by column: the sentence columns are taken, offsets shifted into the report,
+    and a finding in a section ``sections`` names gets that section's context flag (and, when
+    nothing else made it other than present, the section as its trigger)."""
     at = [i for i, rows in enumerate(found) for _ in rows]
     flat = [row for rows in found for row in rows]
     where = pa.array(at, type=pa.int64())
@@ -270,9 +298,44 @@ def findings_table(
     ]
     columns["start"] = [b + row.start for b, row in zip(base, flat, strict=True)]
     columns["end"] = [b + row.end for b, row in zip(base, flat, strict=True)]
+    columns["trigger"] = [_trigger_row(row.trigger, b) for b, row in zip(base, flat, strict=True)]
+    if sections:
+        _apply_sections(columns, sections)
     table = pa.Table.from_pydict({name: columns[name] for name in FINDINGS_SCHEMA.names},
                                  schema=FINDINGS_SCHEMA)
     return table.replace_schema_metadata({LONG_SENTENCES: str(long_sentences)})
+
+
+def _trigger_row(trigger: tuple[str, str, str, int | None, int | None] | None,
+                 base: int) -> dict[str, Any] | None:
+    """A trigger as its table value, offsets shifted into the report by ``base``."""
+    if trigger is None:
+        return None
+    rule, category, text, start, end = trigger
+    return {"rule": rule, "category": category, "text": text,
+            "start": None if start is None else base + start,
+            "end": None if end is None else base + end}
+
+
+def _apply_sections(columns: dict[str, Any], sections: Mapping[str, str]) -> None:
+    """Give each finding in a section ``sections`` names that section's context flag."""
+    names = columns["section"].to_pylist()
+    for i, name in enumerate(names):
+        flag = sections.get((name or "").lower())
+        if flag is None or flag in columns["context"][i]:
+            continue
+        columns["context"][i] = sorted([*columns["context"][i], flag])
+        if columns["trigger"][i] is None:
+            columns["trigger"][i] = {"rule": SECTION_RULE, "category": SECTION_CATEGORY,
+                                     "text": name, "start": None, "end": None}
+
+
+def conformed(table: pa.Table) -> pa.Table:
+    """``table`` with the findings columns it lacks (files written before them) as nulls."""
+    for field in FINDINGS_SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table
 
 
 class _TextCache:
@@ -364,8 +427,10 @@ class FindingsTable:
         filters: list[tuple[str, str, Any]] | None = None,
     ) -> pa.Table:
         """The live findings as a pyarrow Table (optionally only some columns, only the
-        findings of ``report_keys``, or rows by pyarrow filters)."""
-        return self.generation.table(NAME, columns, report_keys, filters)
+        findings of ``report_keys``, or rows by pyarrow filters). A column that segments
+        written before it existed lack (``trigger``) reads as null in their rows."""
+        table = self.generation.table(NAME, columns, report_keys, filters, schema=FINDINGS_SCHEMA)
+        return table if columns is None else table.select(columns)
 
     def sql(self, query: str, params: list[object] | None = None) -> pa.Table:
         """Run a DuckDB query (with ``?`` parameters) in which the table is named ``findings``."""
@@ -405,7 +470,7 @@ def _write(gen: Generation, segments: Sequence[Segment], tables: Iterable[pa.Tab
     try:
         for given in tables:
             long_sentences += int((given.schema.metadata or {}).get(LONG_SENTENCES.encode(), 0))
-            table = given.select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
+            table = conformed(given).select(FINDINGS_SCHEMA.names).cast(FINDINGS_SCHEMA)
             at = np.searchsorted(ends, table.column("report_key").to_numpy(), side="left")
             bounds = np.searchsorted(at, np.arange(len(segments) + 1), side="left")
             if bounds[-1] != table.num_rows:

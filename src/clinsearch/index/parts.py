@@ -38,7 +38,8 @@ class PartOptions:
     lexicon: str | None
     model: str | None
     findings_batch: int
-    dense_batch: int
+    dense_batch: int | None  # None: the encoder device's batch size (models.device)
+    section_context: tuple[tuple[str, str], ...] = ()  # the findings' section meanings changed
 
     @classmethod
     def of(cls, config: IndexConfig) -> PartOptions:
@@ -52,7 +53,8 @@ class PartOptions:
             lexicon=str(lexicon) if lexicon else None,
             model=str(model) if model else None,
             findings_batch=int(findings.get("batch_size", 256)),
-            dense_batch=int(dense.get("batch_size", 64)),
+            dense_batch=dense.get("batch_size"),
+            section_context=tuple(sorted((findings.get("section_context") or {}).items())),
         )
 
 
@@ -70,10 +72,11 @@ def compute_part(keyed: Sequence[tuple[int, Report]], options: PartOptions) -> d
     tables = {"reports": reports_table(segmented), "sentences": sentences}
     if options.findings:
         from clinsearch.annotate.annotator import annotator_for
+        from clinsearch.annotate.context_rules import section_contexts
 
         tables["findings"] = annotate_sentences(
             sentences.select(SENTENCE_COLUMNS), annotator_for(options.lexicon),
-            options.findings_batch,
+            options.findings_batch, sections=section_contexts(dict(options.section_context)),
         )
     if options.dense:
         from clinsearch.index.dense import embed_sentences, vectors_table

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from clinsearch.annotate.finding import Finding, Modifier
+from clinsearch.annotate.finding import Finding, Modifier, Trigger
 from clinsearch.corpus.model import Report, Section, Sentence
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Generation
@@ -89,8 +89,10 @@ def _finding(row: dict[str, Any]) -> Finding:
         Modifier(m["category"], m["value"], m["text"], m["start"], m["end"])
         for m in row["modifiers"] or ()
     )
+    trigger = row.get("trigger")
     return Finding(row["concept"], row["name"], row["type"], row["text"], row["start"],
-                   row["end"], row["polarity"], tuple(row["context"] or ()), modifiers)
+                   row["end"], row["polarity"], tuple(row["context"] or ()), modifiers,
+                   None if trigger is None else Trigger(**trigger))
 
 
 def _finding_order(row: dict[str, Any]) -> tuple[int, int]:
@@ -109,11 +111,15 @@ class SentenceFindings:
         self._by_sentence: dict[str, list[Finding]] = {}
         for row in rows:
             base = starts.get(row["sentence_id"], 0)
+            trigger = row.get("trigger")
+            if trigger is not None and trigger["start"] is not None:
+                trigger = trigger | {"start": trigger["start"] - base, "end": trigger["end"] - base}
             shifted = row | {
                 "start": row["start"] - base,
                 "end": row["end"] - base,
                 "modifiers": [m | {"start": m["start"] - base, "end": m["end"] - base}
                               for m in row["modifiers"] or ()],
+                "trigger": trigger,
             }
             self._by_sentence.setdefault(row["sentence_id"], []).append(_finding(shifted))
         for findings in self._by_sentence.values():

@@ -6,17 +6,20 @@ from pathlib import Path
 
 from sentence_transformers import CrossEncoder, SentenceTransformer
 
+from clinsearch.models.device import resolve_device
 from clinsearch.models.folder import default_encoder_path, load_model_folder
 
 BASE_MODEL = "base model"  # how errors name the folder
 
 
 def load_sentence_model(
-    path: str | Path | None = None, *, max_seq_length: int = 128
+    path: str | Path | None = None, *, max_seq_length: int = 128, device: str | None = None
 ) -> SentenceTransformer:
-    """A sentence-transformers bi-encoder from a local folder (default all-MiniLM-L6-v2), on CPU."""
+    """A sentence-transformers bi-encoder from a local folder (default all-MiniLM-L6-v2) on
+    ``device`` (default: the process-wide choice, ``models.device``), in float32."""
+    name = resolve_device(device).name
     _, model = load_model_folder(
-        lambda folder: SentenceTransformer(folder, device="cpu", local_files_only=True),
+        lambda folder: SentenceTransformer(folder, device=name, local_files_only=True),
         path or default_encoder_path(), BASE_MODEL, fast_tokenizer=False,
     )
     # never beyond what the model itself supports (its position embeddings)
@@ -24,10 +27,14 @@ def load_sentence_model(
     return model
 
 
-def load_cross_model(path: str | Path | None = None, *, max_length: int = 256) -> CrossEncoder:
-    """A one-logit cross-encoder from a local folder (a bi-encoder folder gets a fresh head)."""
+def load_cross_model(
+    path: str | Path | None = None, *, max_length: int = 256, device: str | None = None
+) -> CrossEncoder:
+    """A one-logit cross-encoder from a local folder (a bi-encoder folder gets a fresh head) on
+    ``device`` (default: the process-wide choice), in float32."""
+    name = resolve_device(device).name
     _, model = load_model_folder(
-        lambda folder: CrossEncoder(folder, num_labels=1, device="cpu", local_files_only=True),
+        lambda folder: CrossEncoder(folder, num_labels=1, device=name, local_files_only=True),
         path or default_encoder_path(), BASE_MODEL, fast_tokenizer=False,
     )
     model.max_seq_length = min(max_length, model.max_seq_length or max_length)

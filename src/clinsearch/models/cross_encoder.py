@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.models.device import Device, for_inference, resolve_device
 from clinsearch.models.folder import (
     check_model_folder,
     fingerprint,
@@ -23,22 +24,25 @@ from clinsearch.models.folder import (
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
-DEFAULT_BATCH_SIZE = 32
 MIN_PASSAGE_TOKENS = 16
 
 
 class CrossEncoderScorer:
     """A sequence-classification model scoring relevance of a passage to a query."""
 
-    def __init__(self, path: str | Path, *, device: str = "cpu") -> None:
-        """Load the cross-encoder at ``path``; hub access is off."""
+    def __init__(self, path: str | Path, *, device: str | None = None) -> None:
+        """Load the cross-encoder at ``path`` onto ``device`` (default: the process-wide
+        choice); hub access is off."""
         from sentence_transformers import CrossEncoder
 
-        self.path, self.model = load_model_folder(
-            lambda folder: CrossEncoder(folder, device=device, local_files_only=True),
+        self.device: Device = resolve_device(device)
+        self.path, model = load_model_folder(
+            lambda folder: CrossEncoder(folder, device=self.device.name, local_files_only=True),
             path,
             "cross-encoder model",
         )
+        for_inference(model.model, self.device)
+        self.model = model
         self.fingerprint = fingerprint(self.path)
         self.max_length = int(self.model.max_seq_length)
 
@@ -47,10 +51,11 @@ class CrossEncoderScorer:
         query: str,
         passages: Sequence[str],
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         progress: bool = False,
     ) -> np.ndarray:
-        """Relevance of each passage to ``query`` (higher is better), float64, one per passage."""
+        """Relevance of each passage to ``query`` (higher is better), float64, one per passage;
+        ``batch_size`` pairs per pass (default: the device's)."""
         if not passages:
             return np.zeros(0, dtype=np.float64)
         tokenizer = self.model.tokenizer
@@ -68,7 +73,7 @@ class CrossEncoderScorer:
         with torch_threads(1 if len(pairs) <= 2 else None):
             raw = self.model.predict(
                 pairs,
-                batch_size=batch_size,
+                batch_size=batch_size or self.device.score_batch,
                 show_progress_bar=progress,
                 convert_to_numpy=True,
                 activation_fn=torch.nn.Identity(),  # raw logits: a sigmoid would tie in float32
@@ -92,12 +97,12 @@ def _relevance(raw: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_cached(path: Path) -> CrossEncoderScorer:
-    """One loaded cross-encoder per resolved folder for the life of the process."""
-    return CrossEncoderScorer(path)
+def _load_cached(path: Path, device: str) -> CrossEncoderScorer:
+    """One loaded cross-encoder per resolved folder and device for the life of the process."""
+    return CrossEncoderScorer(path, device=device)
 
 
-def load_cross_encoder(path: str | Path) -> CrossEncoderScorer:
+def load_cross_encoder(path: str | Path, *, device: str | None = None) -> CrossEncoderScorer:
     """The cross-encoder at ``path``, loaded once per process and then reused; a folder that
     holds no sequence-classification model (a bi-encoder, a bare encoder) is refused, since
     loading it would rank with a randomly initialised head."""
@@ -114,4 +119,4 @@ def load_cross_encoder(path: str | Path) -> CrossEncoderScorer:
             f"{folder} is not a cross-encoder (its config.json names {named}, not a"
             " ...ForSequenceClassification model): give a folder from 'clinsearch train"
             " crossencoder' or another sequence-classification re-ranker")
-    return _load_cached(folder)
+    return _load_cached(folder, resolve_device(device).name)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clinsearch.models.device import Device, for_inference, resolve_device, to_device
 from clinsearch.models.folder import (
     check_model_folder,
     default_encoder_path,
@@ -23,7 +24,6 @@ from clinsearch.models.folder import (
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
-DEFAULT_BATCH_SIZE = 64
 SMALL_INPUT = 8  # this many texts or fewer are encoded on one thread (see models.threads)
 
 
@@ -36,17 +36,22 @@ class PassageVectors:
 
 
 class SentenceEncoder:
-    """A sentence-transformers model from a local path with its identity (path and fingerprint)."""
+    """A sentence-transformers model from a local path with its identity (path and fingerprint),
+    on one device (``models.device``: fp16 on a GPU)."""
 
-    def __init__(self, path: str | Path | None = None, *, device: str = "cpu") -> None:
-        """Load the model at ``path`` (default: packaged all-MiniLM-L6-v2); hub access is off."""
+    def __init__(self, path: str | Path | None = None, *, device: str | None = None) -> None:
+        """Load the model at ``path`` (default: packaged all-MiniLM-L6-v2) onto ``device``
+        (default: the process-wide choice); hub access is off."""
         from sentence_transformers import SentenceTransformer
 
-        self.path, self.model = load_model_folder(
-            lambda folder: SentenceTransformer(folder, device=device, local_files_only=True),
+        self.device: Device = resolve_device(device)
+        self.path, model = load_model_folder(
+            lambda folder: SentenceTransformer(folder, device=self.device.name,
+                                               local_files_only=True),
             path or default_encoder_path(),
             "encoder model",
         )
+        self.model = for_inference(model, self.device)
         self.fingerprint = fingerprint(self.path)
         self.dim = int(self.model.get_embedding_dimension() or 0)
         special = self.model.tokenizer.num_special_tokens_to_add(pair=False)
@@ -57,7 +62,7 @@ class SentenceEncoder:
         self,
         queries: Sequence[str],
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         progress: bool = False,
     ) -> np.ndarray:
         """One unit vector per query; a query longer than the window is the mean of its windows."""
@@ -71,15 +76,16 @@ class SentenceEncoder:
         self,
         passages: Sequence[str],
         *,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         progress: bool = False,
     ) -> PassageVectors:
-        """Window vectors for each passage; identical passages are encoded once."""
+        """Window vectors for each passage; identical passages are encoded once. Batches hold
+        ``batch_size`` texts (default: the device's)."""
         unique = list(dict.fromkeys(passages))
         position = {text: i for i, text in enumerate(unique)}
         windows = split_windows(self.model.tokenizer, unique, self.max_tokens, self.overlap)
         texts = [unique[w.owner][w.start : w.end] for w in windows]
-        vectors = self._encode(texts, batch_size, progress)
+        vectors = self._encode(texts, batch_size or self.device.encode_batch, progress)
         window_owner = np.fromiter((w.owner for w in windows), dtype=np.int64, count=len(windows))
         # Fan the unique passages' windows back out to every input position.
         by_unique: list[list[int]] = [[] for _ in unique]
@@ -104,10 +110,7 @@ class SentenceEncoder:
             for start in tqdm(starts, desc="encoding", unit="batch", disable=not progress):
                 rows = order[start : start + batch_size]
                 features = self.model.preprocess([texts[i] for i in rows])
-                features = {
-                    k: v.to(self.model.device) if isinstance(v, torch.Tensor) else v
-                    for k, v in features.items()
-                }
+                features = to_device(features, self.model.device)
                 embedded = self.model(features)["sentence_embedding"]
                 out[rows] = torch.nn.functional.normalize(embedded, dim=1).float().cpu().numpy()
         return out
@@ -120,11 +123,13 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_cached(path: Path) -> SentenceEncoder:
-    """One loaded encoder per resolved folder for the life of the process."""
-    return SentenceEncoder(path)
+def _load_cached(path: Path, device: str) -> SentenceEncoder:
+    """One loaded encoder per resolved folder and device for the life of the process."""
+    return SentenceEncoder(path, device=device)
 
 
-def load_encoder(path: str | Path | None = None) -> SentenceEncoder:
-    """The encoder at ``path`` (default MiniLM), loaded once per process and then reused."""
-    return _load_cached(check_model_folder(path or default_encoder_path(), "encoder model"))
+def load_encoder(path: str | Path | None = None, *, device: str | None = None) -> SentenceEncoder:
+    """The encoder at ``path`` (default MiniLM) on ``device`` (default: the process-wide
+    choice), loaded once per process and then reused."""
+    folder = check_model_folder(path or default_encoder_path(), "encoder model")
+    return _load_cached(folder, resolve_device(device).name)

@@ -58,10 +58,11 @@ WRAPPERS = (
     Param("polarity_filter", "str", "Keep only units stating the query's concepts present /"
           " absent (any: mentioned at all; query: as the query states them).",
           choices=POLARITY_FILTERS, needs="findings", what="polarity"),
-    Param("rerank", "path", "Cross-encoder model folder: re-rank the top rerank_depth results."),
+    Param("rerank", "path", "Re-rank the top rerank_depth results: a cross-encoder folder"
+          " (FOLDER or cross:FOLDER) or a poly-encoder folder (poly:FOLDER)."),
     Param("rerank_depth", "int", "How many first-stage results to re-rank.",
           default=RERANK_DEPTH, minimum=1),
-    Param("rerank_input", "str", "What the cross-encoder reads: report text, best sentence, or"
+    Param("rerank_input", "str", "What the re-ranker reads: report text, best sentence, or"
           " summary (report concepts without negated findings).", default="report",
           choices=RERANK_INPUTS, what="re-rank input"),
 )

@@ -1,8 +1,10 @@
-"""Cross-encoder re-ranking of the top ``depth`` hits of any retriever ([Soni2020], [CAPR2021]).
+"""Re-ranking of the top ``depth`` hits of any retriever by a cross-encoder ([Soni2020],
+[CAPR2021]) or a poly-encoder ([CAPR2021]): ``rerank=FOLDER`` or ``cross:FOLDER`` names a
+cross-encoder, ``poly:FOLDER`` a poly-encoder from ``clinsearch train poly``.
 
-The cross-encoder reads the query beside a passage for each hit: the hit's best sentence, its
+The scorer reads the query beside a passage for each hit: the hit's best sentence, its
 report's text (long reports are windowed, best window counts) or its report's concept summary
-without negated findings ([Soni2020] section 3). Re-ranked hits come first, in cross-encoder
+without negated findings ([Soni2020] section 3). Re-ranked hits come first, in the scorer's
 order; hits below ``depth`` follow in their first-stage order.
 """
 
@@ -14,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clinsearch.hit import Hit
-from clinsearch.models.cross_encoder import load_cross_encoder
 from clinsearch.search.method_params import RERANK_DEPTH
 from clinsearch.units import Level
 
@@ -23,8 +24,21 @@ if TYPE_CHECKING:
 
 
 
+def load_scorer(model: str | Path) -> Any:
+    """The scorer a ``rerank`` value names: ``poly:FOLDER`` a poly-encoder, ``cross:FOLDER`` or
+    a bare folder a cross-encoder; each has ``score(query, passages) -> scores``."""
+    kind, _, rest = str(model).partition(":")
+    if kind == "poly" and rest:
+        from clinsearch.models.poly_encoder import load_poly_encoder
+
+        return load_poly_encoder(rest)
+    from clinsearch.models.cross_encoder import load_cross_encoder
+
+    return load_cross_encoder(rest if kind == "cross" and rest else model)
+
+
 class Reranker:
-    """Wraps a retriever: its top ``depth`` hits are re-scored by a cross-encoder."""
+    """Wraps a retriever: its top ``depth`` hits are re-scored by a cross- or poly-encoder."""
 
     def __init__(
         self,
@@ -37,7 +51,7 @@ class Reranker:
     ) -> None:
         self.index = index
         self.base = base
-        self.scorer = load_cross_encoder(model)
+        self.scorer = load_scorer(model)
         self.depth = depth
         self.passage = passage
 
@@ -81,7 +95,7 @@ class Reranker:
         return [replace(hit, rank=rank) for rank, hit in enumerate([*reranked, *rebased], 1)][:top]
 
     def _passages(self, hits: list[Hit]) -> list[str]:
-        """What the cross-encoder reads beside the query for each hit."""
+        """What the scorer reads beside the query for each hit."""
         if self.passage == "sentence":
             return [hit.sentence for hit in hits]
         report_ids = [hit.report_id for hit in hits]

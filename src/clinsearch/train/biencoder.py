@@ -64,7 +64,9 @@ def train_biencoder(
     The saved folder is a plain sentence-transformers model (loadable by ``search --model``),
     with ``training.json`` recording the settings, losses, time and peak memory.
     """
-    model = load_sentence_model(config.base_model, max_seq_length=config.max_seq_length)
+    model = load_sentence_model(
+        config.base_model, max_seq_length=config.max_seq_length, device=config.loop.device
+    )
     pairs = training_pairs(queries, max_per_query=config.max_pairs_per_query, seed=config.loop.seed)
 
     def batches(epoch: int) -> list[Batch]:

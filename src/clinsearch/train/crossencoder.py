@@ -19,6 +19,7 @@ import torch
 
 from clinsearch.errors import DataError, InputError
 from clinsearch.models.base_models import load_cross_model
+from clinsearch.models.device import to_device
 from clinsearch.train.batching import TrainingQuery
 from clinsearch.train.labels import normalise_text
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
@@ -147,13 +148,15 @@ def train_crossencoder(
         raise InputError(
             f"unknown cross-encoder loss {config.loss!r} (bce or listwise)", field="loss"
         )
-    model = load_cross_model(config.base_model, max_length=config.max_length)
+    model = load_cross_model(
+        config.base_model, max_length=config.max_length, device=config.loop.device
+    )
     bce = torch.nn.BCEWithLogitsLoss()
     examples = [e for g in groups for e in g.examples()]
 
     def logits_of(batch: Sequence[Example]) -> torch.Tensor:
-        features = model.preprocess([(e.query, e.text) for e in batch])
-        return model(dict(features))["scores"].view(-1)
+        features = to_device(model.preprocess([(e.query, e.text) for e in batch]), model.device)
+        return model(features)["scores"].view(-1)
 
     def backward(loss: torch.Tensor) -> float:
         loss.backward()
@@ -168,7 +171,9 @@ def train_crossencoder(
         return [order[i : i + config.batch_size] for i in range(0, len(order), config.batch_size)]
 
     def bce_step(batch: list[Example]) -> float:
-        return backward(bce(logits_of(batch), torch.tensor([e.label for e in batch])))
+        logits = logits_of(batch)
+        labels = torch.tensor([e.label for e in batch], device=logits.device)
+        return backward(bce(logits.float(), labels))
 
     def listwise_batches(epoch: int) -> list[list[Group]]:
         return group_batches(groups, config.batch_size, config.loop.seed + epoch)

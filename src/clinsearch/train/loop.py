@@ -23,6 +23,7 @@ from transformers import get_linear_schedule_with_warmup
 
 from clinsearch.atomic import atomic_write_dir
 from clinsearch.errors import ClinsearchError, DataError
+from clinsearch.models.device import resolve_device
 
 B = TypeVar("B")
 STATE_FILE = "state.pt"
@@ -46,6 +47,7 @@ class LoopConfig:
     keep_checkpoint: bool = False
     progress: bool = True
     desc: str = "training"
+    device: str | None = None  # auto|cpu|cuda[:N]; None: the process-wide choice (models.device)
 
 
 @dataclass(slots=True)
@@ -116,10 +118,13 @@ def train_loop(
 ) -> LoopResult:
     """Train ``model`` with ``step(batch)`` (computes the loss, calls backward) and save it.
 
+    Each step runs under the device's mixed precision (bf16 autocast on a GPU that has it).
+
     The finished model is written by ``save(folder)`` into ``out`` atomically, with a
     ``training.json`` log (config, ``meta``, losses, time, peak memory).
     """
     out = check_model_out(out)
+    device = resolve_device(config.device)
     torch.manual_seed(config.seed)
     plan = [len(batches_for_epoch(e)) for e in range(config.epochs)]
     total = sum(plan) if config.max_steps is None else min(sum(plan), config.max_steps)
@@ -151,7 +156,8 @@ def train_loop(
             done += 1
             if done <= result.steps:  # taken before the checkpoint we resumed from
                 continue
-            loss = step(batch)
+            with device.autocast():
+                loss = step(batch)
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
             optimizer.step()
             scheduler.step()

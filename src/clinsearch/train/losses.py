@@ -35,7 +35,7 @@ def triplet_loss(
     q = F.normalize(queries, dim=-1)
     s = F.normalize(sentences, dim=-1)
     sims = q @ s.T
-    allowed = ~matches
+    allowed = ~matches.to(sims.device)
     valid = allowed.any(dim=1)
     if not bool(valid.any()):
         return sims.sum() * 0.0
@@ -69,10 +69,18 @@ def listwise_loss(
     """
     q = F.normalize(queries, dim=-1)
     s = F.normalize(sentences, dim=-1)
-    logits = (q @ s.T) * scale
-    eye = torch.eye(len(q), dtype=torch.bool, device=q.device)
-    logits = logits.masked_fill(matches & ~eye, float("-inf"))
-    target = torch.arange(len(q), device=q.device)
+    return listwise_scores_loss(q @ s.T, matches, scale=scale)
+
+
+def listwise_scores_loss(
+    scores: torch.Tensor, matches: torch.Tensor, *, scale: float = 20.0
+) -> torch.Tensor:
+    """The listwise loss on a ``(queries, sentences)`` score matrix whose diagonal holds each
+    query's own sentence (any scorer: dot products, a poly-encoder's attention scores)."""
+    logits = scores.float() * scale
+    eye = torch.eye(len(logits), dtype=torch.bool, device=logits.device)
+    logits = logits.masked_fill(matches.to(logits.device) & ~eye, float("-inf"))
+    target = torch.arange(len(logits), device=logits.device)
     return F.cross_entropy(logits, target)
 
 
@@ -89,6 +97,7 @@ def supcon_loss(
     eye = torch.eye(len(z), dtype=torch.bool, device=z.device)
     logits = logits.masked_fill(eye, float("-inf"))
     log_prob = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    labels = labels.to(z.device)
     positives = (labels.unsqueeze(0) == labels.unsqueeze(1)) & ~eye
     counts = positives.sum(dim=1)
     has = counts > 0

@@ -21,6 +21,7 @@ from sentence_transformers import SentenceTransformer
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.errors import DataError
 from clinsearch.models.base_models import load_sentence_model
+from clinsearch.models.device import to_device
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
 from clinsearch.train.losses import supcon_loss
 
@@ -94,14 +95,16 @@ def train_term_encoder(
     config: TermConfig = TermConfig(),
 ) -> LoopResult:
     """Fine-tune a subword encoder so synonyms cluster (SupCon); save it at ``out``."""
-    model = load_sentence_model(config.base_model, max_seq_length=config.max_seq_length)
+    model = load_sentence_model(
+        config.base_model, max_seq_length=config.max_seq_length, device=config.loop.device
+    )
 
     def batches(epoch: int) -> list[TermBatch]:
         return term_batches(groups, config, config.loop.seed + epoch)
 
     def step(batch: TermBatch) -> float:
-        features = model.preprocess(batch.terms)
-        embeddings = model(dict(features))["sentence_embedding"]
+        features = to_device(model.preprocess(batch.terms), model.device)
+        embeddings = model(features)["sentence_embedding"]
         loss = supcon_loss(embeddings, batch.labels, temperature=config.temperature)
         loss.backward()
         return float(loss.detach())
@@ -132,9 +135,12 @@ class TermEncoder:
         return np.asarray(vectors, dtype=np.float32).reshape(len(terms), -1)
 
 
-def load_term_encoder(path: str | Path | None = None) -> TermEncoder:
-    """The term encoder saved at ``path`` by ``clinsearch train terms`` (None: untrained MiniLM)."""
-    return TermEncoder(load_sentence_model(path, max_seq_length=TermConfig().max_seq_length))
+def load_term_encoder(path: str | Path | None = None, *, device: str | None = None) -> TermEncoder:
+    """The term encoder saved at ``path`` by ``clinsearch train terms`` (None: untrained MiniLM),
+    on ``device`` (default: the process-wide choice)."""
+    return TermEncoder(
+        load_sentence_model(path, max_seq_length=TermConfig().max_seq_length, device=device)
+    )
 
 
 def nearest_synonym_accuracy(

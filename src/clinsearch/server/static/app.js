@@ -49,7 +49,14 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-// Text with finding spans and query highlights marked: a class set per character, then runs.
+// The cue that made a finding absent, uncertain or not the report's own: words, category, rule.
+function triggerText(t) {
+  if (!t) return "";
+  if (t.start === null) return `${t.rule}: ${t.text}`;
+  return `"${t.text}" (${t.category.toLowerCase()}, rule "${t.rule}")`;
+}
+
+// Text with finding spans, their triggers' cue words and query highlights marked: a class set per character, then runs.
 function marked(text, findings, highlights = []) {
   const classes = Array.from(text, () => new Set());
   const titles = Array.from(text, () => "");
@@ -62,6 +69,8 @@ function marked(text, findings, highlights = []) {
     for (const m of f.modifiers || []) {
       for (let i = m.start; i < m.end && i < text.length; i++) classes[i].add("mod");
     }
+    const t = f.trigger;
+    if (t && t.start !== null) for (let i = t.start; i < t.end && i < text.length; i++) classes[i].add("cue");
   }
   for (const [s, e] of highlights) for (let i = s; i < e && i < text.length; i++) classes[i].add("hl");
   const out = document.createDocumentFragment();
@@ -262,11 +271,12 @@ async function openReport(id, names = []) {
   const text = el("div", { class: "text", tabindex: "0", "aria-label": "report text with findings marked" },
     marked(r.text, findingsShown(data.findings), hitRanges(data.findings, names)));
   const table = el("table", {}, el("caption", { text: `${data.findings.length} findings` }),
-    el("thead", {}, el("tr", {}, ...["sentence", "as written", "concept", "polarity", "context", "modifiers", "pattern"].map((c) => el("th", { scope: "col", text: c })))));
+    el("thead", {}, el("tr", {}, ...["sentence", "as written", "concept", "polarity", "context", "trigger", "modifiers", "pattern"].map((c) => el("th", { scope: "col", text: c })))));
   const body = el("tbody");
   for (const f of data.findings) {
     body.append(el("tr", {}, el("td", { text: f.sentence_id }), el("td", {}, el("span", { class: "f-" + f.polarity, text: f.text })),
       el("td", { text: f.name }), el("td", { text: f.polarity }), el("td", { text: (f.context || []).join(", ") }),
+      el("td", { class: "trigger", text: triggerText(f.trigger) }),
       el("td", { text: (f.modifiers || []).map((m) => `${m.category}: ${m.value}`).join("; ") }), el("td", { text: f.pattern })));
   }
   table.append(body);

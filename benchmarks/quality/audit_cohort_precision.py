@@ -1,0 +1,127 @@
+"""Cohort precision audit on IU X-ray: judged samples of report-level cohorts.
+
+For each cohort of ``COHORTS`` (``clinsearch cohort IDX QUERY --level report``), a seeded sample
+of ``--sample`` members (fewer when the cohort is smaller) is drawn from its current members
+(those of lowest seeded hash), so that a change in membership draws the members that entered
+the sample to judge. Judgments are read from
+``data/cohort_judgments.yaml`` by report id (uid), cohort, judgment (``correct``: the report
+states the cohort's finding now, or for a negated cohort states it absent, as a coder reads
+the findings and impression; ``incorrect`` otherwise), judge and date; no report text is ever
+stored there. Prints each cohort's size, how many of its sample are judged, and the precision
+of the judged ones; ``--show`` prints the unjudged members' text (findings and impression) for
+a judge to read, on the terminal only.
+
+The index must be built by the code under test (findings are extracted at build time):
+``clinsearch index ../shared/data/iu_xray/indiana_reports.csv --format iu-xray --skip-bad
+--out IDX``; ``--index`` builds it when the folder does not exist.
+
+Run: python benchmarks/quality/audit_cohort_precision.py --index IDX [--show] [--seed N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from clinsearch import Index
+from clinsearch.corpus.readers import ReadStats, read_reports
+from clinsearch.datasets import IU_XRAY, shared_data
+from clinsearch.search.cohort import Cohort
+
+COHORTS = ("pneumonia", "pleural effusion", "pneumothorax", "cardiomegaly", "no pneumothorax",
+           "no cardiomegaly")
+JUDGMENTS = Path(__file__).with_name("data") / "cohort_judgments.yaml"
+VERDICTS = ("correct", "incorrect")
+SAMPLE = 30
+SEED = 26
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judged cohort member: by report id only, never its text."""
+
+    uid: str
+    cohort: str
+    judgment: str
+    judge: str
+    date: str
+
+
+def read_judgments(path: Path) -> dict[tuple[str, str], Judgment]:
+    """Judgments by (cohort, uid); a malformed entry is a ValueError naming its number."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    out: dict[tuple[str, str], Judgment] = {}
+    for number, entry in enumerate((data or {}).get("judgments") or [], start=1):
+        try:
+            judgment = Judgment(**{k: str(v) for k, v in entry.items()})
+        except TypeError as exc:
+            raise ValueError(f"{path}: judgment {number}: {exc}") from None
+        if judgment.judgment not in VERDICTS or judgment.cohort not in COHORTS:
+            raise ValueError(f"{path}: judgment {number}: judgment must be one of {VERDICTS}"
+                             f" and cohort one of {COHORTS}")
+        out[(judgment.cohort, judgment.uid)] = judgment
+    return out
+
+
+def sample(members: Sequence[str], cohort: str, size: int, seed: int) -> list[str]:
+    """A seeded sample of a cohort's members: the ``size`` members of lowest seeded hash, so
+    that a change in membership changes the sample only where members come or go (a member
+    that stays in keeps its judgment; one that enters may need one)."""
+    def rank(uid: str) -> str:
+        return hashlib.sha256(f"{seed}:{cohort}:{uid}".encode()).hexdigest()
+
+    return sorted(sorted(members, key=rank)[:size])
+
+
+def open_index(path: Path) -> Index | None:
+    """The index at ``path``, built from the IU X-ray CSV when the folder does not exist."""
+    if path.exists():
+        return Index.open(path)
+    csv = shared_data(IU_XRAY)
+    if csv is None:
+        print("skipped: IU X-ray reports not found (../shared/data/iu_xray/indiana_reports.csv)")
+        return None
+    reports = read_reports(csv, "iu-xray", skip_bad=True, stats=ReadStats())
+    return Index.build(reports, path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, required=True, help="IU X-ray index folder")
+    parser.add_argument("--sample", type=int, default=SAMPLE)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--show", action="store_true", help="print unjudged members' text")
+    args = parser.parse_args()
+    index = open_index(args.index)
+    if index is None:
+        return 0
+    judgments = read_judgments(JUDGMENTS)
+    cohort = Cohort(index)
+    print("| cohort | members | sampled | judged | correct | precision |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    unjudged: list[tuple[str, str]] = []
+    for query in COHORTS:
+        members = [m.report_id for m in cohort.members(query, "report")]
+        drawn = sample(members, query, args.sample, args.seed)
+        judged = [judgments[(query, uid)] for uid in drawn if (query, uid) in judgments]
+        correct = sum(j.judgment == "correct" for j in judged)
+        unjudged += [(query, uid) for uid in drawn if (query, uid) not in judgments]
+        precision = f"{correct / len(judged):.3f}" if judged else "-"
+        print(f"| {query} | {len(members)} | {len(drawn)} | {len(judged)} | {correct} |"
+              f" {precision} |")
+    print(f"\nunjudged sampled members: {len(unjudged)}")
+    for query, uid in unjudged:
+        print(f"- {query}: {uid}")
+        if args.show:
+            print("    " + " ".join(index.report(uid).report.text.split()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 JAVA_PACKAGE := $(if $(shell command -v java),,openjdk-17-jre-headless)
 SYSTEM_PACKAGES := chromium chromium-driver $(JAVA_PACKAGE)
 
-.PHONY: install system-packages demo test lint bench clean
+.PHONY: install system-packages demo test lint docs bench clean
 
 install: $(STAMP)
 
@@ -32,11 +32,21 @@ system-packages:
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $$missing; \
 	fi
 
+# The suite also builds the docs site strictly (tests/test_docs.py): a broken link fails it.
 test: install system-packages
 	$(PY) -m pytest -q
 
 lint: install
 	$(VENV)/bin/ruff check .
 
+# The documentation site, into site/ (open site/index.html); strict: a broken link fails.
+docs: install
+	$(VENV)/bin/mkdocs build --strict
+
+# The quick benchmarks (a few minutes on 2 cores, on ../shared/data when present), then the
+# table: rows measured now, and the standing rows of benchmarks/README.md.
+bench: install
+	$(PY) -m benchmarks.quick
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info demo-index
+	rm -rf $(VENV) build *.egg-info src/*.egg-info demo-index site

@@ -1,9 +1,14 @@
-"""Write one section of benchmarks/RESULTS.md, leaving the other sections as they are."""
+"""Where benchmarks write: scratch indexes under ``out/``, result tables and plots under
+``results/``; and one section of a results file rewritten, leaving the others as they are."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+OUT = BENCHMARKS / "out"
+RESULTS = BENCHMARKS / "results"
 
 
 def update_section(path: Path, heading: str, body: str, parent: str = "") -> None:

@@ -7,7 +7,7 @@ the cold path), ranking them again (memoised pattern scores: the warm path), and
 each ranking's 10 best sentences. Trees alternate round by round, so a change in the machine's
 load reaches each alike. Prints JSON: per tree, the median of each timing in milliseconds.
 
-    python benchmarks/performance/bench_concept_scorer.py --index IDX --src src --src /tmp/old/src
+    python -m benchmarks.performance.bench_concept_scorer --index IDX --src src --src /tmp/old/src
 """
 
 from __future__ import annotations

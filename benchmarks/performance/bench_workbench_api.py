@@ -9,7 +9,7 @@ restricted to an uploaded list of half the patients, the cohort's chart counts, 
 timeline (skipped when the served code has no id lists). ``--exact``: the searches ask for the
 exact asserting counts, as the page does. Prints p50 / p95 ms per endpoint.
 
-    python benchmarks/performance/bench_workbench_api.py --index iu [--src BASE/src --src src]
+    python -m benchmarks.performance.bench_workbench_api --index iu [--src BASE/src --src src]
 """
 
 from __future__ import annotations

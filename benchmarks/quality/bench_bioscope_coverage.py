@@ -12,7 +12,7 @@ A mention is covered when the annotator of the lexicon in use finds a concept ot
 anatomy inside it. Prints counts and coverage of both kinds and their union, and the most
 frequent uncovered heads. Skips with a message when ../shared/data/cmc2007 is absent.
 
-Run: python benchmarks/quality/bench_bioscope_coverage.py [--lexicon FILE] [--missed N]
+Run: python -m benchmarks.quality.bench_bioscope_coverage [--lexicon FILE] [--missed N]
 """
 
 from __future__ import annotations

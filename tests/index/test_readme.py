@@ -1,4 +1,5 @@
-"""The README's Python example runs as written."""
+"""The README's Python example runs as written and prints what it says (the examples in docs/
+run in tests/test_docs.py)."""
 
 from __future__ import annotations
 

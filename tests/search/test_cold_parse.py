@@ -1,5 +1,5 @@
 """A cold query parse loads only what the query needs (issue 16, item 7; timed in
-benchmarks/bench_cold_start.py, never here).
+benchmarks/performance/bench_cold_start.py, never here).
 
 In a fresh Python process, parsing concept queries and cohort terms must not import torch,
 SciPy or scikit-learn nor run NLTK or langcodes (``annotate.quiet_imports``), nor build

@@ -40,7 +40,7 @@ def test_the_browser_and_spark_tests_use_the_guard() -> None:
     from pathlib import Path
 
     tests = Path(__file__).parents[1]
-    for path, commands in ((tests / "server" / "test_browser.py", '"chromium", "chromedriver"'),
+    for path, commands in ((tests / "server" / "conftest.py", '"chromium", "chromedriver"'),
                            (tests / "spark" / "conftest.py", '"java"')):
         source = path.read_text(encoding="utf-8")
         assert f"require_system({commands})" in source, path

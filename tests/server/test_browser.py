@@ -2,7 +2,7 @@
 by Selenium): log in, search "no pneumothorax", check the denials are marked as negated, open a
 report, build a cohort and download its CSV, compare it with ``clinsearch cohort --export``.
 
-Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
+Set ``CLINSEARCH_SCREENSHOTS=docs/images`` to refresh the screenshots in README and docs.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ read its counts by year, open a patient timeline, export the list; then rerun th
 compare two lists, and (as an admin) filter the audit trail and verify its chain.
 
 Every number the page shows is checked against the Python API on the same index.
-Set ``CLINSEARCH_SCREENSHOTS=docs`` to refresh the README's screenshots.
+Set ``CLINSEARCH_SCREENSHOTS=docs/images`` to refresh the screenshots in the docs.
 """
 
 from __future__ import annotations

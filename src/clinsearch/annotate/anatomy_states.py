@@ -4,8 +4,9 @@
 "no dilatation of the collecting system" -> hydronephrosis absent, "normal heart size" ->
 cardiomegaly absent. The lexicon's ``anatomy_states`` hold the state words (each state present
 or absent) and the words that may stand between an anatomy and its state; an anatomy concept's
-``states`` say which findings each state stands for (docs/lexicon.md). State words are found
-like concept terms and read by ConText like any finding, so negation and hedges apply to them.
+``states`` say which findings each state stands for (docs/reference/lexicon.md). State words
+are found like concept terms and read by ConText like any finding, so negation and hedges apply
+to them.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Loaded from YAML and validated on load; every error names the file, line and field. A file may
 ``include`` others beside it (the shipped lexicon is one file per body system); the schema is
-documented in docs/lexicon.md.
+documented in docs/reference/lexicon.md.
 """
 
 from __future__ import annotations

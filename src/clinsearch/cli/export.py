@@ -24,7 +24,8 @@ def export_findings_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write (a folder of part"
                                       " files with --engine spark).")],
     shape: Annotated[str, typer.Option("--format", help="Row shape: omop-note-nlp (OMOP CDM"
-                                       " v5.4 NOTE_NLP; see docs/omop.md).")] = "omop-note-nlp",
+                                       " v5.4 NOTE_NLP; see docs/reference/omop.md).")
+                                       ] = "omop-note-nlp",
     file_format: Annotated[str | None, typer.Option(
         help="parquet or csv (default: csv when --out ends in .csv, else parquet).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,

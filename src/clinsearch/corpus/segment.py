@@ -14,7 +14,7 @@ class Segmenter:
 
     A section spans from its heading to the next heading; text before any heading is section "".
     Sentences never include the heading itself. Compared with PyRuSH and PySBD by
-    ``benchmarks/bench_segment.py`` (figures: benchmarks/README.md).
+    ``benchmarks/experiments/bench_segment.py`` (figures: benchmarks/README.md).
     """
 
     def __init__(self, headings: Mapping[str, str] = HEADINGS) -> None:

@@ -1,4 +1,4 @@
-"""Findings as OMOP CDM v5.4 ``NOTE_NLP`` rows (the mapping is documented in docs/omop.md).
+"""Findings as OMOP CDM v5.4 ``NOTE_NLP`` rows (the mapping: docs/reference/omop.md).
 
 One pure function, ``note_nlp_rows``, maps a batch of findings (joined with their sentences) to
 NOTE_NLP rows, so the local export (DuckDB) and the Spark export (``mapInArrow``) write the same

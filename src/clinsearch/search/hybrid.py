@@ -5,7 +5,7 @@ are fused (``search.fusion``) by reciprocal rank fusion, by weighted normalised 
 default when concept search takes part, tiered: units ranked first by the completeness tier
 concept search gives them, by weighted scores within a tier, and the units concept search does
 not return after them. The defaults were chosen on the development half of the IU X-ray MeSH
-queries (benchmarks/bench_dense.py; figures: benchmarks/README.md), never on the evaluation
+queries (benchmarks/quality/bench_dense.py; figures: benchmarks/README.md), never on the evaluation
 half.
 """
 
@@ -32,7 +32,7 @@ TIER_ANCHOR = "concept"
 # Concept scores are completeness plus tie-breaks (similarity in [-1, 1], wording in [0, 1]):
 # scores closer than this may be equally complete, so they share a tier.
 CONCEPT_TIE_SPAN = 2 * TIE_WEIGHT + WORDING_WEIGHT
-# Chosen on the development queries (benchmarks/bench_dense.py): tiered when concept search
+# Chosen on the development queries (benchmarks/quality/bench_dense.py): tiered when concept search
 # takes part, else weighted; per fusion, the best weights on that half (unnamed methods weigh 1).
 DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     "tiered": {"bm25": 0.5, "dense": 0.05, "concept": 1.0},

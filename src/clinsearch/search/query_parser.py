@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 ANATOMY = "anatomy"
 # Cosine above which an unknown phrase is replaced by its nearest term: the lowest threshold at
 # which at most 10% of words the lexicon does not know get mapped
-# (benchmarks/bench_map_threshold.py; 0.62 before mapped "dextrocardia" to scoliosis). Such
-# mappings are approximate.
+# (benchmarks/experiments/bench_map_threshold.py; 0.62 before mapped "dextrocardia" to
+# scoliosis). Such mappings are approximate.
 MAP_THRESHOLD = 0.80
 NEAREST = 3
 PARSE_MEMO = 4096  # parsed queries remembered (hybrid, concept and filters parse the same text)

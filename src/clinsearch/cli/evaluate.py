@@ -303,6 +303,45 @@ def bench_iu_mesh(
     _wrote(write_benchmark(out, bench, force), bench.summary())
 
 
+@build_app.command("cmc2007")
+def bench_cmc2007(
+    out: BenchOut,
+    xml: Annotated[
+        Path | None,
+        typer.Argument(help="CMC 2007 XML (default: ../shared/data/cmc2007/reports_dev.xml)."),
+    ] = None,
+    query_list: Annotated[
+        Path | None,
+        typer.Option("--query-list", help="Code query list YAML (default: the shipped one)."),
+    ] = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest coded reports a code's query needs.")
+    ] = 2,
+    force: BenchForce = False,
+) -> None:
+    """CMC 2007 report level: one query per ICD-9-CM majority code, from its title.
+
+    Relevant: the coded reports with the code among their majority codes; every other coded
+    report is judged not relevant; kind = renal or other. Index the reports with
+    --format cmc2007-coded (ids are the doc ids).
+    """
+    from clinsearch.corpus.readers import read_reports
+    from clinsearch.datasets import CMC2007, shared_data
+    from clinsearch.evaluate.bench.benchmark import write_benchmark
+    from clinsearch.evaluate.bench.cmc2007 import cmc_benchmark, load_code_queries, report_codes
+
+    path = xml or shared_data(CMC2007)
+    if path is None:
+        raise InputError("give the CMC 2007 XML (not found under ../shared/data)", field="XML")
+    _check_out(out, force)
+    queries = load_code_queries(query_list)
+    gold = report_codes(read_reports(path, "cmc2007-coded"))
+    if not gold:
+        raise InputError("no coded reports", file=path)
+    bench = cmc_benchmark(gold, queries, min_relevant)
+    _wrote(write_benchmark(out, bench, force), bench.summary())
+
+
 @build_app.command("weak-sentences")
 def bench_weak_sentences(
     index: Annotated[Path, typer.Option("--index", help="Index whose sentences are labelled.")],

@@ -167,7 +167,7 @@ def explain_query_command(
         tools = concept_tools(str(lexicon) if lexicon else None,
                               checked_term_model(term_model) if term_model else None)
     explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
-                              tools.parser.encoder)
+                              tools.parser.encoder, tools.parser.annotator)
     if as_json:
         typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
     else:

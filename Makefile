@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 JAVA_PACKAGE := $(if $(shell command -v java),,openjdk-17-jre-headless)
 SYSTEM_PACKAGES := chromium chromium-driver $(JAVA_PACKAGE)
 
-.PHONY: install system-packages demo test lint docs bench clean
+.PHONY: install system-packages demo test test-fast lint docs bench clean
 
 install: $(STAMP)
 
@@ -32,9 +32,15 @@ system-packages:
 		$$sudo apt-get update && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y $$missing; \
 	fi
 
-# The suite also builds the docs site strictly (tests/test_docs.py): a broken link fails it.
+# Everything, as CI runs it. The suite also builds the docs site strictly (tests/test_docs.py):
+# a broken link fails it.
 test: install system-packages
 	$(PY) -m pytest -q
+
+# Unit tests only: the slow parts (Spark, browser, real models, crash and race, processes, many
+# index builds, the shared data) are marked in tests/conftest.py and left out.
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -11,6 +11,49 @@ import pytest
 
 from clinsearch.datasets import IU_XRAY, NEGEX, shared_data
 
+# The slow parts of the suite, each under its own marker and all under ``slow``: ``make
+# test-fast`` (``pytest -m "not slow"``) leaves them out, ``make test`` runs everything as CI
+# does. A part is named by the test files (paths under tests/) that make it up.
+SLOW_PARTS: dict[str, tuple[str, ...]] = {
+    "spark": ("spark/",),  # a local Spark session: a JVM and Python workers
+    "browser": ("server/test_browser.py",),  # Chromium driven through Selenium
+    "model": (  # real models loaded, or models trained
+        "models/test_encoder.py", "models/test_cross_encoder.py", "train/",
+        "search/test_term_model.py", "search/test_rerank.py", "search/test_cli_dense.py",
+        "search/test_clinical_answers.py", "search/test_hybrid.py", "search/test_polarity.py",
+        "index/test_dense.py", "index/test_integrity.py", "evaluate/test_separation.py",
+    ),
+    "crash": (  # processes killed mid-write, faults at every write, readers racing writers
+        "index/test_crash.py", "index/test_snapshots.py", "index/test_atomicity.py",
+        "index/test_parallel_build.py", "test_parallel.py",
+    ),
+    "process": (  # the CLI or the server end to end, a cold interpreter, fuzzing
+        "server/", "search/test_cli.py", "search/test_cold_parse.py", "search/test_query_fuzz.py",
+        "security/test_system_errors.py", "security/test_server_failures.py",
+        "security/test_export_commands.py", "annotate/test_quiet_imports.py",
+        "test_arrow_pool.py", "test_arrow_numbers.py", "test_gc_pause.py",
+    ),
+    "build": (  # many indexes built, grown, deleted from and merged
+        "index/test_segments.py", "index/test_bm25_segments.py", "index/test_index.py",
+        "index/test_row_lookup.py", "search/test_cohort_index.py",
+    ),
+}
+DATA_FIXTURES = frozenset({"iu_csv", "negex_file"})  # the shared data sets (skipped if absent)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test of a slow part (``SLOW_PARTS``, or using the shared data) as such."""
+    tests = Path(__file__).parent
+    for item in items:
+        where = item.path.relative_to(tests).as_posix()
+        parts = [part for part, paths in SLOW_PARTS.items() if where.startswith(paths)]
+        if DATA_FIXTURES & set(getattr(item, "fixturenames", ())):
+            parts.append("data")
+        for part in parts:
+            item.add_marker(part)
+        if parts:
+            item.add_marker("slow")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def private_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

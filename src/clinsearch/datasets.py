@@ -7,6 +7,7 @@ from pathlib import Path
 
 IU_XRAY = "iu_xray/indiana_reports.csv"
 NEGEX = "negex/rsAnnotations-1-120-random.txt"
+CMC2007 = "cmc2007/reports_dev.xml"
 BIOSCOPE_DEV = "cmc2007/bioscope_dev.jsonl"
 
 

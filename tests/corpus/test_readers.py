@@ -17,7 +17,8 @@ MIMIC_HEADER = (
 
 
 def test_formats_registered() -> None:
-    assert set(FORMATS) == {"csv", "jsonl", "txt-dir", "iu-xray", "mimic-notes"}
+    assert set(FORMATS) == {"csv", "jsonl", "txt-dir", "iu-xray", "mimic-notes", "cmc2007",
+                            "cmc2007-coded"}
     assert "text_columns" in format_options("csv")
     assert format_options("jsonl") == ()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -81,3 +82,34 @@ def test_never_overwrites_without_force_and_writes_csv(built: IndexStore, tmp_pa
     table = pacsv.read_csv(out)
     assert table.num_rows == rows and table.column_names[0] == "note_nlp_id"
     assert out.stat().st_mode & 0o077 == 0
+
+
+def test_lexicon_codes_and_a_concept_map_fill_the_concept_ids(tmp_path: Path) -> None:
+    from clinsearch.annotate.lexicon import Lexicon, dump_lexicon
+    from clinsearch.corpus.model import Report
+    from clinsearch.index import IndexConfig
+
+    shipped = Lexicon.load()
+    codes = (("SNOMEDCT_US", "233604007"), ("UMLS", "C0032285"))
+    coded = {cid: replace(c, codes=codes) if cid == "pneumonia" else c
+             for cid, c in shipped.concepts.items()}
+    lexicon = tmp_path / "coded.yaml"
+    lexicon.write_text(dump_lexicon(shipped.with_concepts(coded)), encoding="utf-8")
+    config = IndexConfig(options={"findings": {"lexicon": str(lexicon)}})
+    index = IndexStore.build([Report("1", "Right lower lobe pneumonia. No pneumothorax.")],
+                             tmp_path / "idx", config, progress=False)
+    concept_map = tmp_path / "map.csv"
+    concept_map.write_text("source_code,concept_id,source_concept_id\n"
+                           "SNOMEDCT_US:233604007,255848,4001\n", encoding="utf-8")
+    out = tmp_path / "note_nlp.csv"
+    write_note_nlp(index.path, out, "csv", concept_map=concept_map)
+    rows = {r["lexical_variant"]: r for r in pacsv.read_csv(out).to_pylist()}
+    pneumonia = rows["pneumonia"]
+    assert (pneumonia["note_nlp_concept_id"], pneumonia["note_nlp_source_concept_id"]) == (
+        255848, 4001)
+    assert pneumonia["term_modifiers"].startswith(
+        "concept=pneumonia;code=SNOMEDCT_US:233604007;code=UMLS:C0032285;polarity=present")
+    assert rows["pneumothorax"]["note_nlp_concept_id"] == 0  # no code, not mapped
+    concept_map.write_text("source_code,concept_id\nSNOMEDCT_US:233604007,x\n")
+    with pytest.raises(ClinsearchError, match=r"map\.csv:2: field 'concept_id': 'x' is not"):
+        write_note_nlp(index.path, tmp_path / "again.csv", "csv", concept_map=concept_map)

@@ -19,7 +19,7 @@ from clinsearch.search.cohort import Cohort
 QUERIES = (  # the first 36 sample reports are mostly normal: negated findings are common
     '"no pleural effusion" AND NOT "degenerative change"',
     '"degenerative change" OR "no cardiomegaly" section:impression',
-    'text:"effusion" AND NOT "degenerative change"',
+    'text:"no effusion" AND NOT "degenerative change"',  # a phrase, its polarity read
     '("mild degenerative change" OR "no pneumothorax") SAME SENTENCE',  # a modifier
     "degenerative change of the thoracic spine",  # a site
     '"no cardiomegaly" date:2000-01-01..2030-12-31 type:"cxr pa/lateral"',

@@ -131,9 +131,12 @@ def test_cli_cohort_errors_point_at_the_query(index_path: Path) -> None:
     bad = runner.invoke(app, ["cohort", str(index_path), "pneumonia AND NOT )"])
     assert bad.exit_code == 2
     assert "column 19" in bad.output and "                    ^" in bad.output
-    unknown = runner.invoke(app, ["cohort", str(index_path), "pneumonia AND zebra stripes"])
-    assert unknown.exit_code == 2
-    assert "'zebra stripes' is not in the lexicon; nearest terms:" in unknown.output
+    unknown = runner.invoke(app, ["cohort", str(index_path), "pneumonia AND zebra stripes",
+                                  "--json"])
+    assert unknown.exit_code == 0  # matched as text, and said so
+    assert "'zebra stripes' is not in the lexicon (nearest terms:" in unknown.stderr
+    assert "is matched as text" in unknown.stderr
+    assert json.loads(unknown.stdout)["counts"]["report"] == 0
     two = runner.invoke(app, ["cohort", str(index_path), '"pneumonia with effusion"'])
     assert two.exit_code == 2 and "names 2 findings" in two.output
 

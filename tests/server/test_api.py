@@ -279,3 +279,15 @@ def test_server_log_keeps_paths_without_query_strings(server: Server) -> None:
     assert "GET /api/search HTTP" in log and "/api/cohort/export HTTP" in log
     assert "querymarker7" not in log and "cardiomegaly" not in log
     assert "querymarker7" in server.audit.read_text()  # the audit trail keeps what was asked
+
+
+def test_a_phrase_no_concept_names_is_matched_as_text(server: Server) -> None:
+    data = server.call("GET", "/api/search", params={"q": "discussed with Dr",
+                                                     "method": "concept", "top": 3}).json()
+    assert data["hits"]
+    for hit in data["hits"]:
+        assert hit["explanation"]["match"] == "text"
+        assert [hit["sentence"][s:e] for s, e in hit["highlights"]] == ["discussed"]
+    concept = server.call("GET", "/api/search", params={"q": "pneumothorax",
+                                                        "method": "concept", "top": 1}).json()
+    assert concept["hits"][0]["explanation"]["match"] == "concept"

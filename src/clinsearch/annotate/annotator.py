@@ -37,6 +37,7 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
+from clinsearch.annotate.phrase import TARGET_TYPE
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_cache import cached_concept_index
@@ -44,7 +45,6 @@ from clinsearch.annotate.surface_index import SurfaceIndex
 
 NORMAL_STATE = "NORMAL_STATE"  # the trigger category of a state word that rules findings out
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
-TARGET_TYPE = "target"
 STATE_TYPE = "state"  # a state word's type while it is read (never a finding's)
 
 
@@ -70,6 +70,17 @@ class Annotator:
     def annotate(self, text: str, targets: Sequence[str] = ()) -> list[Finding]:
         """The findings in ``text``; ``targets`` are extra phrases to find (they win overlaps)."""
         return next(self.annotate_many([text], [targets]))
+
+    def cues(self, text: str) -> list[tuple[int, int, str]]:
+        """The ConText cues of ``text`` as (start, end, category), by the rules that read
+        findings ("no" NEGATED_EXISTENCE in "no free air")."""
+        clean, offsets = squeeze_spaces(text)
+        doc = self.context(next(self.nlp.pipe([self.nlp.make_doc(clean)])))
+        out = []
+        for m in doc._.context_graph.modifiers:
+            span = doc[m.modifier_span[0] : m.modifier_span[1]]
+            out.append((offsets[span.start_char], offsets[span.end_char - 1] + 1, m.category))
+        return sorted(out)
 
     def annotate_many(
         self,

@@ -30,7 +30,17 @@ MODIFIER_CATEGORIES: tuple[str, ...] = (
     "certainty",
 )
 CONCEPT_KEYS = frozenset({"id", "name", "type", "region", "parents", "terms", "abbreviations",
-                          "states"})
+                          "states", "codes"})
+# Concept codes of licensed vocabularies: system -> the form its codes take (others: any
+# single token). UMLS CUIs, SNOMED CT ids (any edition), RadLex ids.
+CODE_FORMS: dict[str, re.Pattern[str]] = {
+    "UMLS": re.compile(r"C\d{7}"),
+    "SNOMEDCT": re.compile(r"\d{6,18}"),
+    "SNOMEDCT_US": re.compile(r"\d{6,18}"),
+    "RADLEX": re.compile(r"RID\d+"),
+}
+_SYSTEM_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_CODE_RE = re.compile(r"^\S+$")
 TOP_KEYS = frozenset(
     {"format", "name", "version", "sources", "include", "concepts", "modifiers", "compounds",
      "modifier_relations", "plain_words", "anatomy_states"}
@@ -57,6 +67,9 @@ class Concept:
     # Anatomy: (state, concept ids) pairs, the findings a state word said of it stands for
     # ("heart is enlarged": cardiomegaly present; "heart size is normal": cardiomegaly absent).
     states: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Codes of the concept in licensed vocabularies, (system, code) sorted by system, e.g.
+    # (("RADLEX", "RID5350"), ("UMLS", "C0032285")): carried into exports (OMOP NOTE_NLP).
+    codes: tuple[tuple[str, str], ...] = ()
 
     def findings_in(self, state: str) -> tuple[str, ...]:
         """The concept ids this anatomy in ``state`` stands for (none when not declared)."""
@@ -317,6 +330,7 @@ def _parse_concepts(reader: NodeReader, node: yaml.Node, concepts: dict[str, Con
                 else ()
             ),
             states=states,
+            codes=_parse_codes(reader, fields["codes"]) if "codes" in fields else (),
         )
         for key in ("parents", "states"):
             if key in fields:
@@ -346,6 +360,22 @@ def _check_references(concepts: dict[str, Concept],
         for ref in named:
             if ref not in concepts:
                 raise reader.fail(node, key, f"concept '{cid}' names unknown concept '{ref}'")
+
+
+def _parse_codes(reader: NodeReader, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+    """A concept's codes ``{SYSTEM: code}``: upper-case system names, codes of their form."""
+    out = []
+    for system, code_node in reader.mapping(node, "codes").items():
+        code = reader.scalar(code_node, f"codes.{system}")
+        if not _SYSTEM_RE.match(system):
+            raise reader.fail(code_node, "codes", f"system '{system}' is not upper-case"
+                              " letters, digits and _ (e.g. UMLS, SNOMEDCT_US, RADLEX)")
+        form = CODE_FORMS.get(system, _CODE_RE)
+        if not form.fullmatch(code):
+            raise reader.fail(code_node, f"codes.{system}",
+                              f"'{code}' is not a {system} code ({form.pattern})")
+        out.append((system, code))
+    return tuple(sorted(out))
 
 
 def _merge_states(parts: list[_Part]) -> StateVocabulary:
@@ -498,6 +528,8 @@ def dump_lexicon(lexicon: Lexicon) -> str:
             entry["abbreviations"] = list(c.abbreviations)
         if c.states:
             entry["states"] = {state: list(ids) for state, ids in c.states}
+        if c.codes:
+            entry["codes"] = dict(c.codes)
         concepts.append(entry)
     doc: dict[str, object] = {
         "format": FORMAT,

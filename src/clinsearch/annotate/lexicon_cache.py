@@ -33,7 +33,7 @@ def load_lexicon(text: str, file: str | Path, include: Include,
 
     The cache file's name covers ``text`` (so the names it includes) and ``file``; its payload
     holds the hash of each included file, checked against the files read now."""
-    key = digest([lexicon_module])
+    key = digest([lexicon_module, Path(__file__)])  # the lexicon's code and this shape's
     key.update(str(file).encode() + b"\0" + text.encode())
     path = (cache_dir or default_cache_dir()) / f"lexicon-{key.hexdigest()[:32]}.json"
 
@@ -74,7 +74,8 @@ def _to_data(lexicon: Lexicon) -> dict[str, Any]:
         "name": lexicon.name, "version": lexicon.version, "path": lexicon.path,
         "sources": list(lexicon.sources), "plain_words": sorted(lexicon.plain_words),
         "concepts": [[c.id, c.name, c.type, c.region, list(c.parents), list(c.terms),
-                      list(c.abbreviations), [[s, list(ids)] for s, ids in c.states]]
+                      list(c.abbreviations), [[s, list(ids)] for s, ids in c.states],
+                      [list(code) for code in c.codes]]
                      for c in lexicon.concepts.values()],
         "modifiers": {cat: {v: list(f) for v, f in values.items()}
                       for cat, values in lexicon.modifiers.items()},
@@ -89,7 +90,8 @@ def _from_data(data: dict[str, Any]) -> Lexicon:
     """The lexicon ``_to_data`` gave (KeyError, TypeError or ValueError on another shape)."""
     concepts = {
         row[0]: Concept(row[0], row[1], row[2], row[3], tuple(row[4]), tuple(row[5]),
-                        tuple(row[6]), tuple((s, tuple(ids)) for s, ids in row[7]))
+                        tuple(row[6]), tuple((s, tuple(ids)) for s, ids in row[7]),
+                        tuple((system, code) for system, code in row[8]))
         for row in data["concepts"]
     }
     states = {name: AnatomyState(name, polarity, tuple(words))

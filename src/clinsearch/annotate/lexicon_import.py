@@ -1,4 +1,5 @@
-"""Import user vocabularies into a lexicon: CSV (concept, term[, type]) and OBO ontologies.
+"""Import user vocabularies into a lexicon: CSV (concept, term[, type]), OBO ontologies and the
+licensed vocabularies (UMLS RRF, SNOMED CT RF2, RadLex OWL or CSV, with their concept codes).
 
 Imported concepts are merged into a base lexicon (same id or same preferred name: terms are
 added) or replace its concepts (the modifier vocabularies are kept either way).
@@ -7,6 +8,7 @@ added) or replace its concepts (the modifier vocabularies are kept either way).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 from collections.abc import Callable
@@ -163,14 +165,12 @@ def merge_concepts(base: Lexicon, imported: dict[str, Concept], replace: bool = 
                 merged[concept.id] = concept
                 continue
             old = merged[target]
-            merged[target] = Concept(
-                old.id,
-                old.name,
-                old.type,
-                old.region,
-                tuple(dict.fromkeys(old.parents + concept.parents)),
-                tuple(dict.fromkeys((*old.terms, concept.name, *concept.terms))),
-                tuple(dict.fromkeys(old.abbreviations + concept.abbreviations)),
+            merged[target] = dataclasses.replace(
+                old,
+                parents=tuple(dict.fromkeys(old.parents + concept.parents)),
+                terms=tuple(dict.fromkeys((*old.terms, concept.name, *concept.terms))),
+                abbreviations=tuple(dict.fromkeys(old.abbreviations + concept.abbreviations)),
+                codes=tuple(sorted((dict(concept.codes) | dict(old.codes)).items())),
             )
     lexicon = base.with_concepts(merged)
     return parse_lexicon(dump_lexicon(lexicon), base.path or "<merged>")
@@ -180,9 +180,91 @@ def _without(concept: Concept, forms: set[str]) -> Concept:
     """``concept`` without the terms and abbreviations in ``forms`` (lower-case)."""
     if not forms:
         return concept
-    return Concept(concept.id, concept.name, concept.type, concept.region, concept.parents,
-                   tuple(t for t in concept.terms if t.lower() not in forms),
-                   tuple(a for a in concept.abbreviations if a.lower() not in forms))
+    return dataclasses.replace(
+        concept, terms=tuple(t for t in concept.terms if t.lower() not in forms),
+        abbreviations=tuple(a for a in concept.abbreviations if a.lower() not in forms))
+
+
+LICENSED_FORMATS = ("umls", "snomed", "radlex-owl", "radlex-csv")
+FORMATS = ("csv", "obo", *LICENSED_FORMATS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LicensedOptions:
+    """Filters and companion files of the licensed formats (empty filters keep everything;
+    ``languages`` empty: ENG for UMLS, en for SNOMED CT)."""
+
+    sources: frozenset[str] = frozenset()  # UMLS source vocabularies (SAB)
+    languages: frozenset[str] = frozenset()
+    semantic_types: frozenset[str] = frozenset()  # UMLS TUI/STY, or SNOMED CT semantic tags
+    relationships: Path | None = None  # SNOMED CT relationship snapshot (default: beside)
+    type_map: Path | None = None  # default: the shipped licensed_types.yaml
+
+
+def read_concepts(source: str | Path, fmt: str, default_type: str = "finding",
+                  options: LicensedOptions = LicensedOptions()) -> dict[str, Concept]:
+    """The concepts of ``source`` read as ``fmt`` (csv, obo, umls, snomed, radlex-owl,
+    radlex-csv); licensed formats keep each concept's code (``Concept.codes``)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown import format '{fmt}' (allowed: {', '.join(FORMATS)})",
+                         field="format")
+    _check_type(default_type, Path(source), None)
+    if fmt == "csv":
+        return read_csv_concepts(source, default_type)
+    if fmt == "obo":
+        return read_obo_concepts(source, default_type)
+    from clinsearch.annotate.licensed import TypeMap, to_concepts
+
+    types = TypeMap.load(options.type_map)
+    if fmt == "umls":
+        from clinsearch.annotate.import_umls import UmlsFilter, read_umls
+
+        selection = UmlsFilter(options.sources, options.languages or frozenset({"ENG"}),
+                               options.semantic_types)
+        records = read_umls(source, selection, types, default_type)
+    elif fmt == "snomed":
+        from clinsearch.annotate.import_snomed import SnomedFilter, read_snomed
+
+        records = read_snomed(source, options.relationships, SnomedFilter(
+            options.languages or frozenset({"en"}), options.semantic_types), types,
+            default_type)
+    elif fmt == "radlex-owl":
+        from clinsearch.annotate.import_radlex import read_radlex_owl
+
+        records = read_radlex_owl(source, default_type)
+    else:
+        from clinsearch.annotate.import_radlex import read_radlex_csv
+
+        records = read_radlex_csv(source, default_type)
+    if not records:
+        raise InputError("no concepts found (check the filters)", file=source)
+    return to_concepts(records)
+
+
+def term_collisions(concepts: dict[str, Concept]) -> list[tuple[str, tuple[str, ...]]]:
+    """(term, concept ids) for each surface form (case-insensitive) that several imported
+    concepts share: in text it would find all of them."""
+    owners: dict[str, list[str]] = {}
+    shown: dict[str, str] = {}
+    for c in concepts.values():
+        for form in c.surface_forms:
+            key = form.lower()
+            shown.setdefault(key, form)
+            if c.id not in owners.setdefault(key, []):
+                owners[key].append(c.id)
+    return sorted((shown[k], tuple(sorted(ids))) for k, ids in owners.items() if len(ids) > 1)
+
+
+def write_collisions(path: str | Path, shared: list[tuple[str, tuple[str, ...]]],
+                     concepts: dict[str, Concept], force: bool = False) -> Path:
+    """Write ``term<TAB>concepts<TAB>codes`` for each term several imported concepts share
+    (an export: private, replaced only if ``force``)."""
+    with open_export(Path(path), force=force) as out:
+        out.write("term\tconcepts\tcodes\n")
+        for term, ids in shared:
+            codes = ",".join(":".join(code) for cid in ids for code in concepts[cid].codes)
+            out.write(f"{term}\t{','.join(ids)}\t{codes}\n")
+    return Path(path)
 
 
 def import_lexicon(
@@ -195,17 +277,20 @@ def import_lexicon(
     force: bool = False,
     skip_collisions: bool = False,
     on_skipped: Callable[[Collision], None] | None = None,
+    options: LicensedOptions = LicensedOptions(),
+    on_shared: Callable[[list[tuple[str, tuple[str, ...]]], dict[str, Concept]], None]
+    | None = None,
 ) -> Lexicon:
-    """Read ``source`` (csv or obo), merge into ``base`` (default: shipped), write the export
-    ``out`` (replaced only if ``force``); ``on_skipped`` gets each (concept, term, other
-    concept) left out by ``skip_collisions``."""
-    readers = {"csv": read_csv_concepts, "obo": read_obo_concepts}
-    if fmt not in readers:
-        raise InputError(f"unknown import format '{fmt}' (allowed: csv, obo)", field="format")
+    """Read ``source`` (see ``read_concepts``), merge into ``base`` (default: shipped), write
+    the export ``out`` (replaced only if ``force``); ``on_skipped`` gets each (concept, term,
+    other concept) left out by ``skip_collisions``, ``on_shared`` the terms that several
+    imported concepts share (with the imported concepts) once ``out`` is written."""
     check_export_path(Path(out), force)  # before the work, so a bad --out fails at once
-    imported = readers[fmt](source, default_type)
+    imported = read_concepts(source, fmt, default_type, options)
     merged = merge_concepts(base if base is not None else Lexicon.load(), imported, replace,
                             skip_collisions, on_skipped)
     with open_export(out, force=force) as handle:
         handle.write(dump_lexicon(merged))
+    if on_shared is not None:
+        on_shared(term_collisions(imported), imported)
     return merged

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -24,6 +25,18 @@ def compose(text: str, file: str | Path) -> yaml.Node | None:
         raise InputError(f"malformed YAML: {exc.problem or exc}", file=file, line=line) from None
     except yaml.YAMLError as exc:
         raise InputError(f"malformed YAML: {exc}", file=file) from None
+
+
+def data_text(path: str | Path | None, package: str, shipped: str, what: str) -> tuple[str, str]:
+    """The text and name of a data file: ``path``, or (None) the file ``shipped`` in
+    ``package``'s ``data`` folder; an unreadable file raises InputError naming ``what``."""
+    if path is None:
+        resource = resources.files(package) / "data" / shipped
+        return resource.read_text(encoding="utf-8"), str(resource)
+    try:
+        return Path(path).read_text(encoding="utf-8"), str(path)
+    except OSError as exc:
+        raise InputError(f"cannot read {what}: {exc.strerror}", file=path) from None
 
 
 def line_of(node: yaml.Node) -> int:

@@ -117,8 +117,13 @@ def lexicon_lookup_cmd(
 
 @lexicon_app.command("import")
 def lexicon_import_cmd(
-    source: Annotated[Path, typer.Argument(help="CSV (concept, term[, type]) or OBO file.")],
-    format: Annotated[str, typer.Option("--format", help="csv or obo.")],
+    source: Annotated[Path, typer.Argument(
+        help="csv: concept, term[, type]; obo: an OBO ontology; umls: the META folder (or its"
+        " MRCONSO.RRF, with MRSTY.RRF and MRREL.RRF beside it); snomed: the"
+        " sct2_Description_Snapshot file (its Relationship snapshot beside it); radlex-owl /"
+        " radlex-csv: the RadLex OWL or CSV release.")],
+    format: Annotated[str, typer.Option(
+        "--format", help="csv, obo, umls, snomed, radlex-owl or radlex-csv.")],
     out: Annotated[Path, typer.Option("--out", help="Where to write the merged lexicon YAML.")],
     replace: Annotated[bool, typer.Option("--replace", help="Replace the base concepts.")] = False,
     lexicon: LexiconOpt = None,
@@ -131,19 +136,58 @@ def lexicon_import_cmd(
         typer.Option("--skip-collisions", help="Leave out imported terms that already name"
                      " another concept (default: refuse the import, listing them)."),
     ] = False,
+    sab: Annotated[str | None, typer.Option(
+        "--sab", help="umls: source vocabularies to keep, comma-separated (e.g."
+        " SNOMEDCT_US,MSH); default all.")] = None,
+    language: Annotated[str | None, typer.Option(
+        "--language", help="umls: LAT values (default ENG); snomed: language codes (default"
+        " en); comma-separated.")] = None,
+    semantic_type: Annotated[str | None, typer.Option(
+        "--semantic-type", help="umls: TUIs or semantic type names (T047,T184); snomed:"
+        " semantic tags (disorder,finding); comma-separated; default all.")] = None,
+    relationships: Annotated[Path | None, typer.Option(
+        "--relationships", help="snomed: the relationship snapshot (default: the"
+        " sct2_Relationship_Snapshot file beside SOURCE).")] = None,
+    type_map: Annotated[Path | None, typer.Option(
+        "--type-map", help="YAML mapping UMLS semantic types and SNOMED CT tags to concept"
+        " types (default: the shipped licensed_types.yaml).")] = None,
+    collisions: Annotated[Path | None, typer.Option(
+        "--collisions", help="Where to write the terms several imported concepts share (TSV;"
+        " default: OUT with .collisions.tsv).")] = None,
 ) -> None:
-    """Import a CSV or OBO vocabulary, merged with (or replacing) the base lexicon's concepts
-    (--out is never overwritten unless --force)."""
-    from clinsearch.annotate.lexicon import Lexicon
-    from clinsearch.annotate.lexicon_import import import_lexicon
+    """Import a vocabulary (CSV, OBO, UMLS RRF, SNOMED CT RF2, RadLex OWL or CSV), merged with
+    (or replacing) the base lexicon's concepts; licensed vocabularies keep their codes (CUI,
+    SCTID, RID). Large files are streamed. --out is never overwritten unless --force."""
+    from clinsearch.annotate.lexicon import Concept, Lexicon
+    from clinsearch.annotate.lexicon_import import (
+        LicensedOptions,
+        import_lexicon,
+        write_collisions,
+    )
+
+    def items(text: str | None) -> frozenset[str]:
+        return frozenset(v.strip() for v in (text or "").split(",") if v.strip())
 
     def report_skipped(clash: tuple[str, str, str]) -> None:
         cid, form, other = clash
         err_console.print(f"left out '{escape(form)}' of {cid}: already a term of {other}")
 
+    def report_shared(shared: list[tuple[str, tuple[str, ...]]],
+                      imported: dict[str, Concept]) -> None:
+        if not shared:
+            return
+        path = collisions or out.with_name(out.name + ".collisions.tsv")
+        write_collisions(path, shared, imported, force)
+        examples = "; ".join(f"'{escape(t)}': {', '.join(ids[:3])}" for t, ids in shared[:3])
+        err_console.print(f"{len(shared)} term(s) name several imported concepts (e.g."
+                          f" {examples}); all listed in {escape(str(path))}")
+
+    options = LicensedOptions(items(sab), items(language), items(semantic_type), relationships,
+                              type_map)
     merged = import_lexicon(source, format, out, Lexicon.load(lexicon), replace, default_type,
                             force=force, skip_collisions=skip_collisions,
-                            on_skipped=report_skipped)
+                            on_skipped=report_skipped, options=options,
+                            on_shared=report_shared)
     stats = merged.stats()
     err_console.print(
         f"wrote {escape(str(out))}: {stats.concepts} concepts, {stats.surface_forms} surface forms"

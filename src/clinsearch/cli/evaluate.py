@@ -60,7 +60,7 @@ def _index_runs(
     from clinsearch.search.registry import parse_method
     from clinsearch.trec import write_run
 
-    specs = [parse_method(m) for m in methods]
+    specs = [parse_method(m, "--method") for m in methods]
     check_flags_apply([s.method for s in specs], options)
     written = {name for s in specs for name in s.options}
     specs = [s.with_options(**options_for(s.method, options)) for s in specs]
@@ -300,6 +300,45 @@ def bench_iu_mesh(
     _check_out(out, force)
     reports = list(read_reports(path, "iu-xray", skip_bad=True))
     bench = iu_mesh_benchmark(reports, Lexicon.load(lexicon), MeshMap.load(mesh_map), min_relevant)
+    _wrote(write_benchmark(out, bench, force), bench.summary())
+
+
+@build_app.command("cmc2007")
+def bench_cmc2007(
+    out: BenchOut,
+    xml: Annotated[
+        Path | None,
+        typer.Argument(help="CMC 2007 XML (default: ../shared/data/cmc2007/reports_dev.xml)."),
+    ] = None,
+    query_list: Annotated[
+        Path | None,
+        typer.Option("--query-list", help="Code query list YAML (default: the shipped one)."),
+    ] = None,
+    min_relevant: Annotated[
+        int, typer.Option("--min-relevant", help="Fewest coded reports a code's query needs.")
+    ] = 2,
+    force: BenchForce = False,
+) -> None:
+    """CMC 2007 report level: one query per ICD-9-CM majority code, from its title.
+
+    Relevant: the coded reports with the code among their majority codes; every other coded
+    report is judged not relevant; kind = renal or other. Index the reports with
+    --format cmc2007-coded (ids are the doc ids).
+    """
+    from clinsearch.corpus.readers import read_reports
+    from clinsearch.datasets import CMC2007, shared_data
+    from clinsearch.evaluate.bench.benchmark import write_benchmark
+    from clinsearch.evaluate.bench.cmc2007 import cmc_benchmark, load_code_queries, report_codes
+
+    path = xml or shared_data(CMC2007)
+    if path is None:
+        raise InputError("give the CMC 2007 XML (not found under ../shared/data)", field="XML")
+    _check_out(out, force)
+    queries = load_code_queries(query_list)
+    gold = report_codes(read_reports(path, "cmc2007-coded"))
+    if not gold:
+        raise InputError("no coded reports", file=path)
+    bench = cmc_benchmark(gold, queries, min_relevant)
     _wrote(write_benchmark(out, bench, force), bench.summary())
 
 

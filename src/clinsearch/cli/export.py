@@ -31,6 +31,10 @@ def export_findings_command(
     force: Annotated[bool, typer.Option("--force", help="Replace --out if it exists.")] = False,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
+    concept_map: Annotated[Path | None, typer.Option(
+        "--concept-map", help="CSV source_code,concept_id[,source_concept_id] (source_code"
+        " SYSTEM:CODE, e.g. SNOMEDCT_US:233604007): fills note_nlp_concept_id (and"
+        " note_nlp_source_concept_id) of the concepts whose lexicon codes it maps.")] = None,
 ) -> None:
     """Export every finding of an index as OMOP NOTE_NLP rows (never over an existing file
     unless --force; the file is private to its owner)."""
@@ -42,9 +46,10 @@ def export_findings_command(
         from clinsearch.spark import spark_session
         from clinsearch.spark.omop import write_note_nlp
 
-        rows = write_note_nlp(spark_session(spark_master), index_dir, out, fmt, force)
+        rows = write_note_nlp(spark_session(spark_master), index_dir, out, fmt, force,
+                              concept_map)
     else:
         from clinsearch.index.omop import write_note_nlp as write_local
 
-        rows = write_local(index_dir, out, fmt, force)
+        rows = write_local(index_dir, out, fmt, force, concept_map)
     console.print(f"wrote {rows:,} NOTE_NLP rows to {escape(str(out))} ({fmt})")

@@ -23,7 +23,8 @@ IndexDir = Annotated[
 CorpusFormat = Annotated[
     str,
     typer.Option(
-        "--format", "-f", help="Corpus format: csv, jsonl, txt-dir, iu-xray or mimic-notes;"
+        "--format", "-f", help="Corpus format: csv, jsonl, txt-dir, iu-xray, mimic-notes,"
+        " cmc2007 or cmc2007-coded;"
         " with --engine spark also parquet (a file or folder) or spark-table (CORPUS names a"
         " table of the Spark catalog)."
     ),

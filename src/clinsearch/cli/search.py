@@ -90,7 +90,7 @@ def search_command(
         )
     index = Index.open(index_dir)
     method = method or index.default_method
-    spec = parse_method(method)
+    spec = parse_method(method, "--method")
     options = given_options(flags)
     check_flags_apply([spec.method], options)
     batch = read_queries(queries) if queries else [Query("1", query or "")]
@@ -167,7 +167,7 @@ def explain_query_command(
         tools = concept_tools(str(lexicon) if lexicon else None,
                               checked_term_model(term_model) if term_model else None)
     explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
-                              tools.parser.encoder)
+                              tools.parser.encoder, tools.parser.annotator)
     if as_json:
         typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
     else:

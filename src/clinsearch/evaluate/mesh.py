@@ -9,13 +9,12 @@ modifier vocabularies, so a report's MeSH cell becomes its set of gold present c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.yaml_nodes import NodeReader, compose
+from clinsearch.annotate.yaml_nodes import NodeReader, compose, data_text
 from clinsearch.errors import InputError
 
 FORMAT = "clinsearch-iu-mesh-map/1"
@@ -84,15 +83,7 @@ class MeshMap:
     @classmethod
     def load(cls, path: str | Path | None = None) -> MeshMap:
         """Read and validate a map file (None: the shipped IU X-ray map)."""
-        if path is None:
-            resource = resources.files("clinsearch.evaluate") / "data" / SHIPPED
-            return _parse(resource.read_text(encoding="utf-8"), str(resource))
-        file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read MeSH map: {exc.strerror}", file=file) from None
-        return _parse(text, str(file))
+        return _parse(*data_text(path, "clinsearch.evaluate", SHIPPED, "MeSH map"))
 
     @property
     def targets(self) -> frozenset[str]:

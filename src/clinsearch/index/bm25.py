@@ -301,17 +301,17 @@ class BM25Searcher:
         terms: Sequence[str],
         limit: int,
         within_reports: Iterable[int] | None = None,
+        require_all: bool = False,
     ) -> Ranked:
-        """The ``limit`` best documents for the OR of ``terms``, optionally within some reports."""
+        """The ``limit`` best documents for the OR of ``terms`` (``require_all``: the AND),
+        optionally within some reports."""
         if not terms:
             empty = np.empty(0, np.int64)
             return Ranked(np.empty(0, np.float32), empty, empty, True)
         index = self._indexes[granularity]
+        occur = tantivy.Occur.Must if require_all else tantivy.Occur.Should
         query = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(index.schema, "text", t))
-                for t in terms
-            ]
+            [(occur, tantivy.Query.term_query(index.schema, "text", t)) for t in terms]
         )
         if within_reports is not None:
             restrict = tantivy.Query.term_set_query(

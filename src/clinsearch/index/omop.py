@@ -8,7 +8,8 @@ never over an existing file unless asked to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,12 +51,71 @@ INPUT_COLUMNS = ("report_key", "report_id", "start", "end", "text", "concept", "
 
 
 @dataclass(frozen=True, slots=True)
+class ConceptCodes:
+    """Each lexicon concept's codes in licensed vocabularies (``Concept.codes``) and, from the
+    user's concept map, its OMOP (concept_id, source_concept_id)."""
+
+    codes: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    omop: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, index: Any, concept_map: str | Path | None = None) -> ConceptCodes:
+        """The codes of the lexicon ``index`` was annotated with, mapped by ``concept_map`` (a
+        CSV ``source_code,concept_id[,source_concept_id]``, source_code ``SYSTEM:CODE``)."""
+        from clinsearch.annotate.lexicon import Lexicon
+
+        options: Any = index.config.options.get("findings", {})
+        lexicon = Lexicon.load(options.get("lexicon") or None)
+        codes = {c.id: c.codes for c in lexicon.concepts.values() if c.codes}
+        if concept_map is None:
+            return cls(codes)
+        mapped = read_concept_map(concept_map)
+        omop = {}
+        for cid, pairs in codes.items():
+            hit = next((mapped[f"{s}:{c}"] for s, c in pairs if f"{s}:{c}" in mapped), None)
+            if hit is not None:
+                omop[cid] = hit
+        return cls(codes, omop)
+
+
+def read_concept_map(path: str | Path) -> dict[str, tuple[int, int]]:
+    """``SYSTEM:CODE`` -> (OMOP concept_id, source_concept_id or 0) from a headed CSV file;
+    a bad row is an InputError naming file, line and field."""
+    from clinsearch.corpus.readers.textio import read_csv_rows
+    from clinsearch.errors import InputError
+
+    path = Path(path)
+    out: dict[str, tuple[int, int]] = {}
+    for row in read_csv_rows(path, ("source_code", "concept_id")):
+        if isinstance(row, InputError):
+            raise row
+        code = row.values["source_code"].strip()
+        if ":" not in code:
+            raise InputError(f"'{code[:40]}' is not SYSTEM:CODE", file=path, line=row.line,
+                             field="source_code")
+        ids = []
+        for name in ("concept_id", "source_concept_id"):
+            value = (row.values.get(name) or "0").strip()
+            if not value.isdigit() or int(value) > 2**31 - 1:
+                raise InputError(f"'{value[:40]}' is not an OMOP concept id", file=path,
+                                 line=row.line, field=name)
+            ids.append(int(value))
+        if code in out:
+            raise InputError(f"'{code[:40]}' mapped twice", file=path, line=row.line,
+                             field="source_code")
+        out[code] = (ids[0], ids[1])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class NlpRun:
-    """What the rows say about the run: system name, time, and how note ids are chosen."""
+    """What the rows say about the run: system name, time, how note ids are chosen, and the
+    concepts' codes."""
 
     system: str
     when: datetime
     note_id_from: str  # "report_id" when every report id is an integer, else "report_key"
+    codes: ConceptCodes = ConceptCodes()
 
     @classmethod
     def of(cls, manifest: Any, ids_are_integers: bool) -> NlpRun:
@@ -82,8 +142,9 @@ def note_nlp_rows(batch: pa.RecordBatch | pa.Table, first_id: int | None, run: N
         out["snippet"].append(_snippet(row))
         out["offset"].append(str(row["start"]))
         out["lexical_variant"].append(row["text"])
-        out["note_nlp_concept_id"].append(0)
-        out["note_nlp_source_concept_id"].append(0)
+        concept_id, source_concept_id = run.codes.omop.get(row["concept"], (0, 0))
+        out["note_nlp_concept_id"].append(concept_id)
+        out["note_nlp_source_concept_id"].append(source_concept_id)
         out["nlp_system"].append(run.system)
         out["nlp_date"].append(run.when.date())
         out["nlp_datetime"].append(run.when)
@@ -91,7 +152,7 @@ def note_nlp_rows(batch: pa.RecordBatch | pa.Table, first_id: int | None, run: N
         exists = row["polarity"] == "present" and not context & NOT_EXISTING
         out["term_exists"].append("Y" if exists else "N")
         out["term_temporal"].append("past" if "historical" in context else "present")
-        out["term_modifiers"].append(_modifiers(row)[:MODIFIERS_CHARS])
+        out["term_modifiers"].append(_modifiers(row, run.codes.codes)[:MODIFIERS_CHARS])
     return pa.Table.from_pydict(out, schema=NOTE_NLP_SCHEMA)
 
 
@@ -105,10 +166,13 @@ def _snippet(row: dict[str, Any]) -> str:
     return text[begin : begin + SNIPPET_CHARS]
 
 
-def _modifiers(row: dict[str, Any]) -> str:
-    """``concept=ID;polarity=P[;context=C...][;CATEGORY=VALUE...]``: the lexicon concept (the
-    source value, as no standard concept id is known) and everything the annotator found."""
-    parts = [f"concept={row['concept']}", f"polarity={row['polarity']}"]
+def _modifiers(row: dict[str, Any], codes: Mapping[str, tuple[tuple[str, str], ...]]) -> str:
+    """``concept=ID[;code=SYSTEM:CODE...];polarity=P[;context=C...][;CATEGORY=VALUE...]``: the
+    lexicon concept (the source value) with its licensed codes, and everything the annotator
+    found."""
+    parts = [f"concept={row['concept']}"]
+    parts += [f"code={system}:{code}" for system, code in codes.get(row["concept"], ())]
+    parts.append(f"polarity={row['polarity']}")
     parts += [f"context={flag}" for flag in row["context"] or ()]
     parts += [f"{m['category']}={m['value']}" for m in row["modifiers"] or ()]
     return ";".join(parts)
@@ -132,9 +196,10 @@ def findings_rows(index: Any) -> ParquetRows:
 
 
 def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet",
-                   force: bool = False) -> int:
+                   force: bool = False, concept_map: str | Path | None = None) -> int:
     """Export the findings of an index's live generation as NOTE_NLP rows to ``out`` (Parquet
-    or CSV); returns the number of rows."""
+    or CSV), concept ids from ``concept_map`` (see ``ConceptCodes.of``); returns the number
+    of rows."""
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
@@ -149,7 +214,8 @@ def write_note_nlp(index_path: str | Path, out: str | Path, fmt: str = "parquet"
         gen = index.generation
         ids = gen.table("reports", ["id"]).column("id")
         integers = pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py()
-        run = NlpRun.of(index.manifest, bool(integers))
+        run = replace(NlpRun.of(index.manifest, bool(integers)),
+                      codes=ConceptCodes.of(index, concept_map))
         findings = index.component("findings").table()  # no findings component: an error
         findings = findings.append_column("_row", pa.array(range(findings.num_rows), pa.int64()))
         rows = 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.markup import escape
@@ -11,14 +11,21 @@ from rich.text import Text
 
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
+from clinsearch.annotate.phrase import read_phrase_query
+from clinsearch.search.phrase import text_reason
 from clinsearch.search.query_parser import MAP_THRESHOLD, ParsedQuery
 from clinsearch.search.vocabulary import DefaultEncoder
 
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
+
 
 def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
-                  encoder: DefaultEncoder | None = None) -> dict[str, Any]:
+                  encoder: DefaultEncoder | None = None, annotator: Annotator | None = None
+                  ) -> dict[str, Any]:
     """Pattern groups (with narrower concepts each one also matches) and unknown-word mappings,
-    and the term model (folder and fingerprint) ``encoder`` that computed the mappings."""
+    the term model (folder and fingerprint) ``encoder`` that computed the mappings, and, for a
+    query concept search reads as a phrase, the phrase and polarity (``annotator`` reads it)."""
     groups = []
     for group in parsed.groups:
         patterns = []
@@ -50,7 +57,18 @@ def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
                           "similarity": round(sim, 4)} for t, sim in m.nearest]}
             for m in parsed.mappings
         ],
+        "as_text": _as_text(parsed, annotator),
     }
+
+
+def _as_text(parsed: ParsedQuery, annotator: Annotator | None) -> dict[str, Any] | None:
+    """How concept search reads a query that it searches as a phrase (None: by concept)."""
+    why = text_reason(parsed)
+    if not why or annotator is None:
+        return None
+    phrase = read_phrase_query(annotator, parsed.text)
+    return {"reason": why, "phrase": phrase.phrase, "polarity": phrase.polarity,
+            "context": list(phrase.context)}
 
 
 def explain_table(explained: dict[str, Any]) -> Group:
@@ -66,9 +84,13 @@ def explain_table(explained: dict[str, Any]) -> Group:
             also = ", ".join(p["also_matches"][:6]) + (" ..." if len(p["also_matches"]) > 6 else "")
             patterns.add_row(str(i), escape(p["pattern"]), escape(p["concept"]), p["polarity"],
                              escape(mods), escape(p["text"]), escape(also))
-    if not explained["groups"]:
-        patterns.caption = ("no lexicon finding in the query: concept search falls back to text"
-                            " (BM25)")
+    as_text = explained.get("as_text")
+    if as_text:
+        context = f" ({', '.join(as_text['context'])})" if as_text["context"] else ""
+        patterns.caption = escape(f"{as_text['reason']}: the phrase \"{as_text['phrase']}\","
+                                  f" {as_text['polarity']}{context}")
+    elif not explained["groups"]:
+        patterns.caption = "no lexicon finding in the query"
     elif explained.get("approximate"):
         patterns.caption = ("approximate (mapped by embedding, ranked below true matches): "
                             + ", ".join(explained["approximate"]))

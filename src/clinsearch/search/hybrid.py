@@ -98,10 +98,13 @@ class HybridRetriever:
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
         why: dict[str, dict[str, str]] = {}
+        matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
         for name, run in zip(self.names, runs, strict=True):
             for hit in run:
                 ranks.setdefault(hit.id, {})[name] = hit.rank
                 why.setdefault(hit.id, {})[name] = method_reason(hit)
+                if "match" in hit.explanation:
+                    matched[hit.id] = hit.explanation["match"]
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
                     shown[hit.id] = hit
         hits = []
@@ -114,7 +117,7 @@ class HybridRetriever:
                 "shown_from": shown[unit].explanation.get("method"),
                 "summary": " · ".join(f"{name} #{ranks[unit][name]}: {reason}"
                                       for name, reason in why[unit].items()),
-            }
+            } | ({"match": matched[unit]} if unit in matched else {})
             hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
         return hits
 

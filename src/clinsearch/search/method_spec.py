@@ -157,7 +157,7 @@ class MethodSpec:
 
 
 def parse_spec(
-    spec: str, params_of: Callable[[str], tuple[Param, ...] | None], field_name: str = "--method"
+    spec: str, params_of: Callable[[str], tuple[Param, ...] | None], field_name: str = "method"
 ) -> MethodSpec:
     """Parse ``NAME[:key=value,...]``; ``params_of(name)`` gives a method's parameters (None
     for an unknown method, left for the registry to report). Values stay text; the registry

@@ -19,16 +19,25 @@ if TYPE_CHECKING:
 
 def no_hits_reason(index: IndexStore, query: str) -> str:
     """One or two sentences saying why ``query`` has no hits in ``index``."""
+    from clinsearch.annotate.phrase import read_phrase_query
     from clinsearch.index.concept_postings import context_flags
+    from clinsearch.search.concept.ranking import DEFAULT_POLARITY
     from clinsearch.search.concept.tools import index_concept_tools
+    from clinsearch.search.phrase import text_reason
 
     if "concepts" not in index.config.components:
         return f"no sentence of this index contains the words of {query!r}"
     tools = index_concept_tools(index)
     parsed = tools.parser.parse(query)
-    if not parsed.groups:
-        return ("no lexicon finding in the query, and no sentence contains its words"
-                " (try other wording, or `clinsearch explain-query` to see how it is read)")
+    why = text_reason(parsed)
+    if why:
+        phrase = read_phrase_query(tools.parser.annotator, query)
+        if not phrase.phrase:
+            return "the query holds no words to search for"
+        asked = " or ".join(DEFAULT_POLARITY.allowed(phrase.polarity))
+        return (f"{why}; no sentence mentions \"{phrase.phrase}\" {asked} with its words"
+                " together (--polarity any, --include-uncertain or --context widen what"
+                " counts; `clinsearch explain-query` shows how the query was read)")
     concepts = index.component("concepts")
     reasons = []
     for group in parsed.groups:

@@ -61,7 +61,7 @@ def params_of(name: str) -> tuple[Param, ...] | None:
     return method(name).params + WRAPPER_PARAMS
 
 
-def parse_method(spec: str, field_name: str = "--method") -> MethodSpec:
+def parse_method(spec: str, field_name: str = "method") -> MethodSpec:
     """Parse a method spec (``NAME[:key=value,...]``) for a registered method."""
     return parse_spec(spec, params_of, field_name)
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.omop import NlpRun, check_output, findings_rows, note_nlp_rows
+from clinsearch.index.omop import (
+    ConceptCodes,
+    NlpRun,
+    check_output,
+    findings_rows,
+    note_nlp_rows,
+)
 from clinsearch.spark.reports import KEY
 from clinsearch.spark.tables import read_numbered, read_rows
 
@@ -19,9 +26,9 @@ NOTE_NLP_DDL = (
 )
 
 
-def note_nlp_frame(spark: Any, index: Any) -> Any:
+def note_nlp_frame(spark: Any, index: Any, concept_map: str | Path | None = None) -> Any:
     """The NOTE_NLP rows of an open index's generation as a Spark DataFrame (lazy: keep the
-    index open until the frame is computed)."""
+    index open until the frame is computed); concept ids from ``concept_map``."""
     from pyspark.sql import functions as sf
 
     gen = index.generation
@@ -31,7 +38,8 @@ def note_nlp_frame(spark: Any, index: Any) -> Any:
         sf.col("start").alias("sentence_start"))
     integers = read_rows(spark, gen.rows("reports")).select(
         sf.coalesce(sf.bool_and(sf.col("id").rlike("^[0-9]{1,18}$")), sf.lit(False))).first()[0]
-    run = NlpRun.of(index.manifest, bool(integers))
+    run = replace(NlpRun.of(index.manifest, bool(integers)),
+                  codes=ConceptCodes.of(index, concept_map))
 
     def rows(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
@@ -41,7 +49,7 @@ def note_nlp_frame(spark: Any, index: Any) -> Any:
 
 
 def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str = "parquet",
-                   force: bool = False) -> int:
+                   force: bool = False, concept_map: str | Path | None = None) -> int:
     """Write the NOTE_NLP rows as a folder of Parquet or CSV part files (Spark's layout);
     returns the number of rows."""
     from clinsearch.index.index_store import IndexStore
@@ -54,7 +62,7 @@ def write_note_nlp(spark: Any, index_path: str | Path, out: str | Path, fmt: str
     else:
         check_output(out, fmt, force)
     with IndexStore.open(index_path) as index:  # the lease keeps the generation until written
-        frame = note_nlp_frame(spark, index).cache()
+        frame = note_nlp_frame(spark, index, concept_map).cache()
         writer = frame.write.mode("overwrite" if force else "errorifexists")
         if fmt == "csv":
             writer.option("header", True).csv(str(out))

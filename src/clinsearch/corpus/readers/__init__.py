@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from clinsearch.corpus.model import Report
+from clinsearch.corpus.readers.cmc2007 import read_cmc2007, read_cmc2007_coded
 from clinsearch.corpus.readers.csv_format import read_csv
 from clinsearch.corpus.readers.iu_xray import read_iu_xray
 from clinsearch.corpus.readers.jsonl_format import read_jsonl
@@ -35,6 +36,8 @@ FORMATS: dict[str, FormatReader] = {
     "txt-dir": read_txt_dir,
     "iu-xray": read_iu_xray,
     "mimic-notes": read_mimic_notes,
+    "cmc2007": read_cmc2007,
+    "cmc2007-coded": read_cmc2007_coded,
 }
 
 __all__ = ["FORMATS", "ISO_DATE", "ReadStats", "RecordError", "format_options", "read_reports"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
@@ -34,11 +35,14 @@ from clinsearch.search.cohort.syntax import (
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
+from clinsearch.search.phrase import phrase_sentences
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
     from clinsearch.duck import ParquetRows
     from clinsearch.index import IndexStore
+
+N = TypeVar("N", bound=Node)
 
 __all__ = ["COUNT_LEVELS", "EVERYWHERE", "ID_COLUMNS", "Breakdown", "BundleTerm", "Cohort",
            "CohortSyntaxError", "Member", "Scope", "members_csv_rows", "parse",
@@ -73,10 +77,14 @@ class Cohort:
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
+        arrays = CohortArrays.from_index(index)
         self.options = options
         self.engine = CohortEngine(
-            CohortArrays.from_index(index),
-            lambda query: term_resolver(query, tools.parser, tools.hierarchy, options),
+            arrays,
+            lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
+                                        as_text=True),
+            partial(phrase_sentences, tools.parser.annotator, options, arrays.text_sentences,
+                    lambda rows: arrays.values.sentences("text", rows)),
         )
 
     def counts(self, query: str, scope: Scope = EVERYWHERE) -> dict[Level, int]:
@@ -120,18 +128,31 @@ class Cohort:
 
     def warnings(self, query: str) -> list[str]:
         """Why filters of ``query`` may silently select nothing (values that exist, undated
-        reports), so that a zero count is never a surprise."""
-        return self.engine.arrays.filter_warnings(filters_of(parse(query)))
+        reports), and which terms name no lexicon finding and are matched as text, so that a
+        zero count is never a surprise."""
+        tree = parse(query)
+        notes = self.engine.arrays.filter_warnings(nodes_of(tree, Filter))
+        parser = self.tools.parser
+        for term in nodes_of(tree, Term):
+            parsed = parser.parse(term.text, map_unknown=False)
+            if parsed.mappings or not parsed.groups:
+                why = "; ".join(
+                    f"'{m.phrase}' is not in the lexicon (nearest terms: "
+                    + ", ".join(f'"{t.text}" ({sim:.2f})' for t, sim in m.nearest) + ")"
+                    for m in parsed.mappings) or f"'{term.text}' names no lexicon finding"
+                notes.append(f"{why}: '{term.text}' is matched as text, negation read by"
+                             " ConText")
+        return notes
 
 
-def filters_of(node: Node) -> list[Filter]:
-    """Every filter in a cohort syntax tree, in query order."""
-    if isinstance(node, Filter):
+def nodes_of(node: Node, kind: type[N]) -> list[N]:
+    """Every node of ``kind`` (``Filter``, ``Term``) in a cohort syntax tree, in query order."""
+    if isinstance(node, kind):
         return [node]
     if isinstance(node, Not):
-        return filters_of(node.operand)
+        return nodes_of(node.operand, kind)
     if isinstance(node, Group):
-        return filters_of(node.expr)
+        return nodes_of(node.expr, kind)
     if isinstance(node, And | Or):
-        return [f for op in node.operands for f in filters_of(op)]
+        return [f for op in node.operands for f in nodes_of(op, kind)]
     return []

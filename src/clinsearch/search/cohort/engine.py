@@ -11,7 +11,7 @@ import numpy as np
 
 from clinsearch.exports import csv_cell, open_export
 from clinsearch.search.cohort.arrays import CohortArrays
-from clinsearch.search.cohort.evaluator import Evaluator, Resolver
+from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import Bundles, Node, parse
 from clinsearch.units import Level, check_level
@@ -48,14 +48,18 @@ EVERYWHERE = Scope()
 class CohortEngine:
     """Parses and evaluates cohort queries against one index's cohort arrays."""
 
-    def __init__(self, arrays: CohortArrays, resolver_for: ResolverFor) -> None:
+    def __init__(self, arrays: CohortArrays, resolver_for: ResolverFor,
+                 read_text: TextReader | None = None) -> None:
+        """``read_text``: how text matches are found (see ``Evaluator``)."""
         self.arrays = arrays
         self._resolver_for = resolver_for
+        self._read_text = read_text
 
     def _prepare(self, query: str, scope: Scope = EVERYWHERE) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
         tree = parse(query, scope.bundles)
-        return Evaluator(self.arrays, self._resolver_for(query), scope.reports), tree
+        return Evaluator(self.arrays, self._resolver_for(query), scope.reports,
+                         self._read_text), tree
 
     def _evaluate(self, query: str, level: Level, scope: Scope = EVERYWHERE
                   ) -> tuple[Evaluator, Node, np.ndarray]:

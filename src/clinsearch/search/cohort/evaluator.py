@@ -17,7 +17,11 @@ from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.syntax import And, Filter, Group, Node, Not, Or, Term, TextMatch
 from clinsearch.units import Level
 
-Resolver = Callable[[Term], FindingSpec]
+# a term's finding spec, or (a term naming no lexicon finding, where allowed) its text match
+Resolver = Callable[[Term], FindingSpec | TextMatch]
+# a phrase as written -> the sentences mentioning it as asked; the context flags a context
+# filter requires (empty: the default)
+TextReader = Callable[[str, tuple[str, ...]], np.ndarray]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +37,15 @@ class Evaluator:
     """Evaluates the nodes of one query; term lookups and filter masks are memoised."""
 
     def __init__(self, arrays: CohortArrays, resolve: Resolver,
-                 within: np.ndarray | None = None) -> None:
+                 within: np.ndarray | None = None, read_text: TextReader | None = None
+                 ) -> None:
         """``within``: a mask over reports the query is restricted to (None: every report);
-        NOT then means "within these reports and not"."""
+        NOT then means "within these reports and not". ``read_text``: how text matches are
+        found (default: sentences containing the phrase, whatever its polarity)."""
         self.arrays = arrays
         self._resolve = resolve
         self._within = None if within is None else within[arrays.row_report]
+        self._read_text = read_text or (lambda phrase, _context: arrays.text_sentences(phrase))
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
@@ -65,14 +72,14 @@ class Evaluator:
         context = tuple(sorted({f.value for f in filters if f.key == "context"}))
         key = (node, context)
         if key not in self._sentences:
-            if isinstance(node, TextMatch):
-                self._sentences[key] = self.arrays.text_sentences(node.phrase)
-                self._labels[node] = f'text "{node.phrase}"'
+            target = node if isinstance(node, TextMatch) else self._resolve(node)
+            if isinstance(target, TextMatch):
+                self._sentences[key] = self._read_text(target.phrase, context)
+                self._labels[node] = f'text "{target.phrase}"'
             else:
-                spec = self._resolve(node)
                 self._sentences[key] = self.arrays.finding_sentences(
-                    replace(spec, required_context=context) if context else spec)
-                self._labels[node] = spec.label
+                    replace(target, required_context=context) if context else target)
+                self._labels[node] = target.label
         sentences = self._sentences[key]
         if self.restricted(filters):
             sentences = sentences[self.rows(filters)[sentences]]

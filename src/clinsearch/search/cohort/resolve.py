@@ -6,17 +6,23 @@ from clinsearch.annotate.finding import modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.evaluator import Resolver
-from clinsearch.search.cohort.syntax import CohortSyntaxError, Term
+from clinsearch.search.cohort.syntax import CohortSyntaxError, Term, TextMatch
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
 from clinsearch.search.query_parser import QueryParser
 
 
 def term_resolver(query: str, parser: QueryParser, hierarchy: Hierarchy,
-                  options: PolarityOptions = DEFAULT_POLARITY) -> Resolver:
-    """A resolver for the terms of ``query``; bad terms raise errors pointing into ``query``."""
+                  options: PolarityOptions = DEFAULT_POLARITY, as_text: bool = False
+                  ) -> Resolver:
+    """A resolver for the terms of ``query``; bad terms raise errors pointing into ``query``.
 
-    def resolve(term: Term) -> FindingSpec:
+    With ``as_text``, a term that names no lexicon finding, or has words the lexicon does not
+    know, is matched as text instead (its polarity read by ConText, ``search.phrase``)."""
+
+    def resolve(term: Term) -> FindingSpec | TextMatch:
         parsed = parser.parse(term.text, map_unknown=False)
+        if as_text and (parsed.mappings or not parsed.groups):
+            return TextMatch(term.text, term.start, term.end)
         if parsed.mappings:
             m = parsed.mappings[0]
             nearest = ", ".join(f'"{t.text}" ({sim:.2f})' for t, sim in m.nearest)

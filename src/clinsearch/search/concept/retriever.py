@@ -8,18 +8,17 @@ patient by their best sentence. Each hit explains which query parts its sentence
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clinsearch.annotate.phrase import read_phrase_query
 from clinsearch.hit import Hit
 from clinsearch.index.component import sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.bm25 import BM25Retriever
 from clinsearch.search.concept.modifier_relations import modifier_categories
 from clinsearch.search.concept.ranking import (
     ConceptRanker,
@@ -29,6 +28,7 @@ from clinsearch.search.concept.ranking import (
 )
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.units import Level
 
@@ -54,14 +54,16 @@ class ConceptRetriever:
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
-        self.fallback = BM25Retriever(index)
+        self.phrases = PhraseSearch(index, self.parser.annotator, self.options)
         self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
         parsed = self.parser.parse(query)
-        if not parsed.groups:
-            return self._text_fallback(query, level, top)
+        why = text_reason(parsed)
+        if why:
+            phrase = read_phrase_query(self.parser.annotator, query)
+            return self.phrases.search(phrase, level, top, why) if phrase.phrase else []
         ranking = self.ranker.rank(parsed, self.options, self._wording(query))
 
         def fetch(n: int) -> Scored:
@@ -83,12 +85,6 @@ class ConceptRetriever:
             [self._explain(parsed, int(row), p, m)
              for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
         )
-
-    def _text_fallback(self, query: str, level: Level, top: int) -> list[Hit]:
-        """BM25 hits for a query with no lexicon finding, marked as a text match."""
-        note = "no lexicon finding in the query: ranked by text (BM25)"
-        return [replace(hit, explanation=hit.explanation | {"fallback": note, "summary": note})
-                for hit in self.fallback.search(query, level, top)]
 
     def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
@@ -140,6 +136,7 @@ class ConceptRetriever:
             matched.append(entry)
         return {
             "method": "concept",
+            "match": CONCEPT_MATCH,
             "query_patterns": parsed.patterns,
             "mapped_words": [
                 {"phrase": m.phrase, "to": m.nearest[0][0].text,

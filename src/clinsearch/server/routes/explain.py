@@ -33,7 +33,7 @@ def explain(q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_TEXT)], u
     def run(snap: Snapshot) -> dict[str, Any]:
         tools = index_concept_tools(snap.index)
         return explain_query(tools.parser.parse(q), tools.hierarchy, tools.lexicon,
-                             tools.parser.encoder)
+                             tools.parser.encoder, tools.parser.annotator)
 
     return state.live.run(run)
 

@@ -182,6 +182,8 @@ function hitCard(hit) {
   meta.append(open);
   const against = hit.against_query || [];
   if (against.length) meta.append(el("span", { class: "badge against-badge", text: `states it as ${against.join(" / ")}` }));
+  if (hit.explanation && hit.explanation.match === "text")
+    meta.append(el("span", { class: "badge", text: "matched as text", title: hit.explanation.fallback || "" }));
   const card = el("article", { class: "hit" + (against.length ? " against" : ""), "data-report": hit.report_id }, meta,
     el("p", { class: "sentence" }, marked(hit.sentence, findingsShown(hit.findings), hit.highlights)));
   const why = hit.explanation && (hit.explanation.summary || hit.explanation.method);

@@ -1,0 +1,129 @@
+"""CMC 2007 benchmark: every search method side by side, and "code like a coder".
+
+Indexes the coded CMC 2007 dev reports (``--format cmc2007-coded``; ``--all`` indexes the 488
+uncoded ones too, unjudged) with every component (bm25, findings, concepts, dense), builds
+the benchmark of ``clinsearch bench build cmc2007`` (one query per majority ICD-9-CM code with at
+least two reports, written from its title; renal vs other groups), searches it with bm25,
+concept, dense and hybrid at report level, and prints MAP per group. Then codes the reports:
+one report cohort per code's cohort query, micro-F1 against the majority codes, with every
+refused query and its reason. Skips cleanly without the data.
+
+    python benchmarks/quality/bench_cmc.py [--out DIR] [--reuse] [--all] [--context FLAGS]
+        [--per-code]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from clinsearch import Index, IndexConfig
+from clinsearch.corpus.readers import read_reports
+from clinsearch.datasets import CMC2007, shared_data
+from clinsearch.evaluate import render
+from clinsearch.evaluate.bench.cmc2007 import cmc_benchmark, load_code_queries, report_codes
+from clinsearch.evaluate.coding import code_cohorts, coding_scores
+from clinsearch.evaluate.compare import compare_runs
+from clinsearch.evaluate.measures import parse_measure
+from clinsearch.evaluate.runner import index_runs
+from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.ranking import PolarityOptions, parse_context
+from clinsearch.search.concept.tools import index_concept_tools
+from clinsearch.search.phrase import text_reason
+from clinsearch.search.registry import parse_method
+
+METHODS = ("bm25", "concept", "dense", "hybrid")
+MEASURES = ("map", "p@10", "ndcg@10", "recall@100")
+COMPONENTS = ("bm25", "findings", "concepts", "dense")
+TOP = 1000
+
+
+def main() -> int:
+    """Run both benchmarks; 0 on success or a clean skip."""
+    args = _arguments()
+    xml = shared_data(CMC2007)
+    if xml is None:
+        print(f"skipped: CMC 2007 reports not found (../shared/data/{CMC2007})")
+        return 0
+    queries = load_code_queries(args.queries)
+    gold = report_codes(read_reports(xml, "cmc2007-coded"))
+    bench = cmc_benchmark(gold, queries)
+    fmt = "cmc2007" if args.all else "cmc2007-coded"
+    started = time.perf_counter()
+    if args.reuse and (args.out / "CURRENT").exists():
+        index = Index.open(args.out)
+    else:
+        if args.out.exists():
+            shutil.rmtree(args.out)
+        index = Index.build(read_reports(xml, fmt), args.out,
+                            IndexConfig(components=COMPONENTS), progress=False)
+    built = time.perf_counter() - started
+    print(f"{bench.summary()}; index of {index.manifest.counts.reports} reports ({fmt}) built"
+          f" or opened in {built:.0f} s")
+
+    started = time.perf_counter()
+    methods = [f"{m}:context={args.context}" if args.context and m in ("concept", "hybrid")
+               else m for m in METHODS]
+    runs = index_runs(index, bench.queries, [parse_method(m) for m in methods], "report", TOP,
+                      progress=False)
+    searched = time.perf_counter() - started
+    comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
+    print("\n## Retrieval (report level, depth 1000; * = p < 0.05 vs bm25)\n")
+    print(render.markdown(comp))
+    if args.per_code:
+        print(render.markdown_from_rows(*render.per_query_rows(comp),
+                                        text_columns=render.PER_QUERY_TEXT_COLUMNS))
+    print(f"search: {searched:.1f} s for {len(METHODS)} methods x {len(bench.queries)} queries")
+
+    if args.per_code:
+        print("\n## How concept search reads each query\n")
+        tools = index_concept_tools(index)
+        print("| code | query | read as |\n| --- | --- | --- |")
+        for q in bench.queries:
+            parsed = tools.parser.parse(q.text)
+            why = text_reason(parsed)
+            read = (f"text: {why}" if why else "; ".join(parsed.patterns))
+            print(f"| {q.qid} | {q.text} | {read} |")
+
+    judged = {q.code for q in queries if q.qid in bench.qrels.grades}
+    options = PolarityOptions(context=parse_context(args.context))
+    cohorts = code_cohorts(Cohort(index, options), [q for q in queries if q.code in judged])
+    scores = coding_scores(gold, cohorts)
+    total = scores.micro
+    refused = [c for c in cohorts if c.refused]
+    print("\n## Code like a coder (one report cohort per code; micro over (report, code))\n")
+    print(f"micro P {total.precision:.3f}  R {total.recall:.3f}  F1 {total.f1:.3f}"
+          f"  (tp {total.tp}, fp {total.fp}, fn {total.fn}); {len(refused)} of {len(cohorts)}"
+          " cohort queries refused")
+    if args.per_code:
+        print("\n| code | cohort query | tp | fp | fn | F1 | refused |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+        for c in cohorts:
+            n = scores.concept(c.code)
+            print(f"| {c.code} | {c.query} | {n.tp} | {n.fp} | {n.fn} | {n.f1:.2f} |"
+                  f" {c.refused} |")
+    return 0
+
+
+def _arguments() -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent
+                        / "out" / "cmc", help="index folder (replaced)")
+    parser.add_argument("--all", action="store_true", help="index all 967 reports, not the 479"
+                        " coded ones")
+    parser.add_argument("--reuse", action="store_true", help="open the index in --out if it"
+                        " is there instead of rebuilding it")
+    parser.add_argument("--context", default="", help="context flags concept search, hybrid"
+                        " and the cohorts also count (e.g. historical: the clinical history,"
+                        " which coders code, when the rules flag it)")
+    parser.add_argument("--queries", type=Path, default=None, help="code query list YAML")
+    parser.add_argument("--per-code", action="store_true", help="per-query and per-code rows")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

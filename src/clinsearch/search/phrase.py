@@ -1,0 +1,170 @@
+"""Negation-aware search for a phrase that names no lexicon concept ("no free air").
+
+Candidates are the sentences holding every word of the phrase (BM25, best first); each is read
+by the annotator's ConText rules with the phrase as the target, and kept when the phrase is
+mentioned there with the polarity (and context) the query asks for. Hits say they were matched
+as text (``explanation["match"] == "text"``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.phrase import (
+    PhraseQuery,
+    Span,
+    phrase_mentions,
+    read_phrase_query,
+    substring_spans,
+)
+from clinsearch.hit import Hit
+from clinsearch.index.bm25 import BM25Searcher
+from clinsearch.search.aggregate import Scored, top_groups
+from clinsearch.search.concept.ranking import PolarityOptions
+from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
+    from clinsearch.index import IndexStore
+
+TEXT_MATCH = "text"  # ``explanation["match"]`` of a hit matched as text
+CONCEPT_MATCH = "concept"
+MAX_GAP_WORDS = 3  # other words allowed between two words of the phrase in a sentence
+_MIN_FIRST_FETCH = 64
+_WORD = re.compile(r"\w+")
+
+
+def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions) -> bool:
+    """Whether a mention answers the query: an accepted polarity, the context flags the query
+    itself states ("history of ..." asks for a historical mention), and no flag beyond those
+    and the ones the options admit."""
+    flags = set(finding.context)
+    return (finding.polarity in options.allowed(query.polarity)
+            and set(query.context) <= flags <= {*options.context, *query.context})
+
+
+def term_spans(bm25: BM25Searcher, text: str, terms: Sequence[str]) -> list[Span]:
+    """Where the phrase's analysed ``terms`` occur together in ``text``: runs of matching words,
+    at most ``MAX_GAP_WORDS`` other words apart, that hold every term."""
+    wanted = set(terms)
+    found = bm25.matches(text, wanted)
+    out: list[Span] = []
+    i = 0
+    while i < len(found):
+        seen = {found[i][2]}
+        j = i
+        while seen != wanted and j + 1 < len(found) and _gap(text, found[j][1],
+                                                               found[j + 1][0]) <= MAX_GAP_WORDS:
+            j += 1
+            seen.add(found[j][2])
+        if seen == wanted:
+            out.append((found[i][0], found[j][1]))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def text_reason(parsed: ParsedQuery) -> str:
+    """Why a query is searched as a phrase rather than by concept ("" when it is not): it
+    names no lexicon finding, or some of its words are neither in the lexicon nor mapped to
+    it (reading only the rest would answer another question: "urinary tract infection" is
+    not an "infection" of the lungs)."""
+    if not parsed.groups:
+        return "no lexicon finding in the query: searched as text, negation read by ConText"
+    unread = [m.phrase for m in parsed.mappings if not m.used]
+    if unread:
+        words = ", ".join(f"'{w}'" for w in unread)
+        return f"{words} not in the lexicon: the query searched as text, negation read by ConText"
+    return ""
+
+
+def _gap(text: str, end: int, start: int) -> int:
+    """How many words lie between two matched words."""
+    return len(_WORD.findall(text[end:start]))
+
+
+class PhraseSearch:
+    """Phrase queries over an index's sentences, polarity read by ConText."""
+
+    def __init__(self, index: IndexStore, annotator: Annotator, options: PolarityOptions) -> None:
+        self.lookup = index.lookup
+        self.bm25: BM25Searcher = index.component("bm25")
+        self.annotator = annotator
+        self.options = options
+
+    def search(self, query: PhraseQuery, level: Level, top: int,
+               note: str = "") -> list[Hit]:
+        """The ``top`` best hits at ``level``: sentences mentioning the phrase as asked, ranked
+        by BM25; ``note`` says why the query was searched as text."""
+        terms = self.bm25.terms(query.phrase)
+        if not terms:
+            return []
+        mentions: dict[str, list[Span]] = {}  # sentence text -> its accepted mentions
+
+        def fetch(n: int) -> Scored:
+            ranked = self.bm25.search("sentences", terms, n, require_all=True)
+            rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
+            texts = list(self.lookup.sentence_texts.take(rows))
+            new = [t for t in dict.fromkeys(texts) if t not in mentions]
+            spans = [term_spans(self.bm25, t, terms) for t in new]
+            for text, found in zip(new, phrase_mentions(self.annotator, new, spans), strict=True):
+                mentions[text] = [(f.start, f.end) for f in found
+                                  if accepts(f, query, self.options)]
+            keep = np.array([bool(mentions[t]) for t in texts], dtype=bool)
+            return Scored(ranked.scores[keep], rows[keep], ranked.exhausted)
+
+        first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
+        best = top_groups(fetch, partial(self.lookup.groups, level, "sentence"), top, first)
+        texts = list(self.lookup.sentence_texts.take(best.rows))
+        explanation = text_explanation(query, note)
+        return make_hits(self.lookup, level, best.scores, best.rows,
+                         [tuple(mentions[t]) for t in texts], [explanation] * len(texts))
+
+
+def text_explanation(query: PhraseQuery, note: str = "") -> dict[str, Any]:
+    """How a hit matched as text: the phrase, the polarity asked, and why (``note``)."""
+    context = f" ({', '.join(query.context)})" if query.context else ""
+    summary = f'matched as text: "{query.phrase}" {query.polarity}{context}'
+    out: dict[str, Any] = {"method": "concept", "match": TEXT_MATCH, "phrase": query.phrase,
+                           "polarity": query.polarity, "context": list(query.context),
+                           "summary": summary}
+    if note:
+        out["fallback"] = note
+    return out
+
+
+def phrase_sentences(annotator: Annotator, options: PolarityOptions,
+                     containing: Callable[[str], np.ndarray],
+                     texts_of: Callable[[np.ndarray], list[str]],
+                     text: str, required: tuple[str, ...] = ()) -> np.ndarray:
+    """The sentences (ids of ``containing``'s numbering) that mention the phrase query ``text``
+    as asked: candidates hold the phrase (``containing``, case-insensitive), each read by
+    ConText with its occurrences as targets. ``required`` context flags ("historical"; "any":
+    whatever context) replace the default: mentions must carry them."""
+    query = read_phrase_query(annotator, text)
+    if not query.phrase:
+        return np.zeros(0, np.int64)
+    rows = containing(query.phrase)
+    texts = texts_of(rows)
+    unique = list(dict.fromkeys(texts))
+    spans = [substring_spans(t, query.phrase) for t in unique]
+    flags = [c for c in required if c != "any"]
+
+    def wanted(f: Finding) -> bool:
+        if not required:
+            return accepts(f, query, options)
+        return (f.polarity in options.allowed(query.polarity)
+                and all(c in f.context for c in flags))
+
+    verdict = {t: any(wanted(f) for f in found)
+               for t, found in zip(unique, phrase_mentions(annotator, unique, spans), strict=True)}
+    return rows[np.array([verdict[t] for t in texts], dtype=bool)] if texts else rows

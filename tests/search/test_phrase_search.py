@@ -56,7 +56,10 @@ def test_phrase_query_reading() -> None:
     assert read_phrase_query(annotator, "possible zebra stripes").polarity == "uncertain"
     history = read_phrase_query(annotator, "history of zebra stripes")
     assert history.context == ("historical",) and history.phrase == "zebra stripes"
-    assert read_phrase_query(annotator, "no").phrase == ""
+    assert read_phrase_query(annotator, "--").phrase == ""  # no words: nothing to find
+    for cue_words in ("no", "clear"):  # cue words alone are sought as written
+        read = read_phrase_query(annotator, cue_words)
+        assert (read.phrase, read.polarity) == (cue_words, "present")
     assert substring_spans("No zebra-stripes.", "stripe") == [(9, 16)]  # whole words
 
 

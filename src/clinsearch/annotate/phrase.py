@@ -41,7 +41,8 @@ class PhraseQuery:
 
 def read_phrase_query(annotator: Annotator, text: str) -> PhraseQuery:
     """``text`` as a phrase query: its longest run of words outside ConText cues is the phrase,
-    and the phrase's polarity and context there are what the query asks for."""
+    and the phrase's polarity and context there are what the query asks for; a text of cue
+    words alone is sought as written, present."""
     cues = annotator.cues(text)
     runs: list[list[re.Match[str]]] = [[]]
     for word in _WORD.finditer(text):
@@ -51,8 +52,8 @@ def read_phrase_query(annotator: Annotator, text: str) -> PhraseQuery:
             runs[-1].append(word)
     trimmed = [_trim(run) for run in runs]
     best = max(trimmed, key=lambda run: sum(len(w.group()) for w in run))
-    if not best:
-        return PhraseQuery(text, "", "present")
+    if not best:  # every word is a cue ("clear", "normal"): the words themselves are sought
+        return PhraseQuery(text, " ".join(w.group() for w in _WORD.finditer(text)), "present")
     phrase = text[best[0].start() : best[-1].end()]
     found = [f for f in annotator.annotate(text, [phrase]) if f.type == TARGET_TYPE]
     if not found:

@@ -147,6 +147,7 @@ def test_cohort_counts_members_and_export_match_the_cli(server: Server, tmp_path
 def test_report_view_has_sections_sentences_and_findings(server: Server) -> None:
     view = server.call("GET", "/api/reports/P001-R1").json()
     text = view["report"]["text"]
+    assert view["report"]["source"] == "sample_reports.jsonl:1"  # no server folders shown
     assert [s["name"] for s in view["sections"]][-2:] == ["findings", "impression"]
     for s in view["sentences"]:
         assert text[s["start"]:s["end"]] == s["text"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path
@@ -27,4 +28,7 @@ def report(report_id: Annotated[str, Path(max_length=MAX_ID)], audit: Audit, use
     audit.record("report", {"id": report_id},
                  {"reports": 1, "patients": 1, "findings": len(view.findings)}, generation,
                  {"reports": [report_id]})
-    return view.to_dict() | {"generation": generation}
+    shown = view.to_dict()
+    # where the report was read from, without the server's folders: "notes.jsonl:6"
+    shown["report"]["source"] = PurePath(view.report.source).name
+    return shown | {"generation": generation}

@@ -53,6 +53,7 @@ COMMAND = """
 import sys
 from clinsearch.cli import app
 app(sys.argv[1:], standalone_mode=False)
+print("medspacy loaded:", "medspacy" in sys.modules)
 print("pandas loaded:", "pandas" in sys.modules)
 """
 
@@ -69,6 +70,8 @@ def test_a_cold_query_never_imports_pandas(index: Index) -> None:
         done = subprocess.run([sys.executable, "-c", COMMAND, *args], capture_output=True,
                               text=True, env=env, check=True, timeout=120)
         assert done.stdout.strip().splitlines()[-1] == "pandas loaded: False", args
+        if args[-1] == "bm25":  # a plain BM25 search reads no ConText rules at all
+            assert done.stdout.strip().splitlines()[-2] == "medspacy loaded: False"
     assert '"counts"' in done.stdout
 
 

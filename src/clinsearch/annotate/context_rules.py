@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -27,7 +27,7 @@ from medspacy.context import ConTextRule
 from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
-from clinsearch.annotate.finding import CONTEXTS
+from clinsearch.annotate.finding import NO_CONTEXT, section_flag
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
 from clinsearch.errors import InputError
@@ -46,7 +46,6 @@ RADIOLOGY_FILE = "context_radiology.yaml"
 RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "hedging_modifiers",
                   "rules")
 HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
-NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
 DIRECTIONS = ("FORWARD", "BACKWARD", "BIDIRECTIONAL", "TERMINATE", "PSEUDO")
@@ -100,7 +99,7 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
     sections = []
     if "sections" in top:
         for name, value in reader.mapping(top["sections"], "sections").items():
-            sections.append((name, _section_flag(reader.scalar(value, name),
+            sections.append((name, section_flag(reader.scalar(value, name),
                                                  lambda m, v=value: reader.fail(v, "sections", m))))
     hedging: set[tuple[str, str]] = set()
     if "hedging_modifiers" in top:
@@ -111,20 +110,13 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
                     frozenset(hedging))
 
 
-def _section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
-    """``flag`` if it is a context flag or ``none``, else the error ``fail`` makes."""
-    if flag not in (*CONTEXTS, NO_CONTEXT):
-        raise fail(f"unknown context '{flag}' (allowed: {', '.join((*CONTEXTS, NO_CONTEXT))})")
-    return flag
-
-
 def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     """The context flag each section gives its findings: the shipped rules' ``sections``,
     changed by ``overrides`` (section name -> flag, or ``none`` for no flag); section names
     are matched in lower case. A bad flag is an InputError naming the section."""
     meanings = dict(radiology_rules().sections)
     for name, flag in (overrides or {}).items():
-        meanings[name] = _section_flag(str(flag), lambda m, n=name: InputError(
+        meanings[name] = section_flag(str(flag), lambda m, n=name: InputError(
             m, field=f"section context {n}"))
     return {name.lower(): flag for name, flag in meanings.items() if flag != NO_CONTEXT}
 

@@ -7,7 +7,7 @@ modifier values in the fixed order of ``MODIFIER_ORDER``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,6 +21,15 @@ MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "tempor
 CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical")
 HYPOTHETICAL = "hypothetical"
 FAMILY = "family"
+NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
+
+
+def section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
+    """``flag`` if it is a context flag or ``none`` (a section's meaning), else the error
+    ``fail`` makes."""
+    if flag not in (*CONTEXTS, NO_CONTEXT):
+        raise fail(f"unknown context '{flag}' (allowed: {', '.join((*CONTEXTS, NO_CONTEXT))})")
+    return flag
 
 
 def asserted(context: Sequence[str], *, of_patient: bool = False) -> bool:

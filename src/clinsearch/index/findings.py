@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from functools import partial
+from functools import cached_property, partial
 from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,8 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from clinsearch.annotate.finding import Finding
-from clinsearch.errors import ClinsearchError
+from clinsearch.annotate.finding import Finding, section_flag
+from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
 from clinsearch.index.finding_match import FindingMatcher, SentenceRows, TableFindings
 from clinsearch.progress import progress_bar, track
@@ -112,11 +112,19 @@ class FindingsComponent:
     name = NAME
 
     def __init__(self, options: Mapping[str, Any]) -> None:
-        from clinsearch.annotate.context_rules import section_contexts
-
         self.lexicon = options.get("lexicon")
         self.batch_size = int(options.get("batch_size", 256))
-        self.sections = section_contexts(options.get("section_context"))
+        self._section_context = options.get("section_context")
+        for name, flag in (self._section_context or {}).items():  # checked now, read later
+            section_flag(str(flag), lambda m, n=name: InputError(m, field=f"section context {n}"))
+
+    @cached_property
+    def sections(self) -> dict[str, str]:
+        """Section name -> context flag, read when sentences are annotated (the rule file is
+        not parsed, nor medspaCy imported, by an index opened only to search)."""
+        from clinsearch.annotate.context_rules import section_contexts
+
+        return section_contexts(self._section_context)
 
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""

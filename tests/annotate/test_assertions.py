@@ -185,6 +185,27 @@ def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        ("Heart size at the upper limits of normal, mild aortic tortuosity.",
+         {"tortuous_aorta": PRESENT}),
+        ("Cardiac silhouette top normal with a small left pleural effusion.",
+         {"pleural_effusion": PRESENT}),
+        ("The heart is near top normal in size with calcification of the aorta.",
+         {"aortic_calcification": PRESENT}),
+        ("Borderline cardiomegaly with a small right effusion.",
+         {"cardiomegaly": UNCERTAIN, "pleural_effusion": PRESENT}),
+        ("Small right effusion, borderline enlargement of the heart.",
+         {"pleural_effusion": PRESENT, "cardiomegaly": UNCERTAIN}),
+    ],
+)
+def test_a_hedging_modifier_hedges_only_its_own_segment(
+        shipped_annotator: Annotator, text: str, expected: dict) -> None:
+    found = reading(shipped_annotator, text)
+    assert {c: found.get(c) for c in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("Mildly enlarged cardiac silhouette; cardiomegaly versus pericardial effusion.",
          ["uncertain", "uncertain"]),
         ("Small left pleural effusion, possible right pleural effusion.",

@@ -172,6 +172,9 @@ def test_no_spelling_names_two_concepts(lexicon: Lexicon) -> None:
         ("flank pain", "flank_pain"),
         ("pulmonary sequestration", "pulmonary_sequestration"),  # from the HPO
         ("tracheomalacia", "tracheomalacia"),
+        ("ureteral stents", "ureteral_stent"),  # a device seen in place, not a surgery
+        ("double-J stent", "ureteral_stent"),
+        ("pyeloplasty", "urologic_surgery"),
     ],
 )
 def test_organ_qualified_and_department_terms_resolve(index: SurfaceIndex, term: str,
@@ -186,3 +189,8 @@ def test_generated_hpo_file_is_current() -> None:
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
                           check=False)
     assert done.returncode == 0, done.stderr.decode()[-500:]
+
+
+def test_a_ureteral_stent_is_a_stent(lexicon: Lexicon) -> None:
+    stent = lexicon.concepts["ureteral_stent"]
+    assert (stent.type, stent.parents) == ("device", ("stent",))

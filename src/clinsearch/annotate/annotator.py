@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,6 +29,7 @@ from clinsearch.annotate.finding import Finding, Modifier, Trigger
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
+    SEGMENT_BREAKS,
     Anchor,
     Clauses,
     ModifierMatcher,
@@ -46,6 +48,7 @@ from clinsearch.annotate.surface_index import SurfaceIndex
 NORMAL_STATE = "NORMAL_STATE"  # the trigger category of a state word that rules findings out
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 STATE_TYPE = "state"  # a state word's type while it is read (never a finding's)
+_WORDS = re.compile(r"\w+|[^\w\s]")  # words and punctuation marks, for segment breaks
 
 
 class Annotator:
@@ -240,17 +243,20 @@ class Annotator:
                 out.append(finding)
             out += stated.get(i, [])
         sentence_starts = [offsets[sent.start_char] for sent in doc.sents]
-        return _hedged_alike([self._hedged(f) for f in out],
+        return _hedged_alike([self._hedged(f, text) for f in out],
                              [bisect_right(sentence_starts, f.start) for f in out])
 
-    def _hedged(self, finding: Finding) -> Finding:
-        """``finding`` uncertain when it is present and a modifier of it hedges it (the rule
-        file's ``hedging_modifiers``: "borderline cardiomegaly"), that modifier its trigger."""
+    def _hedged(self, finding: Finding, text: str) -> Finding:
+        """``finding`` uncertain when it is present and a modifier of its own segment hedges it
+        (the rule file's ``hedging_modifiers``: "borderline cardiomegaly"), that modifier its
+        trigger. A hedge across a segment break is another finding's ("heart size upper limits
+        of normal, aortic tortuosity": the tortuosity is not in doubt)."""
         if finding.polarity != "present" or finding.trigger is not None or (
                 finding.type == "anatomy"):
             return finding
         for m in finding.modifiers:
-            if (m.category, m.value) in self._hedging:
+            if (m.category, m.value) in self._hedging and not _segment_break_between(
+                    text, (m.start, m.end), (finding.start, finding.end)):
                 trigger = Trigger(f"{m.category}={m.value}", HEDGING_MODIFIER, m.text, m.start,
                                   m.end)
                 return replace(finding, polarity="uncertain", trigger=trigger)
@@ -333,6 +339,13 @@ def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding
                 f = replace(f, polarity="uncertain", trigger=hedge.trigger)
         out.append(f)
     return out
+
+
+def _segment_break_between(text: str, a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether a segment break word (``SEGMENT_BREAKS``: a comma, "and", "with", ...) lies
+    in ``text`` between the character spans ``a`` and ``b`` (none when they overlap)."""
+    gap = text[min(a[1], b[1]) : max(a[0], b[0])]
+    return any(w in SEGMENT_BREAKS for w in _WORDS.findall(gap.lower()))
 
 
 def _sides(finding: Finding) -> set[str]:

@@ -176,6 +176,23 @@ def test_hedging_modifiers_conditionals_masks_and_past_causes(
     assert reading(shipped_annotator, text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "concept"),
+    [
+        ("Metallic foreign body in the left axilla, which may represent a bullet fragment.",
+         "foreign_body"),
+        ("Displaced left 5th rib fracture and probable nondisplaced left 6th rib fracture.",
+         "rib_fracture"),
+        ("Patchy airspace opacities, possibly due to airspace disease or atelectasis.",
+         "airspace_disease"),
+    ],
+)
+def test_a_hedged_reading_leaves_what_was_seen_asserted(
+        shipped_annotator: Annotator, text: str, concept: str) -> None:
+    seen, reading = [f for f in shipped_annotator.annotate(text) if f.concept == concept]
+    assert (seen.polarity, reading.polarity) == ("present", "uncertain")
+
+
 def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None:
     [finding] = shipped_annotator.annotate("Borderline enlarged heart.")
     assert (finding.trigger.rule, finding.trigger.category, finding.trigger.text) == (
@@ -212,6 +229,8 @@ def test_a_hedging_modifier_hedges_only_its_own_segment(
          ["present", "uncertain"]),  # another side is another finding
         ("Enlarged heart. Cardiomegaly versus pericardial effusion.",
          ["present", "uncertain"]),  # another sentence says its own
+        ("Enlarged cardiac silhouette, which may represent cardiomegaly from volume overload.",
+         ["present", "uncertain"]),  # the hedged reading offered for what is seen
     ],
 )
 def test_a_sentence_that_hedges_a_concept_hedges_its_plain_mentions(

@@ -324,7 +324,9 @@ def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding
     """A sentence that hedges a concept hedges its other plain mentions of that concept on the
     same side: in "mildly enlarged cardiac silhouette; cardiomegaly versus pericardial
     effusion" the enlarged silhouette is the cardiomegaly in question (not "small left effusion,
-    possible right effusion": another side is another finding)."""
+    possible right effusion": another side is another finding). A hedge whose cue stands
+    between the plain mention and it is a reading offered for what was seen ("foreign body,
+    which may represent a bullet fragment"): the plain mention stays asserted."""
     hedges = [(s, f) for s, f in zip(sentences, findings, strict=True)
               if f.polarity == "uncertain" and not f.context and f.trigger is not None]
     if not hedges:
@@ -334,11 +336,20 @@ def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding
         if f.polarity == "present" and not f.context and f.trigger is None:
             sides = _sides(f)
             hedge = next((h for s, h in hedges if s == sentence and h.concept == f.concept
-                          and (not sides or not _sides(h) or sides & _sides(h))), None)
+                          and (not sides or not _sides(h) or sides & _sides(h))
+                          and not _offered_reading(f, h)), None)
             if hedge is not None:
                 f = replace(f, polarity="uncertain", trigger=hedge.trigger)
         out.append(f)
     return out
+
+
+def _offered_reading(seen: Finding, hedged: Finding) -> bool:
+    """Whether ``hedged`` follows ``seen`` with its cue between them ("X, possibly Y", "X
+    which may represent Y", "X and probable Y"): the hedge is of the reading, not of X."""
+    cue = hedged.trigger
+    return (cue is not None and cue.start is not None and cue.end is not None
+            and seen.end <= cue.start and cue.end <= hedged.start)
 
 
 def _segment_break_between(text: str, a: tuple[int, int], b: tuple[int, int]) -> bool:

@@ -193,6 +193,21 @@ def test_a_hedged_reading_leaves_what_was_seen_asserted(
     assert (seen.polarity, reading.polarity) == ("present", "uncertain")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("There is tortuosity and/or ectasia of the descending aorta.", {"present"}),
+        ("Mild left pleural effusion or small right pleural effusion.", {"present"}),
+        ("Scarring or atelectasis at the right base.", {"uncertain"}),
+        ("Tortuosity or XXXX of the aorta.", {"uncertain"}),  # the other alternative unknown
+    ],
+)
+def test_alternatives_naming_one_concept_assert_it(
+        shipped_annotator: Annotator, text: str, expected: set[str]) -> None:
+    assert {f.polarity for f in shipped_annotator.annotate(text) if f.type != "anatomy"} == (
+        expected)
+
+
 def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None:
     [finding] = shipped_annotator.annotate("Borderline enlarged heart.")
     assert (finding.trigger.rule, finding.trigger.category, finding.trigger.text) == (

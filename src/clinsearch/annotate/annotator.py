@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -16,6 +16,7 @@ from spacy.tokens import Doc, Span
 from clinsearch.annotate.anatomy_states import Span as StateSpan
 from clinsearch.annotate.anatomy_states import StateWords
 from clinsearch.annotate.context_rules import (
+    ALTERNATIVE,
     HEDGING_MODIFIER,
     WITHIN_NORMAL,
     applicable,
@@ -243,7 +244,7 @@ class Annotator:
                 out.append(finding)
             out += stated.get(i, [])
         sentence_starts = [offsets[sent.start_char] for sent in doc.sents]
-        return _hedged_alike([self._hedged(f, text) for f in out],
+        return _hedged_alike(_alike_alternatives([self._hedged(f, text) for f in out]),
                              [bisect_right(sentence_starts, f.start) for f in out])
 
     def _hedged(self, finding: Finding, text: str) -> Finding:
@@ -342,6 +343,25 @@ def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding
                 f = replace(f, polarity="uncertain", trigger=hedge.trigger)
         out.append(f)
     return out
+
+
+def _alike_alternatives(findings: list[Finding]) -> list[Finding]:
+    """Alternatives that all name one concept assert it: in "tortuosity and/or ectasia of the
+    aorta" or "loculated fluid or effusion in the pleural space" only the wording differs."""
+    by_cue: dict[tuple[int | None, int | None], set[str]] = {}
+    count: Counter[tuple[int | None, int | None]] = Counter()
+    for f in findings:  # an anatomy in the cue's scope is where, not an alternative
+        if f.trigger is not None and f.trigger.category == ALTERNATIVE and f.type != "anatomy":
+            key = (f.trigger.start, f.trigger.end)
+            by_cue.setdefault(key, set()).add(f.concept)
+            count[key] += 1
+    alike = {k for k, concepts in by_cue.items() if len(concepts) == 1 and count[k] > 1}
+    if not alike:
+        return findings
+    return [replace(f, polarity="present", trigger=None)
+            if f.trigger is not None and f.trigger.category == ALTERNATIVE and f.type != "anatomy"
+            and (f.trigger.start, f.trigger.end) in alike else f
+            for f in findings]
 
 
 def _offered_reading(seen: Finding, hedged: Finding) -> bool:

@@ -200,9 +200,12 @@ def test_a_hedged_reading_leaves_what_was_seen_asserted(
         ("Mild left pleural effusion or small right pleural effusion.", {"present"}),
         ("Scarring or atelectasis at the right base.", {"uncertain"}),
         ("Tortuosity or XXXX of the aorta.", {"uncertain"}),  # the other alternative unknown
+        ("Acute or subacute fracture of the left clavicle.", {"present"}),  # its age in doubt
+        ("Small versus moderate right pleural effusion.", {"present"}),  # its size in doubt
+        ("No acute or chronic fracture.", {"absent"}),
     ],
 )
-def test_alternatives_naming_one_concept_assert_it(
+def test_alternatives_of_one_concept_or_of_its_modifiers_assert_it(
         shipped_annotator: Annotator, text: str, expected: set[str]) -> None:
     assert {f.polarity for f in shipped_annotator.annotate(text) if f.type != "anatomy"} == (
         expected)

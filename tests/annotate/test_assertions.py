@@ -228,11 +228,15 @@ def test_a_hedging_modifier_is_the_trigger(shipped_annotator: Annotator) -> None
          {"aortic_calcification": PRESENT}),
         ("Borderline cardiomegaly with a small right effusion.",
          {"cardiomegaly": UNCERTAIN, "pleural_effusion": PRESENT}),
+        ("Heart size normal, aortic tortuosity.",  # "normal" ends at the comma
+         {"cardiomegaly": ABSENT, "tortuous_aorta": PRESENT}),
+        ("Normal heart size and pulmonary vascularity.",
+         {"cardiomegaly": ABSENT, "pulmonary_vascular_congestion": ABSENT}),
         ("Small right effusion, borderline enlargement of the heart.",
          {"pleural_effusion": PRESENT, "cardiomegaly": UNCERTAIN}),
     ],
 )
-def test_a_hedging_modifier_hedges_only_its_own_segment(
+def test_a_hedging_modifier_or_normal_reads_only_its_own_segment(
         shipped_annotator: Annotator, text: str, expected: dict) -> None:
     found = reading(shipped_annotator, text)
     assert {c: found.get(c) for c in expected} == expected

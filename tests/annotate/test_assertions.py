@@ -162,6 +162,11 @@ def test_with_or_without_is_uncertain(shipped_annotator: Annotator, text: str,
         ("Patchy right lower lobe opacities, XXXX infectious infiltrate.",
          {"opacity": PRESENT, "pneumonia": UNCERTAIN}),
         ("Atypical infection is another consideration.", {"atypical_infection": UNCERTAIN}),
+        # the hedge after a long subject still reaches it
+        ("An infection superimposed on the changes seen on the previous examinations would be a"
+         " consideration.", {"pneumonia": UNCERTAIN}),
+        ("A pneumonia developing at the left base behind the heart would be a possibility.",
+         {"pneumonia": UNCERTAIN}),
         ("It would be difficult to completely exclude a superimposed pneumonia.",
          {"pneumonia": UNCERTAIN}),
         ("Lower lobe opacities which are most likely due to pleural effusions.",

@@ -1,6 +1,6 @@
-"""Issue 26: the impression concludes. A finding the findings section states present reads as
-the impression reads it (uncertain or absent), and an impression saying nothing acute is wrong
-denies the acute findings it does not name; cohorts count what the report concludes."""
+"""Issue 26: the impression concludes. A finding the findings section states present reads
+uncertain when the impression hedges it; a bare one reads absent when the impression denies it
+or says nothing acute is wrong without naming it; cohorts count what the report concludes."""
 
 from __future__ import annotations
 
@@ -32,7 +32,10 @@ REPORTS = (
            "Cardiomegaly versus pericardial effusion."),
     report("dropped", "There is pneumothorax. Lungs are clear.",
            "No acute cardiopulmonary disease."),
-    report("denied", "Right upper lobe pneumonia.", "No pneumonia."),
+    report("denied", "There is pneumonia.", "No pneumonia."),
+    # kept: a described finding was observed, whatever the impression says of it
+    report("described", "Small residual left apical pneumothorax. Right upper lobe pneumonia.",
+           "No pneumonia. No acute cardiopulmonary abnormality."),
     # kept: the impression agrees, denies only a degree, or says nothing of a chronic finding
     report("agreed", "Small left pleural effusion.", "Small left pleural effusion."),
     report("degree", "Small left pleural effusion.", "No large pleural effusion."),
@@ -62,8 +65,8 @@ def members(index: Index, query: str) -> set[str]:
 def test_cohorts_count_what_the_impression_concludes(built: Index) -> None:
     assert members(built, "pleural effusion") == {"agreed", "degree"}
     assert members(built, "cardiomegaly") == {"chronic"}
-    assert members(built, "pneumothorax") == {"silent"}
-    assert members(built, "pneumonia") == {"mixed"}
+    assert members(built, "pneumothorax") == {"silent", "described"}
+    assert members(built, "pneumonia") == {"mixed", "described"}
     assert {"dropped"} <= members(built, "no pneumothorax")
     assert {"denied"} <= members(built, "no pneumonia")
 

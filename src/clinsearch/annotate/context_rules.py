@@ -82,9 +82,9 @@ class RuleFile:
 @dataclass(frozen=True)
 class Conclusion:
     """The section that concludes a report (the impression) and the sections it governs: a
-    finding those state present that the conclusion names only as uncertain or absent reads as
-    the conclusion reads it, and a conclusion saying one of the ``normal`` phrases denies the
-    ``acute`` concepts (lexicon ids) it does not name."""
+    finding those state present that the conclusion names only as uncertain reads uncertain;
+    a bare one (no modifiers) that it denies, or, for the ``acute`` concepts (lexicon ids), does
+    not name beside one of its ``normal`` phrases, reads absent (``index.conclusion``)."""
 
     section: str
     governs: tuple[str, ...]

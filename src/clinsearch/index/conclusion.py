@@ -1,10 +1,12 @@
 """The impression concludes: a report-level reading of the findings the findings section states.
 
 A coder codes what the radiologist concludes. When the findings section states a finding
-present and the impression (the rule file's ``conclusion``) names it only as uncertain or
-absent, the finding reads as the impression reads it; when the impression says nothing is
-acutely wrong ("No acute cardiopulmonary disease.") and does not name an acute finding, the
-findings section's "There is pneumothorax." (a dropped "no") is read absent. The changed
+present and the impression (the rule file's ``conclusion``) names it only as uncertain, the
+finding reads uncertain. An absence overrides only a bare finding, one stated without any
+side, size or site (a dictation that dropped "no": "There is pneumothorax."): when the
+impression denies it, or says nothing is acutely wrong ("No acute cardiopulmonary disease.")
+without naming an acute finding, it reads absent; a described finding ("small residual left
+apical pneumothorax") was observed, and stays. The changed
 finding's trigger is the impression's words (rule ``conclusion``, category ``CONCLUSION``).
 Applied to the columns of whole reports' findings, before the table is written.
 """
@@ -38,13 +40,14 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
     for i, section in enumerate(sections):
         if section not in rule.governs or polarity[i] != "present" or columns["context"][i]:
             continue
+        bare = not columns["modifiers"][i]  # described (side, size, site...): observed
         concluded = readings.get((keys[i], concepts[i]))
         if concluded is not None:
             chosen = _reading(concluded, columns)
-            if chosen is not None:
+            if chosen is not None and (bare or polarity[chosen] == "uncertain"):
                 words = (columns["text"][chosen], columns["start"][chosen], columns["end"][chosen])
                 _conclude(columns, i, polarity[chosen], words)
-        elif concepts[i] in rule.acute and keys[i] in normal:
+        elif bare and concepts[i] in rule.acute and keys[i] in normal:
             _conclude(columns, i, "absent", normal[keys[i]])
 
 

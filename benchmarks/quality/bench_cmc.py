@@ -10,8 +10,8 @@ refused query and its reason, twice: counting the ``--context`` flags for every 
 asserted findings only), and counting the contexts each code declares in the query list (the
 reason for the exam, personal history). Skips cleanly without the data.
 
-    python benchmarks/quality/bench_cmc.py [--out DIR] [--reuse] [--all] [--context FLAGS]
-        [--per-code]
+    python -m benchmarks.quality.bench_cmc [--out DIR] [--reuse] [--all] [--context FLAGS]
+        [--section-context SECTION=CONTEXT] [--per-code]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from clinsearch import Index, IndexConfig
+from clinsearch.cli.index import section_meanings
 from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import CMC2007, shared_data
 from clinsearch.evaluate import render
@@ -67,8 +68,10 @@ def main() -> int:
     else:
         if args.out.exists():
             shutil.rmtree(args.out)
-        index = Index.build(read_reports(xml, fmt), args.out,
-                            IndexConfig(components=COMPONENTS), progress=False)
+        findings = {"section_context": section_meanings(args.section_context)}
+        index = Index.build(read_reports(xml, fmt), args.out, IndexConfig(
+            components=COMPONENTS, options={"findings": findings} if args.section_context else {}),
+            progress=False)
     built = time.perf_counter() - started
     print(f"{bench.summary()}; index of {index.manifest.counts.reports} reports ({fmt}) built"
           f" or opened in {built:.0f} s")
@@ -154,6 +157,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--context", default="", help="context flags concept search, hybrid"
                         " and the first coding also count for every code (e.g. indication:"
                         " the clinical history, the reason for the exam)")
+    parser.add_argument("--section-context", action="append", default=[], help="SECTION=CONTEXT"
+                        " as `clinsearch index --section-context` (indication=historical: the"
+                        " reading before the indication flag); not applied with --reuse")
     parser.add_argument("--queries", type=Path, default=None, help="code query list YAML")
     parser.add_argument("--per-code", action="store_true", help="per-query and per-code rows")
     return parser.parse_args()

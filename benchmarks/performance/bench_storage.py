@@ -61,6 +61,9 @@ def main() -> None:
     parser.add_argument("--reports", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=available_cores())
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--reports-per-patient", type=int, default=3,
+                        help="reports to a patient in the corpus (1: as many patients as"
+                        " reports; the cohort engine's patient and visit units grow with them)")
     parser.add_argument("--work", type=Path, default=None, help="folder for corpus and index")
     parser.add_argument("--build-only", action="store_true", help="measure only the build")
     parser.add_argument("--queries-only", action="store_true",
@@ -83,6 +86,7 @@ def main() -> None:
         "commit": _commit(src),
         "clinsearch_src": str(src),
         "reports": args.reports,
+        "reports_per_patient": args.reports_per_patient,
         "workers": args.workers,
         "command": " ".join(sys.argv),
         "load_before": _uptime(),
@@ -100,8 +104,9 @@ def main() -> None:
     with bench.step("corpus"):
         pool = sentence_pool(read_reports(source, fmt, skip_bad=True))
         for path, count, start in ((corpus, args.reports, 0), (extra, 1000, args.reports)):
-            write_json_lines(path, (_record(r) for r in synthetic_reports(pool, count, args.seed,
-                                                                       start=start)), force=True)
+            write_json_lines(path, (_record(r) for r in synthetic_reports(
+                pool, count, args.seed, start=start,
+                reports_per_patient=args.reports_per_patient)), force=True)
     shutil.rmtree(index, ignore_errors=True)
     workers = ["--workers", str(args.workers)] if args.workers else []
     bench.run("index", ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])

@@ -32,9 +32,13 @@ def sentence_pool(reports: Iterable[Report]) -> dict[str, list[str]]:
 
 
 def synthetic_reports(
-    pool: dict[str, list[str]], count: int, seed: int = 0, start: int = 0
+    pool: dict[str, list[str]], count: int, seed: int = 0, start: int = 0,
+    reports_per_patient: int = 3,
 ) -> Iterator[Report]:
-    """``count`` reports ``syn-{start}``... drawn from ``pool``; three reports per patient."""
+    """``count`` reports ``syn-{start}``... drawn from ``pool``, ``reports_per_patient`` to a
+    patient (two to a visit): 1 gives as many patients as reports, a larger number few."""
+    if reports_per_patient < 1:
+        raise ValueError("reports_per_patient must be at least 1")
     rng = random.Random(seed * 1_000_003 + start)
     for number in range(start, start + count):
         parts = []
@@ -43,12 +47,12 @@ def synthetic_reports(
             size = rng.randint(low, high)
             drawn = [_variant(rng, rng.choice(pool[section])) for _ in range(size)]
             parts.append(f"{section.upper()}: {' '.join(drawn)}")
-        patient = number // 3
+        patient = number // reports_per_patient
         yield Report(
             id=f"syn-{number}",
             text="\n".join(parts),
             patient_id=f"P{patient}",
-            visit_id=f"P{patient}-V{number % 3 // 2}",
+            visit_id=f"P{patient}-V{number % reports_per_patient // 2}",
             type="chest x-ray",
             date=f"20{10 + number % 14:02d}-{1 + number % 12:02d}-{1 + number % 28:02d}",
             source=f"synthetic:{number + 1}",

@@ -19,6 +19,7 @@ from clinsearch.index.omop import write_note_nlp
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.concept.ranking import PolarityOptions
 from clinsearch.search.filters import ReportFilters
+from clinsearch.search.no_hits import no_hits_reason
 
 from ..server.conftest import Server, clinsearch, serving
 
@@ -70,6 +71,15 @@ def test_cohorts_count_the_reports_own_findings_unless_asked(built: Index) -> No
     assert members(built, "pneumonia", "historical", "indication") == {"i1", "i2", "i3"}
     assert members(built, "pneumonia context:historical") == {"i1", "i3"}
     assert members(built, "pneumothorax", "indication") == set()  # "evaluate for" stays asked
+    assert Cohort(built).polarity_mix("cough") == {"present": 1, "absent": 0, "uncertain": 0,
+                                                   "historical": 0, "indication": 1}
+    assert Cohort(built).polarity_mix("pneumonia") == {"present": 1, "absent": 0, "uncertain": 0,
+                                                       "historical": 2, "indication": 1}
+
+
+def test_no_hits_names_the_indication(built: Index) -> None:
+    reason = no_hits_reason(built, "fever")
+    assert "never present" in reason and "1 indication" in reason and "--context" in reason
 
 
 def test_search_and_filters_read_the_flag(built: Index) -> None:

@@ -6,10 +6,12 @@ of ``--sample`` members (fewer when the cohort is smaller) is drawn from its cur
 the sample to judge. Judgments are read from
 ``data/cohort_judgments.yaml`` by report id (uid), cohort, judgment (``correct``: the report
 states the cohort's finding now, or for a negated cohort states it absent, as a coder reads
-the findings and impression; ``incorrect`` otherwise), judge and date; no report text is ever
-stored there. Prints each cohort's size, how many of its sample are judged, and the precision
-of the judged ones; ``--show`` prints the unjudged members' text (findings and impression) for
-a judge to read, on the terminal only.
+the findings and impression; ``incorrect`` otherwise), judge, date and, for an incorrect
+one, a short reason class (``hedge``, ``alternative``, ``dropped-negation``, ``mask``, ...);
+no report text is ever stored there. Prints each cohort's size, how many of its sample are
+judged, the precision of the judged ones and the incorrect ones counted by reason; ``--show``
+prints the unjudged members' text (findings and impression) for a judge to read, on the
+terminal only.
 
 The index must be built by the code under test (findings are extracted at build time):
 ``clinsearch index ../shared/data/iu_xray/indiana_reports.csv --format iu-xray --skip-bad
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +54,7 @@ class Judgment:
     judgment: str
     judge: str
     date: str
+    reason: str = ""  # why an incorrect member is not the finding: a class, never text
 
 
 def read_judgments(path: Path) -> dict[tuple[str, str], Judgment]:
@@ -106,15 +110,19 @@ def main() -> int:
     print("| cohort | members | sampled | judged | correct | precision |")
     print("| --- | --- | --- | --- | --- | --- |")
     unjudged: list[tuple[str, str]] = []
+    rejected: Counter[str] = Counter()
     for query in COHORTS:
         members = [m.report_id for m in cohort.members(query, "report")]
         drawn = sample(members, query, args.sample, args.seed)
         judged = [judgments[(query, uid)] for uid in drawn if (query, uid) in judgments]
         correct = sum(j.judgment == "correct" for j in judged)
         unjudged += [(query, uid) for uid in drawn if (query, uid) not in judgments]
+        rejected.update(j.reason or "unclassed" for j in judged if j.judgment == "incorrect")
         precision = f"{correct / len(judged):.3f}" if judged else "-"
         print(f"| {query} | {len(members)} | {len(drawn)} | {len(judged)} | {correct} |"
               f" {precision} |")
+    print("\nincorrect sampled members by cause: "
+          + (", ".join(f"{cause} {n}" for cause, n in rejected.most_common()) or "none"))
     print(f"\nunjudged sampled members: {len(unjudged)}")
     for query, uid in unjudged:
         print(f"- {query}: {uid}")

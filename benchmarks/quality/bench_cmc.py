@@ -6,10 +6,12 @@ the benchmark of ``clinsearch bench build cmc2007`` (one query per majority ICD-
 least two reports, written from its title; renal vs other groups), searches it with bm25,
 concept, dense and hybrid at report level, and prints MAP per group. Then codes the reports:
 one report cohort per code's cohort query, micro-F1 against the majority codes, with every
-refused query and its reason. Skips cleanly without the data.
+refused query and its reason, twice: counting the ``--context`` flags for every code (default:
+asserted findings only), and counting the contexts each code declares in the query list (the
+reason for the exam, personal history). Skips cleanly without the data.
 
-    python benchmarks/quality/bench_cmc.py [--out DIR] [--reuse] [--all] [--context FLAGS]
-        [--per-code]
+    python -m benchmarks.quality.bench_cmc [--out DIR] [--reuse] [--all] [--context FLAGS]
+        [--section-context SECTION=CONTEXT] [--per-code]
 """
 
 from __future__ import annotations
@@ -21,21 +23,29 @@ import time
 from pathlib import Path
 
 from clinsearch import Index, IndexConfig
+from clinsearch.cli.index import section_meanings
 from clinsearch.corpus.readers import read_reports
 from clinsearch.datasets import CMC2007, shared_data
 from clinsearch.evaluate import render
-from clinsearch.evaluate.bench.cmc2007 import cmc_benchmark, load_code_queries, report_codes
+from clinsearch.evaluate.bench.cmc2007 import (
+    CodeQuery,
+    cmc_benchmark,
+    load_code_queries,
+    report_codes,
+)
 from clinsearch.evaluate.coding import code_cohorts, coding_scores
 from clinsearch.evaluate.compare import compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
-from clinsearch.search.cohort import Cohort
-from clinsearch.search.concept.ranking import PolarityOptions, parse_context
+from clinsearch.query_file import Query
+from clinsearch.search.concept.ranking import parse_context
 from clinsearch.search.concept.tools import index_concept_tools
 from clinsearch.search.phrase import text_reason
 from clinsearch.search.registry import parse_method
+from clinsearch.trec import Run
 
 METHODS = ("bm25", "concept", "dense", "hybrid")
+CONTEXT_METHODS = ("concept", "hybrid")  # the methods --context applies to
 MEASURES = ("map", "p@10", "ndcg@10", "recall@100")
 COMPONENTS = ("bm25", "findings", "concepts", "dense")
 TOP = 1000
@@ -58,17 +68,21 @@ def main() -> int:
     else:
         if args.out.exists():
             shutil.rmtree(args.out)
-        index = Index.build(read_reports(xml, fmt), args.out,
-                            IndexConfig(components=COMPONENTS), progress=False)
+        findings = {"section_context": section_meanings(args.section_context)}
+        index = Index.build(read_reports(xml, fmt), args.out, IndexConfig(
+            components=COMPONENTS, options={"findings": findings} if args.section_context else {}),
+            progress=False)
     built = time.perf_counter() - started
     print(f"{bench.summary()}; index of {index.manifest.counts.reports} reports ({fmt}) built"
           f" or opened in {built:.0f} s")
 
     started = time.perf_counter()
-    methods = [f"{m}:context={args.context}" if args.context and m in ("concept", "hybrid")
+    methods = [f"{m}:context={args.context}" if args.context and m in CONTEXT_METHODS
                else m for m in METHODS]
     runs = index_runs(index, bench.queries, [parse_method(m) for m in methods], "report", TOP,
                       progress=False)
+    declared = {q.code: q.context for q in queries}
+    runs += [_declared_run(index, bench.queries, declared, m) for m in CONTEXT_METHODS]
     searched = time.perf_counter() - started
     comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
     print("\n## Retrieval (report level, depth 1000; * = p < 0.05 vs bm25)\n")
@@ -76,7 +90,7 @@ def main() -> int:
     if args.per_code:
         print(render.markdown_from_rows(*render.per_query_rows(comp),
                                         text_columns=render.PER_QUERY_TEXT_COLUMNS))
-    print(f"search: {searched:.1f} s for {len(METHODS)} methods x {len(bench.queries)} queries")
+    print(f"search: {searched:.1f} s for {len(runs)} runs x {len(bench.queries)} queries")
 
     if args.per_code:
         print("\n## How concept search reads each query\n")
@@ -88,24 +102,47 @@ def main() -> int:
             read = (f"text: {why}" if why else "; ".join(parsed.patterns))
             print(f"| {q.qid} | {q.text} | {read} |")
 
-    judged = {q.code for q in queries if q.qid in bench.qrels.grades}
-    options = PolarityOptions(context=parse_context(args.context))
-    cohorts = code_cohorts(Cohort(index, options), [q for q in queries if q.code in judged])
+    judged = [q for q in queries if q.qid in bench.qrels.grades]
+    print("\n## Code like a coder (one report cohort per code; micro over (report, code))")
+    uniform = parse_context(args.context)
+    _code(index, gold, judged, uniform, f"--context {args.context or '(none)'} for every code",
+          args.per_code)
+    _code(index, gold, judged, None, "each code's declared context", args.per_code)
+    return 0
+
+
+def _declared_run(index: Index, queries: list[Query], declared: dict[str, tuple[str, ...]],
+                  method: str) -> Run:
+    """``method`` searching each query with the context flags its code declares, as one run
+    named ``METHOD:declared``."""
+    scores: dict[str, dict[str, float]] = {}
+    for flags in sorted(set(declared.values())):
+        group = [q for q in queries if declared[q.qid] == flags]
+        spec = parse_method(f"{method}:context={','.join(flags)}" if flags else method)
+        (run,) = index_runs(index, group, [spec], "report", TOP, progress=False)
+        scores.update(run.scores)
+    return Run(f"{method}:declared", scores, f"{index.path} --method {method}, declared contexts")
+
+
+def _code(index: Index, gold: dict[str, set[str]], queries: list[CodeQuery],
+          context: tuple[str, ...] | None, label: str, per_code: bool) -> None:
+    """Code the reports with one cohort per code (``context``: as ``code_cohorts``) and print
+    micro P/R/F1, and with ``per_code`` a row per code."""
+    cohorts = code_cohorts(index, queries, context)
     scores = coding_scores(gold, cohorts)
     total = scores.micro
     refused = [c for c in cohorts if c.refused]
-    print("\n## Code like a coder (one report cohort per code; micro over (report, code))\n")
-    print(f"micro P {total.precision:.3f}  R {total.recall:.3f}  F1 {total.f1:.3f}"
+    print(f"\n{label}: micro P {total.precision:.3f}  R {total.recall:.3f}  F1 {total.f1:.3f}"
           f"  (tp {total.tp}, fp {total.fp}, fn {total.fn}); {len(refused)} of {len(cohorts)}"
           " cohort queries refused")
-    if args.per_code:
-        print("\n| code | cohort query | tp | fp | fn | F1 | refused |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    if per_code:
+        flags = {q.code: ",".join(q.context if context is None else context) for q in queries}
+        print("\n| code | cohort query | context | tp | fp | fn | F1 | refused |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | --- |")
         for c in cohorts:
             n = scores.concept(c.code)
-            print(f"| {c.code} | {c.query} | {n.tp} | {n.fp} | {n.fn} | {n.f1:.2f} |"
-                  f" {c.refused} |")
-    return 0
+            print(f"| {c.code} | {c.query} | {flags[c.code]} | {n.tp} | {n.fp} | {n.fn} |"
+                  f" {n.f1:.2f} | {c.refused} |")
 
 
 def _arguments() -> argparse.Namespace:
@@ -118,8 +155,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--reuse", action="store_true", help="open the index in --out if it"
                         " is there instead of rebuilding it")
     parser.add_argument("--context", default="", help="context flags concept search, hybrid"
-                        " and the cohorts also count (e.g. historical: the clinical history,"
-                        " which coders code, when the rules flag it)")
+                        " and the first coding also count for every code (e.g. indication:"
+                        " the clinical history, the reason for the exam)")
+    parser.add_argument("--section-context", action="append", default=[], help="SECTION=CONTEXT"
+                        " as `clinsearch index --section-context` (indication=historical: the"
+                        " reading before the indication flag); not applied with --reuse")
     parser.add_argument("--queries", type=Path, default=None, help="code query list YAML")
     parser.add_argument("--per-code", action="store_true", help="per-query and per-code rows")
     return parser.parse_args()

@@ -12,12 +12,13 @@ def test_shipped_rules_validate() -> None:
     rules = radiology_rules()
     assert "evaluate for" in rules.replace_defaults
     assert all(r["category"] and r["literal"] for r in rules.rules)
-    assert dict(rules.sections) == {"indication": "historical"}
+    assert dict(rules.sections) == {"indication": "indication"}
     assert dict(rules.terminating_types) == {"NEGATED_EXISTENCE": ("PROBABLE_EXISTENCE",)}
 
 
 def test_section_meanings_can_be_changed() -> None:
-    assert section_contexts() == {"indication": "historical"}
+    assert section_contexts() == {"indication": "indication"}
+    assert section_contexts({"indication": "historical"}) == {"indication": "historical"}
     assert section_contexts({"indication": "none", "History": "historical"}) == {
         "history": "historical"}
     with pytest.raises(InputError, match=r"section context later.*unknown context"):

@@ -19,7 +19,6 @@ from clinsearch.evaluate.bench.cmc2007 import (
     report_codes,
 )
 from clinsearch.evaluate.coding import code_cohorts, coding_scores
-from clinsearch.search.cohort import Cohort
 
 DOCS = {  # id -> (majority codes, history, impression); written for the tests
     "10": (["486"], "Cough.", "Right lower lobe pneumonia."),
@@ -56,6 +55,29 @@ def test_shipped_query_list() -> None:
     by_code = {q.code: q for q in queries}
     assert by_code["599.0"].query == "urinary tract infection"
     assert by_code["593.89"].index_term == "Pyelectasis"
+    # every code declares what a coder counts: the reason for exam; symptoms also "history of";
+    # personal history codes only the mentions read as history
+    assert all(q.context for q in queries)
+    assert by_code["599.0"].context == ("indication",)
+    assert by_code["786.2"].context == ("historical", "indication")
+    assert by_code["V13.02"].cohort_query == 'context:historical "urinary tract infection"'
+
+
+def test_query_list_context_is_checked(tmp_path: Path) -> None:
+    path = tmp_path / "q.yaml"
+    head = 'format: 1\ncodes:\n  "486":\n    title: Pneumonia\n    query: pneumonia\n'
+    path.write_text(head + "    group: other\n    context: [indication, historical]\n")
+    assert load_code_queries(path)[0].context == ("historical", "indication")
+    path.write_text(head + "    group: other\n    context: indication\n")
+    assert load_code_queries(path)[0].context == ("indication",)
+    path.write_text(head + "    group: other\n    context: [indication, reason]\n")
+    with pytest.raises(InputError, match=r"q\.yaml:7: field 'context': unknown context 'reason'"
+                                         r" \(expected family, historical, hypothetical,"
+                                         r" indication\)"):
+        load_code_queries(path)
+    path.write_text(head + "    group: other\n    context: {indication: 1}\n")
+    with pytest.raises(InputError, match=r"q\.yaml:7: field 'context'"):
+        load_code_queries(path)
 
 
 def test_query_list_errors_name_line(tmp_path: Path) -> None:
@@ -97,7 +119,7 @@ def test_coding_scores_cohorts_against_codes(reports_xml: Path, tmp_path: Path) 
     queries = [CodeQuery("486", "Pneumonia", "pneumonia", "other"),
                CodeQuery("518.0", "Pulmonary collapse", "atelectasis", "other"),
                CodeQuery("786.2", "Cough", "cough", "other", cohort="pneumonia AND (")]
-    cohorts = code_cohorts(Cohort(index), queries)
+    cohorts = code_cohorts(index, queries, context=())
     # present pneumonia only: 13 is uncertain, 11 negated; 14 is uncoded and not judged
     assert cohorts[0].reports == {"10", "12", "14"}
     assert cohorts[1].reports == {"12", "13"}
@@ -109,3 +131,31 @@ def test_coding_scores_cohorts_against_codes(reports_xml: Path, tmp_path: Path) 
     total = scores.micro
     assert (total.tp, total.fp, total.fn) == (4, 0, 1)
     assert total.f1 == pytest.approx(8 / 9)
+
+
+CODED = {  # id -> (majority codes, history, impression), as a coder codes a radiology report
+    "20": (["786.2"], "Cough.", "Normal chest."),
+    "21": (["486"], "Cough.", "Right lower lobe pneumonia."),
+    "22": (["780.6"], "Fever, evaluate for pneumonia.", "No pneumonia."),
+    "23": (["V13.02"], "History of urinary tract infection.", "Normal kidneys."),
+    "24": (["599.0"], "Urinary tract infection.", "Normal kidneys."),
+    "25": (["786.2"], "History of cough.", "Normal chest."),
+}
+
+
+def test_declared_contexts_code_the_reason_for_exam(tmp_path: Path) -> None:
+    path = tmp_path / "coded.xml"
+    path.write_text(xml(CODED), encoding="utf-8")
+    index = Index.build(read_reports(path, "cmc2007"), tmp_path / "index", progress=False)
+    by_code = {q.code: q for q in load_code_queries()}
+    queries = [by_code[c] for c in ("786.2", "486", "780.6", "V13.02", "599.0")]
+    declared = {c.code: c.reports for c in code_cohorts(index, queries)}
+    # a symptom: "history of cough" is the cough; not coded beside the pneumonia it is part of
+    assert declared["786.2"] == {"20", "25"}
+    assert declared["486"] == {"21"}  # "evaluate for pneumonia" is not coded as pneumonia
+    assert declared["780.6"] == {"22"}
+    assert declared["V13.02"] == {"23"}  # personal history, not the current infection
+    assert declared["599.0"] == {"24"}
+    own = {c.code: c.reports for c in code_cohorts(index, queries, context=())}
+    assert own["786.2"] == own["780.6"] == own["599.0"] == set()  # the history is not a finding
+    assert own["486"] == {"21"}

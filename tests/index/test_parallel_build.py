@@ -1,23 +1,26 @@
 """A streaming build on worker processes writes exactly what a one-process build writes, and its
-findings are those of annotating every sentence one by one (the build before caching)."""
+findings are those of annotating every sentence one by one (the build before caching), as each
+report's impression concludes them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import clinsearch.index.index_store as index_module
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.annotator import annotator_for
-from clinsearch.annotate.context_rules import section_contexts
+from clinsearch.annotate.context_rules import conclusion, section_contexts
 from clinsearch.annotate.finding import Finding
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.corpus.synthetic import sentence_pool, synthetic_reports
 from clinsearch.index.concept_postings import ARRAYS
+from clinsearch.index.conclusion import apply_conclusion
 
 TABLES = ("reports.parquet", "sentences.parquet", "findings.parquet", "concepts/keys.parquet",
           "concepts/patterns.parquet", "concepts/values.parquet")
@@ -55,12 +58,24 @@ def test_parallel_build_equals_serial_build(
         for sentence in sentences
         for finding in annotator.annotate(sentence["text"])
     ]
-    assert serial.component("findings").table().to_pylist() == one_by_one
+    assert serial.component("findings").table().to_pylist() == concluded(one_by_one, sentences)
     for query in ("pleural effusion", "no pneumothorax", "right lower lobe pneumonia"):
         assert [(h.id, h.score) for h in serial.search(query, top=20)] == [
             (h.id, h.score) for h in parallel.search(query, top=20)
         ]
     assert serial.manifest.counts == parallel.manifest.counts
+
+
+def concluded(rows: list[dict], sentences: list[dict]) -> list[dict]:
+    """``rows`` as each report's conclusion reads them (``index.conclusion``, per report)."""
+    columns: dict = {name: [r[name] for r in rows] for name in rows[0]}
+    for name in ("report_key", "section"):
+        columns[name] = pa.array(columns[name])
+    rule = conclusion()
+    assert rule is not None
+    apply_conclusion(columns, pa.Table.from_pylist(sentences), rule)
+    plain = {name: v.to_pylist() if isinstance(v, pa.Array) else v for name, v in columns.items()}
+    return [dict(zip(plain, values, strict=True)) for values in zip(*plain.values(), strict=True)]
 
 
 def _expected_row(sentence: dict, f: Finding) -> dict:

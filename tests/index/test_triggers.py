@@ -48,11 +48,11 @@ def test_the_table_keeps_each_cue_and_the_section_context(built: Index) -> None:
     assert text[trigger.start:trigger.end] == trigger.text == "correlate clinically for"
     # the clinical history is why the study was done: its mentions are not the report's findings
     h1 = {c: (p, ctx, t) for c, p, ctx, t in report_findings(built, "h1")}
-    assert h1["pneumonia"][:2] == ("uncertain", ("historical", "hypothetical"))
+    assert h1["pneumonia"][:2] == ("uncertain", ("hypothetical", "indication"))
     assert h1["pneumonia"][2].rule == "evaluate for"  # the cue, not the section, decided it
     history = next(f.finding for f in built.report("h2").findings
                    if f.finding.concept == "cardiomegaly")
-    assert (history.polarity, history.context) == ("present", ("historical",))
+    assert (history.polarity, history.context) == ("present", ("indication",))
     assert (history.trigger.rule, history.trigger.category, history.trigger.text,
             history.trigger.start) == ("section", "SECTION", "indication", None)
 
@@ -63,7 +63,8 @@ def test_cohorts_count_only_what_the_report_itself_finds(built: Index) -> None:
     assert members == {"h2"}  # not the indications, the recommendation or the alternative
     assert cohort.counts("pneumonia context:any")["report"] == 2  # h2, and h4's indication
     assert cohort.counts("cardiomegaly")["report"] == 0
-    assert cohort.counts("cardiomegaly context:historical")["report"] == 1
+    assert cohort.counts("cardiomegaly context:indication")["report"] == 1
+    assert cohort.counts("cardiomegaly context:historical")["report"] == 0
 
 
 def test_a_section_meaning_can_be_changed_per_index(tmp_path: Path) -> None:

@@ -44,7 +44,8 @@ MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patt
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
 RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "hedging_modifiers",
-                  "rules")
+                  "conclusion", "rules")
+CONCLUSION_KEYS = ("section", "governs", "normal", "acute")
 HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
@@ -75,6 +76,20 @@ class RuleFile:
     terminating_types: tuple[tuple[str, tuple[str, ...]], ...] = ()
     sections: tuple[tuple[str, str], ...] = ()  # section name -> context flag of its findings
     hedging_modifiers: frozenset[tuple[str, str]] = frozenset()  # (category, value) pairs
+    conclusion: Conclusion | None = None
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """The section that concludes a report (the impression) and the sections it governs: a
+    finding those state present that the conclusion names only as uncertain reads uncertain;
+    a bare one (no modifiers) that it denies, or, for the ``acute`` concepts (lexicon ids), does
+    not name beside one of its ``normal`` phrases, reads absent (``index.conclusion``)."""
+
+    section: str
+    governs: tuple[str, ...]
+    normal: tuple[str, ...] = ()
+    acute: tuple[str, ...] = ()
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -106,8 +121,29 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
         for category, values in reader.mapping(top["hedging_modifiers"],
                                                "hedging_modifiers").items():
             hedging.update((category, v) for v in reader.strings(values, "hedging_modifiers"))
+    conclusion = _conclusion(reader, top["conclusion"]) if "conclusion" in top else None
     return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections),
-                    frozenset(hedging))
+                    frozenset(hedging), conclusion)
+
+
+def _conclusion(reader: NodeReader, node: yaml.Node) -> Conclusion:
+    """The rule file's ``conclusion``, checked: known keys, a section, the sections it governs;
+    section names and phrases in lower case."""
+    fields = reader.mapping(node, "conclusion")
+    for key, key_node in reader.key_nodes(node).items():
+        if key not in CONCLUSION_KEYS:
+            raise reader.fail(key_node, key,
+                              f"unknown conclusion key (allowed: {', '.join(CONCLUSION_KEYS)})")
+    for required in ("section", "governs"):
+        if required not in fields:
+            raise reader.fail(node, required, "missing")
+
+    def lower(key: str) -> tuple[str, ...]:
+        return tuple(v.lower() for v in reader.strings(fields[key], key)) if key in fields else ()
+
+    return Conclusion(reader.scalar(fields["section"], "section").lower(), lower("governs"),
+                      lower("normal"), tuple(reader.strings(fields["acute"], "acute"))
+                      if "acute" in fields else ())
 
 
 def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -158,6 +194,11 @@ def radiology_rules() -> RuleFile:
     """The shipped radiology rules (``data/context_radiology.yaml``), validated."""
     return parse_rule_file(_radiology_file().read_text(encoding="utf-8"),
                            f"<shipped>/{RADIOLOGY_FILE}")
+
+
+def conclusion() -> Conclusion | None:
+    """How the shipped rules read a report's conclusion (None: they do not)."""
+    return radiology_rules().conclusion
 
 
 def hedging_modifiers() -> frozenset[tuple[str, str]]:

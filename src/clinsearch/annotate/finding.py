@@ -16,9 +16,11 @@ POLARITIES: tuple[Polarity, ...] = ("present", "absent", "uncertain")
 
 MODIFIER_ORDER: tuple[str, ...] = ("laterality", "location", "severity", "temporal")
 # Context flags: a finding carrying one is not asserted for this patient now ("mother had lung
-# cancer", "history of pneumonia", "evaluate for pneumonia"); search and cohorts leave such
-# findings out unless asked (``--context``).
-CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical")
+# cancer", "history of pneumonia", "evaluate for pneumonia", "CLINICAL HISTORY: Fever." - the
+# reason for the exam, not what the report finds); search and cohorts leave such findings out
+# unless asked (``--context``). The flags are a set: "History of UTI." in the clinical history
+# is historical and indication. New flags go last: indexes store them as bits in this order.
+CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical", "indication")
 HYPOTHETICAL = "hypothetical"
 FAMILY = "family"
 NO_CONTEXT = "none"  # a section meaning: its findings are the report's own

@@ -41,11 +41,12 @@ Syntax (keywords in any case):
   type:"CHEST XRAY"              report type          date:2020-01-01..2020-12-31  report date
   section:impression             sentence section     text:"port"  sentences containing text
   context:historical             only findings in that context (family, historical,
-                                 hypothetical; any: in any context or none)
+                                 hypothetical, indication; any: in any context or none)
 Filters restrict every finding of the AND group they stand in; type and section compare
 without case, spaces or punctuation, and a filter that matches nothing is warned about.
 A finding counts when asserted for this patient, now: not 'mother had lung cancer', 'history
-of pneumonia' or 'evaluate for pneumonia'. --context historical widens that (asserted OR
+of pneumonia', 'evaluate for pneumonia' or the clinical history's reason for the exam
+(indication). --context historical widens that (asserted OR
 historical, as in search); the filter context:historical narrows a group to historical ones.
 \b
 Example:

@@ -84,9 +84,9 @@ def index_command(
         list[str] | None,
         typer.Option(
             "--section-context",
-            help="SECTION=CONTEXT: what the findings of a section count as (historical, family,"
-            " hypothetical, or none: the report's own), changing the shipped meaning"
-            " (indication=historical). Repeatable.",
+            help="SECTION=CONTEXT: what the findings of a section count as (indication,"
+            " historical, family, hypothetical, or none: the report's own), changing the shipped"
+            " meaning (indication=indication). Repeatable.",
         ),
     ] = None,
     engine: Engine = "local",

@@ -117,7 +117,8 @@ ContextOpt = Annotated[
         "--context",
         help="concept/hybrid/cohort: also count findings in this context, comma-separated:"
         " family ('mother had lung cancer'), historical ('history of pneumonia'), hypothetical"
-        " ('evaluate for pneumonia'), or any. Default: only findings asserted for this patient,"
+        " ('evaluate for pneumonia'), indication (the clinical history: why the study was"
+        " done), or any. Default: only findings asserted for this patient,"
         " now.",
     ),
 ]

@@ -1,7 +1,9 @@
 """Code like a coder: one report cohort per code's query, scored against the coders' codes.
 
 A report is assigned a code when it is in the cohort of that code's query; a cohort query the
-language refuses assigns nothing and is reported with its reason. Scores are micro-averaged
+language refuses assigns nothing and is reported with its reason. Each code counts the mentions
+its query declares (``CodeQuery.context``: the reason for the exam is coded, "history of" is a
+personal-history code), or one context given for every code. Scores are micro-averaged
 over (report, code) pairs of the judged reports, so gold codes without a query count as missed.
 """
 
@@ -13,7 +15,9 @@ from dataclasses import dataclass
 from clinsearch.errors import ClinsearchError
 from clinsearch.evaluate.bench.cmc2007 import CodeQuery
 from clinsearch.evaluate.finding_sets import SetScores
+from clinsearch.index import IndexStore
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.ranking import PolarityOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +31,18 @@ class CodeCohort:
     warnings: tuple[str, ...] = ()
 
 
-def code_cohorts(cohort: Cohort, queries: Iterable[CodeQuery]) -> list[CodeCohort]:
-    """Each code's report cohort (the refused ones empty, with the reason)."""
+def code_cohorts(index: IndexStore, queries: Iterable[CodeQuery],
+                 context: tuple[str, ...] | None = None) -> list[CodeCohort]:
+    """Each code's report cohort (the refused ones empty, with the reason), counting the
+    context flags ``context`` names for every code, or (None) those each code declares."""
+    readers: dict[tuple[str, ...], Cohort] = {}
     out = []
     for q in queries:
         query = q.cohort_query
+        flags = q.context if context is None else context
+        if flags not in readers:
+            readers[flags] = Cohort(index, PolarityOptions(context=flags))
+        cohort = readers[flags]
         try:
             reports = frozenset(m.report_id for m in cohort.members(query, "report"))
             warnings = tuple(cohort.warnings(query))

@@ -30,11 +30,13 @@ import pyarrow.parquet as pq
 from clinsearch.annotate.finding import Finding, section_flag
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
+from clinsearch.index.conclusion import apply_conclusion
 from clinsearch.index.finding_match import FindingMatcher, SentenceRows, TableFindings
 from clinsearch.progress import progress_bar, track
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
+    from clinsearch.annotate.context_rules import Conclusion
     from clinsearch.index.integrity import CoreRows
 
 NAME = "findings"
@@ -126,6 +128,14 @@ class FindingsComponent:
 
         return section_contexts(self._section_context)
 
+    @cached_property
+    def conclusion(self) -> Conclusion | None:
+        """How a report's conclusion reads its findings (the shipped rules'), read when
+        sentences are annotated."""
+        from clinsearch.annotate.context_rules import conclusion
+
+        return conclusion()
+
     def build(self, gen: Generation) -> dict[str, Any]:
         """Annotate every sentence of the generation."""
         return self.build_from(gen, self._annotated(gen, None))
@@ -211,7 +221,7 @@ class FindingsComponent:
             for (chunk, texts, claimed), (results, long_count) in done:
                 cache.store(claimed, results)
                 found = [cache.get(text, self._annotate_one) for text in texts]
-                yield findings_table(chunk, found, long_count, self.sections)
+                yield findings_table(chunk, found, long_count, self.sections, self.conclusion)
                 advance(chunk.num_rows)
         # Each worker holds a spaCy pipeline and its vocabulary (large for a large corpus): stop
         # them now, so that the components built next (concept postings) have that memory; they
@@ -267,11 +277,12 @@ def annotate_texts(
 
 def annotate_sentences(
     sentences: pa.Table, annotator: Annotator, batch_size: int, progress: bool = False,
-    sections: Mapping[str, str] | None = None,
+    sections: Mapping[str, str] | None = None, conclusion: Conclusion | None = None,
 ) -> pa.Table:
-    """The findings table of sentences (``SENTENCE_COLUMNS`` of the sentences table), with the
-    context flags ``sections`` gives (section name -> flag); its metadata says how many
-    sentences were too long to annotate in one piece."""
+    """The findings table of sentences (``SENTENCE_COLUMNS`` of the sentences table, whole
+    reports), with the context flags ``sections`` gives (section name -> flag) and the reading
+    of each report's ``conclusion``; its metadata says how many sentences were too long to
+    annotate in one piece."""
     long_before = annotator.long_sentences
     results = track(
         annotator.annotate_many(sentences.column("text").to_pylist(), batch_size=batch_size),
@@ -280,17 +291,19 @@ def annotate_sentences(
         enabled=progress,
     )
     found = [found_rows(findings) for findings in results]
-    return findings_table(sentences, found, annotator.long_sentences - long_before, sections or {})
+    return findings_table(sentences, found, annotator.long_sentences - long_before, sections or {},
+                          conclusion)
 
 
 def findings_table(
     sentences: pa.Table, found: list[tuple[FoundRow, ...]], long_sentences: int,
-    sections: Mapping[str, str],
+    sections: Mapping[str, str], conclusion: Conclusion | None = None,
 ) -> pa.Table:
-    """The findings table rows of sentences (``SENTENCE_COLUMNS``) and each one's found rows,
-    built column by column: the sentence columns are taken, offsets shifted into the report,
-    and a finding in a section ``sections`` names gets that section's context flag (and, when
-    nothing else made it other than present, the section as its trigger)."""
+    """The findings table rows of sentences (``SENTENCE_COLUMNS``, whole reports) and each
+    one's found rows, built column by column: the sentence columns are taken, offsets shifted
+    into the report, a finding in a section ``sections`` names gets that section's context flag
+    (and, when nothing else made it other than present, the section as its trigger), and a
+    report's ``conclusion`` reads the findings it governs (``index.conclusion``)."""
     at = [i for i, rows in enumerate(found) for _ in rows]
     flat = [row for rows in found for row in rows]
     where = pa.array(at, type=pa.int64())
@@ -309,6 +322,8 @@ def findings_table(
     columns["trigger"] = [_trigger_row(row.trigger, b) for b, row in zip(base, flat, strict=True)]
     if sections:
         _apply_sections(columns, sections)
+    if conclusion is not None:
+        apply_conclusion(columns, sentences, conclusion)
     table = pa.Table.from_pydict({name: columns[name] for name in FINDINGS_SCHEMA.names},
                                  schema=FINDINGS_SCHEMA)
     return table.replace_schema_metadata({LONG_SENTENCES: str(long_sentences)})
@@ -386,20 +401,38 @@ class _TextCache:
 
 
 def _chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
-    """Sentence rows in tables of ``size`` rows (the last one may be shorter)."""
-    pending: list[pa.RecordBatch] = []
-    rows = 0
+    """Sentence rows (a report's rows adjacent) in tables of whole reports, of about ``size``
+    rows: a chunk ends before the report that reaches ``size`` (a report's conclusion reads its
+    other sections), unless that report is all of it."""
+    pending: pa.Table | None = None
     for batch in batches:
-        while batch.num_rows:
-            taken = batch.slice(0, size - rows)
-            pending.append(taken)
-            rows += taken.num_rows
-            batch = batch.slice(taken.num_rows)
-            if rows == size:
-                yield pa.Table.from_batches(pending)
-                pending, rows = [], 0
-    if rows:
-        yield pa.Table.from_batches(pending)
+        table = pa.Table.from_batches([batch]) if pending is None else pa.concat_tables(
+            [pending, pa.Table.from_batches([batch])])
+        while table.num_rows >= size:
+            keys = table.column("report_key").to_numpy()
+            cut = _report_start(keys, size - 1) or _report_end(keys, size - 1)
+            if cut == len(keys):  # one report fills what there is: wait for its end
+                break
+            yield table.slice(0, cut)
+            table = table.slice(cut)
+        pending = table
+    if pending is not None and pending.num_rows:
+        yield pending
+
+
+def _report_start(keys: np.ndarray, row: int) -> int:
+    """The first row of the report of ``row`` (a report's rows are adjacent)."""
+    while row > 0 and keys[row - 1] == keys[row]:
+        row -= 1
+    return row
+
+
+def _report_end(keys: np.ndarray, row: int) -> int:
+    """The row after the last one of the report of ``row``."""
+    key = keys[row]
+    while row < len(keys) and keys[row] == key:
+        row += 1
+    return row
 
 
 def _rows_kept(files: list[Path], dropped: np.ndarray) -> Iterator[pa.Table]:

@@ -44,7 +44,9 @@ REQUIRED = ("note_nlp_id", "note_id", "lexical_variant", "nlp_date")  # NOT NULL
 FORMATS = ("parquet", "csv")
 SNIPPET_CHARS = 250  # varchar(250)
 MODIFIERS_CHARS = 2000  # varchar(2000)
-NOT_EXISTING = frozenset({"hypothetical", "family"})  # context flags that make term_exists N
+# Context flags that make term_exists N. An indication (the reason for the exam) keeps Y: the
+# referrer states the condition of this patient; term_modifiers carries context=indication.
+NOT_EXISTING = frozenset({"hypothetical", "family"})
 # The findings columns (plus the sentence's text and start) the mapping reads.
 INPUT_COLUMNS = ("report_key", "report_id", "start", "end", "text", "concept", "polarity",
                  "context", "modifiers", "sentence_text", "sentence_start")

@@ -20,7 +20,7 @@ from clinsearch.units import Level
 if TYPE_CHECKING:
     from clinsearch.index import IndexStore
 
-CONTEXTS = ("current", "historical", "hypothetical")
+CONTEXTS = ("current", "historical", "hypothetical", "indication")
 _UNIT_ID = {"sentence": "sentence_id", "report": "report_id", "visit": "visit_id",
             "patient": "patient_id"}
 
@@ -32,8 +32,8 @@ class ReportFilters:
     ``date_from``/``date_to`` are inclusive ISO dates (reports without a date fail a date
     filter); ``section`` is a section name such as ``impression``; type and section compare as
     cohort filters do, without case, spaces or punctuation (``syntax.fold``); ``context`` keeps
-    sentences holding a finding that is ``current`` (no context flag), ``historical`` or
-    ``hypothetical``.
+    sentences holding a finding that is ``current`` (no context flag), ``historical``,
+    ``hypothetical`` or ``indication``.
     """
 
     date_from: str | None = None

@@ -29,8 +29,9 @@ CONCEPT = (
           default="query", choices=POLARITY_MODES, what="polarity mode"),
     Param("term_model", "path", "Term encoder folder mapping unknown query words to lexicon"
           " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
-    Param("context", "str", "Context flags also counted: family, historical, hypothetical"
-          " (comma-separated) or any; default: findings asserted for this patient, now."),
+    Param("context", "list", "Context flags also counted: family, historical, hypothetical,"
+          " indication (comma-separated) or any; default: findings asserted for this patient,"
+          " now."),
 )
 DENSE = (
     Param("model", "path", "The encoder folder the index was embedded with (default: that one).",
@@ -50,8 +51,8 @@ HYBRID = (
           default=FUSION_DEPTH, minimum=1),
     Param("model", "path", "dense: the encoder folder.", needs="dense"),
     Param("term_model", "path", "concept: the term encoder folder."),
-    Param("context", "str", "concept: context flags also counted (family, historical,"
-          " hypothetical, comma-separated, or any); default: asserted findings only."),
+    Param("context", "list", "concept: context flags also counted (family, historical,"
+          " hypothetical, indication, comma-separated, or any); default: asserted findings only."),
 )
 # Options every method takes (the registry adds ``filters``, a Python object).
 WRAPPERS = (

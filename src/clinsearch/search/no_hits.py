@@ -2,8 +2,8 @@
 
 For each finding the query asks about, the index's findings are counted by polarity and
 context, so the user sees whether the finding never occurs, occurs only with another polarity
-(and which option widens the search), or occurs only in family, historical or hypothetical
-context.
+(and which option widens the search), or occurs only in family, historical, hypothetical or
+indication context.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """CMC 2007 benchmark: queries written from ICD-9-CM titles, judged by the majority codes.
 
 The query list is data (``evaluate/data/cmc2007_queries.yaml``: code -> title, query, group,
-optional cohort). A query's relevant reports carry its code among their majority codes; every
-other coded report is judged not relevant; reports without codes stay unjudged. The same list
-drives "code like a coder" (``evaluate/coding.py``): one report cohort per code.
+optional cohort and context: the context flags, beyond asserted findings, that coding counts).
+A query's relevant reports carry its code among their majority codes; every other coded report
+is judged not relevant; reports without codes stay unjudged. The same list drives "code like a
+coder" (``evaluate/coding.py``): one report cohort per code.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.annotate.yaml_nodes import NodeReader, compose, data_text
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers.cmc2007 import CODES_FIELD
@@ -23,7 +27,7 @@ from clinsearch.trec import Qrels
 
 SHIPPED = "cmc2007_queries.yaml"
 GROUPS = ("renal", "other")
-_KEYS = ("title", "query", "group", "index_term", "cohort")
+_KEYS = ("title", "query", "group", "index_term", "cohort", "context")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,9 @@ class CodeQuery:
     group: str
     index_term: str = ""  # the alphabetic index entry a residual title was read as
     cohort: str = ""  # the cohort query that codes reports, when not the query itself
+    # Context flags whose mentions coding counts besides asserted ones (("indication",): the
+    # reason for the exam is coded); () counts asserted findings only.
+    context: tuple[str, ...] = ()
 
     @property
     def qid(self) -> str:
@@ -74,11 +81,24 @@ def _parse(text: str, file: str) -> list[CodeQuery]:
         for key in ("title", "query", "group"):
             if key not in fields:
                 raise reader.fail(node, key, "missing")
-        values = {k: reader.scalar(v, k) for k, v in fields.items()}
+        values = {k: reader.scalar(v, k) for k, v in fields.items() if k != "context"}
         if values["group"] not in GROUPS:
             raise reader.fail(fields["group"], "group", f"expected one of {', '.join(GROUPS)}")
-        out.append(CodeQuery(code=code, **values))
+        out.append(CodeQuery(code=code, **values, context=_context(reader, fields)))
     return out
+
+
+def _context(reader: NodeReader, fields: dict[str, yaml.Node]) -> tuple[str, ...]:
+    """A code's ``context`` (a flag or a list of them), each a context flag, in CONTEXTS order."""
+    node = fields.get("context")
+    if node is None:
+        return ()
+    flags = reader.strings(node, "context")
+    for flag in flags:
+        if flag not in CONTEXTS:
+            raise reader.fail(node, "context", f"unknown context '{flag}'"
+                              f" (expected {', '.join(CONTEXTS)})")
+    return tuple(c for c in CONTEXTS if c in flags)
 
 
 def report_codes(reports: Iterable[Report]) -> dict[str, set[str]]:

@@ -11,7 +11,7 @@ import numpy as np
 from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.engine import EVERYWHERE, CohortEngine, Scope
 
-POLARITY_MIX = ("present", "absent", "uncertain", "historical")
+POLARITY_MIX = ("present", "absent", "uncertain", "historical", "indication")
 UNDATED = "undated"
 
 
@@ -44,11 +44,13 @@ def cohort_breakdown(engine: CohortEngine, query: str, scope: Scope = EVERYWHERE
 def polarity_mix(engine: CohortEngine, spec: FindingSpec, scope: Scope = EVERYWHERE
                  ) -> dict[str, int]:
     """How many reports state the finding of ``spec`` as present, absent or uncertain (as a
-    current finding), and how many as historical (any polarity)."""
+    current finding), and how many as historical and as the reason for the exam (indication),
+    any polarity."""
     readings = {p: replace(spec, polarities=(p,), contexts=(), required_context=())
                 for p in POLARITY_MIX[:3]}
-    readings["historical"] = replace(spec, polarities=("present", "absent", "uncertain"),
-                                     required_context=("historical",))
+    for flag in POLARITY_MIX[3:]:
+        readings[flag] = replace(spec, polarities=("present", "absent", "uncertain"),
+                                 required_context=(flag,))
     arrays = engine.arrays
     within = scope.reports
     out = {}

@@ -28,7 +28,7 @@ from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
 FILTER_KEYS = ("type", "date", "section", "text", "context", "bundle")
-CONTEXT_VALUES = ("family", "historical", "hypothetical", "any")
+CONTEXT_VALUES = ("family", "historical", "hypothetical", "indication", "any")
 KEYWORDS = ("and", "or", "not")
 # Limits that keep any query fast and its evaluation shallow (a few ms per clause).
 MAX_QUERY_CHARS = 10_000

@@ -45,7 +45,7 @@ def cohort_chart(body: ChartRequest, user: Caller, audit: Audit, state: State
 
 
 @router.get("/polarity", summary="Reports stating a finding as present, absent, uncertain,"
-            " historical")
+            " historical, indication")
 def polarity_chart(term: str, user: Caller, audit: Audit, state: State,
                    list_id: int | None = None) -> dict[str, Any]:
     """``Cohort.polarity_mix`` of one finding (a cohort term: one finding of the lexicon)."""

@@ -115,7 +115,7 @@ def search(
 
 def context_option(method: str, context: str | None) -> dict[str, str]:
     """``context`` as the CLI's ``--context`` takes it: findings in these contexts (family,
-    historical, hypothetical, any) also count, for concept search and hybrid."""
+    historical, hypothetical, indication, any) also count, for concept search and hybrid."""
     if not context:
         return {}
     if method not in ("concept", "hybrid"):

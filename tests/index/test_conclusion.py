@@ -1,0 +1,120 @@
+"""Issue 26: the impression concludes. A finding the findings section states present reads
+uncertain when the impression hedges it; a bare one reads absent when the impression denies it
+or says nothing acute is wrong without naming it; cohorts count what the report concludes."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from clinsearch import Index
+from clinsearch.annotate.context_rules import parse_rule_file
+from clinsearch.corpus.model import Report
+from clinsearch.errors import InputError
+from clinsearch.index.findings import FINDINGS_FILE, _chunks
+from clinsearch.search.cohort import Cohort
+
+
+def report(rid: str, findings: str, impression: str) -> Report:
+    return Report(id=rid, patient_id=f"p{rid}", visit_id=f"v{rid}",
+                  text=f"FINDINGS: {findings}\nIMPRESSION: {impression}")
+
+
+REPORTS = (
+    report("hedged", "There are small bilateral pleural effusions.",
+           "Possible small bilateral pleural effusions."),
+    report("differential", "The heart is markedly enlarged.",
+           "Cardiomegaly versus pericardial effusion."),
+    report("dropped", "There is pneumothorax. Lungs are clear.",
+           "No acute cardiopulmonary disease."),
+    report("denied", "There is pneumonia.", "No pneumonia."),
+    # kept: a described finding was observed, whatever the impression says of it
+    report("described", "Small residual left apical pneumothorax. Right upper lobe pneumonia.",
+           "No pneumonia. No acute cardiopulmonary abnormality."),
+    # kept: the impression agrees, denies only a degree, or says nothing of a chronic finding
+    report("agreed", "Small left pleural effusion.", "Small left pleural effusion."),
+    report("degree", "Small left pleural effusion.", "No large pleural effusion."),
+    report("chronic", "The heart is enlarged.", "No acute cardiopulmonary disease."),
+    report("silent", "Small right pneumothorax.", "Interval placement of a chest tube."),
+    report("mixed", "Left lower lobe pneumonia.",
+           "Left lower lobe pneumonia. Possible right lower lobe pneumonia."),
+)
+
+
+@pytest.fixture(scope="module")
+def built_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("conclusion") / "idx"
+    Index.build(REPORTS, path, progress=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def built(built_path: Path) -> Index:
+    return Index.open(built_path)
+
+
+def members(index: Index, query: str) -> set[str]:
+    return {m.report_id for m in Cohort(index).members(query, "report")}
+
+
+def test_cohorts_count_what_the_impression_concludes(built: Index) -> None:
+    assert members(built, "pleural effusion") == {"agreed", "degree"}
+    assert members(built, "cardiomegaly") == {"chronic"}
+    assert members(built, "pneumothorax") == {"silent", "described"}
+    assert members(built, "pneumonia") == {"mixed", "described"}
+    assert {"dropped"} <= members(built, "no pneumothorax")
+    assert {"denied"} <= members(built, "no pneumonia")
+
+
+def test_the_impression_is_the_trigger(built: Index, built_path: Path) -> None:
+    text = built.report("hedged").report.text
+    [stated] = [f.finding for f in built.report("hedged").findings
+                if f.finding.concept == "pleural_effusion"
+                and f.finding.start < text.index("IMPRESSION")]
+    assert stated.polarity == "uncertain"
+    trigger = stated.trigger
+    assert (trigger.rule, trigger.category) == ("conclusion", "CONCLUSION")
+    assert text[trigger.start:trigger.end] == trigger.text == "pleural effusions"
+    assert trigger.start > text.index("IMPRESSION")
+    dropped = built.report("dropped")
+    [pneumothorax] = [f.finding for f in dropped.findings if f.finding.concept == "pneumothorax"]
+    assert pneumothorax.polarity == "absent"
+    assert pneumothorax.trigger.text == "No acute cardiopulmonary"
+    # the stored pattern, which concept search matches, says the concluded polarity too
+    [table] = [pq.read_table(p) for p in built_path.glob(f"gen-*/segments/*/{FINDINGS_FILE}")]
+    rows = table.filter(pc.equal(table["report_id"], "dropped")).to_pylist()
+    assert [r["pattern"] for r in rows if r["concept"] == "pneumothorax"] == [
+        "finding|absent|pneumothorax"]
+
+
+def test_reports_stay_whole_in_annotation_chunks() -> None:
+    keys = [1, 1, 1, 2, 2, 3, 4, 4, 4, 4, 5]
+    batches = [pa.RecordBatch.from_pydict({"report_key": keys[i:i + 2]})
+               for i in range(0, len(keys), 2)]
+    chunks = [c.column("report_key").to_pylist() for c in _chunks(batches, 4)]
+    assert [k for c in chunks for k in c] == keys
+    assert chunks == [[1, 1, 1], [2, 2, 3], [4, 4, 4, 4], [5]]
+    for chunk, after in pairwise(chunks):
+        assert chunk[-1] != after[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("conclusion:\n  section: impression\nrules: []\n",
+         "rules.yaml:2: field 'governs': missing"),
+        ("conclusion:\n  section: impression\n  governs: [findings]\n  denies: [x]\nrules: []\n",
+         "rules.yaml:4: field 'denies': unknown conclusion key"),
+        ("conclusion: impression\nrules: []\n",
+         "rules.yaml:1: field 'conclusion': expected a mapping"),
+    ],
+)
+def test_a_bad_conclusion_names_file_line_and_field(text: str, where: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_rule_file(text, "rules.yaml")
+    assert str(info.value).startswith(where)

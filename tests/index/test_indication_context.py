@@ -1,0 +1,172 @@
+"""The indication context (issues 25, 26): a mention in the clinical history / reason for exam
+carries ``indication``, its own flag beside ConText's "history of", from the annotation through
+the index to cohorts, search, the HTTP API and the OMOP export; a section's meaning changed per
+index from the CLI; indexes built before the flag (their history sections ``historical``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from clinsearch import Index, IndexConfig
+from clinsearch.corpus.model import Report
+from clinsearch.corpus.readers import read_reports
+from clinsearch.index.omop import write_note_nlp
+from clinsearch.search.cohort import Cohort
+from clinsearch.search.concept.ranking import PolarityOptions
+from clinsearch.search.filters import ReportFilters
+from clinsearch.search.no_hits import no_hits_reason
+
+from ..server.conftest import Server, clinsearch, serving
+
+TEXTS = {
+    "i1": "CLINICAL HISTORY: Cough. History of pneumonia. Evaluate for pneumothorax.\n"
+          "IMPRESSION: No acute disease.",
+    "i2": "CLINICAL HISTORY: Fever.\nIMPRESSION: Right lower lobe pneumonia.",
+    "i3": "FINDINGS: History of pneumonia. Cough.",
+}
+REPORTS = tuple(Report(id=i, patient_id=f"p{i}", visit_id=f"v{i}", text=t)
+                for i, t in TEXTS.items())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Index:
+    return Index.build(REPORTS, tmp_path_factory.mktemp("indication") / "idx", progress=False)
+
+
+def flags(index: Index, report_id: str) -> dict[str, tuple[tuple[str, ...], str | None]]:
+    """concept -> (context flags, the trigger's rule) of a report's findings."""
+    return {f.finding.concept: (f.finding.context, f.finding.trigger and f.finding.trigger.rule)
+            for f in index.report(report_id).findings}
+
+
+def members(index: Index, query: str, *context: str) -> set[str]:
+    """The report cohort of ``query``, counting the ``context`` flags besides asserted ones."""
+    cohort = Cohort(index, PolarityOptions(context=context))
+    return {m.report_id for m in cohort.members(query, "report")}
+
+
+def test_the_history_section_is_indication_and_history_of_stays_historical(built: Index) -> None:
+    i1 = flags(built, "i1")
+    assert i1["cough"] == (("indication",), "section")  # the reason for the exam
+    # "history of" inside the reason for exam: past disease, and named as why the study was done
+    assert i1["pneumonia"] == (("historical", "indication"), "history")
+    assert i1["pneumothorax"][0] == ("hypothetical", "indication")  # asked, not stated
+    assert flags(built, "i3")["pneumonia"] == (("historical",), "history")
+    assert flags(built, "i3")["cough"] == ((), None)
+
+
+def test_cohorts_count_the_reports_own_findings_unless_asked(built: Index) -> None:
+    assert members(built, "cough") == {"i3"}
+    assert members(built, "cough", "indication") == {"i1", "i3"}  # widened
+    assert members(built, "cough context:indication") == {"i1"}  # narrowed
+    assert members(built, "pneumonia") == {"i2"}
+    # a finding counts when every flag it carries is asked for
+    assert members(built, "pneumonia", "indication") == {"i2"}
+    assert members(built, "pneumonia", "historical") == {"i2", "i3"}
+    assert members(built, "pneumonia", "historical", "indication") == {"i1", "i2", "i3"}
+    assert members(built, "pneumonia context:historical") == {"i1", "i3"}
+    assert members(built, "pneumothorax", "indication") == set()  # "evaluate for" stays asked
+    assert Cohort(built).polarity_mix("cough") == {"present": 1, "absent": 0, "uncertain": 0,
+                                                   "historical": 0, "indication": 1}
+    assert Cohort(built).polarity_mix("pneumonia") == {"present": 1, "absent": 0, "uncertain": 0,
+                                                       "historical": 2, "indication": 1}
+
+
+def test_no_hits_names_the_indication(built: Index) -> None:
+    reason = no_hits_reason(built, "fever")
+    assert "never present" in reason and "1 indication" in reason and "--context" in reason
+
+
+def test_search_and_filters_read_the_flag(built: Index) -> None:
+    def found(query: str, method: str, **options: object) -> set[str]:
+        return {h.id for h in built.search(query, "report", 10, method, **options)}
+
+    assert found("cough", "concept") == {"i3"}
+    assert found("cough", "concept:context=indication") == {"i1", "i3"}
+    assert found("pneumonia", "concept:context=historical,indication") == {"i1", "i2", "i3"}
+    assert found("fever", "hybrid:context=indication,methods=bm25,concept") == {"i2"}
+    assert found("cough", "bm25", filters=ReportFilters(context="indication")) == {"i1"}
+    with pytest.raises(Exception, match="unknown context 'reason'"):
+        found("cough", "concept:context=reason")
+
+
+def test_omop_keeps_the_indication_as_the_patients_condition(built: Index,
+                                                              tmp_path: Path) -> None:
+    out = tmp_path / "note_nlp.parquet"
+    write_note_nlp(built.path, out)
+    rows = [r for r in pq.read_table(out).to_pylist()
+            if "context=indication" in r["term_modifiers"]]
+    by_word = {r["lexical_variant"].lower(): r for r in rows}
+    assert (by_word["cough"]["term_exists"], by_word["cough"]["term_temporal"]) == ("Y", "present")
+    assert by_word["pneumonia"]["term_temporal"] == "past"
+    assert by_word["pneumothorax"]["term_exists"] == "N"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "reports.jsonl"
+    path.write_text("".join(json.dumps({"id": r.id, "patient_id": r.patient_id,
+                                        "visit_id": r.visit_id, "text": r.text}) + "\n"
+                            for r in REPORTS))
+    return path
+
+
+@pytest.mark.parametrize(("meaning", "cough"), [("none", ()), ("historical", ("historical",)),
+                                                ("indication", ("indication",))])
+def test_index_cli_changes_a_section_meaning(corpus: Path, tmp_path: Path, meaning: str,
+                                             cough: tuple[str, ...]) -> None:
+    out = tmp_path / "idx"
+    clinsearch("index", str(corpus), "--format", "jsonl", "--out", str(out),
+               "--section-context", f"indication={meaning}")
+    assert flags(Index.open(out), "i1")["cough"][0] == cough
+
+
+def test_index_cli_refuses_an_unknown_meaning(corpus: Path, tmp_path: Path) -> None:
+    done = clinsearch("index", str(corpus), "--format", "jsonl", "--out", str(tmp_path / "idx"),
+                      "--section-context", "indication=reason", check=False)
+    assert done.returncode == 2
+    assert "unknown context 'reason'" in done.stderr and "indication" in done.stderr
+    assert not (tmp_path / "idx").exists()
+
+
+def test_an_index_built_before_the_flag_keeps_reading(tmp_path: Path) -> None:
+    # before the flag, the shipped meaning was indication=historical: what such an index holds
+    config = IndexConfig(options={"findings": {"section_context": {"indication": "historical"}}})
+    old = Index.build(REPORTS, tmp_path / "old", config, progress=False)
+    assert flags(old, "i1")["cough"][0] == ("historical",)
+    assert members(old, "cough") == {"i3"}
+    assert members(old, "cough", "historical") == {"i1", "i3"}
+    assert members(old, "cough context:indication") == set()  # no error: rebuild for the flag
+    assert {h.id for h in old.search("cough", "report", 10, "concept:context=indication")} == {
+        "i3"}
+
+
+@pytest.fixture(scope="module")
+def server(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("serve")
+    Index.build(read_reports(corpus, "jsonl"), home / "index", progress=False)
+    with serving(home / "index", home / "audit.jsonl", home / "server.log") as started:
+        yield started
+
+
+def test_the_api_widens_and_narrows_with_the_flag(server: Server) -> None:
+    def search(**params: str) -> set[str]:
+        answer = server.call("GET", "/api/search", role=None, params={"q": "cough"} | params)
+        assert answer.status == 200, answer.text
+        return {hit["id"] for hit in answer.json()["hits"]}
+
+    assert search(method="concept") == {"i3"}
+    assert search(method="concept", context="indication") == {"i1", "i3"}
+    assert search(method="bm25", section="indication") == {"i1"}
+    answer = server.call("POST", "/api/cohort", role=None,
+                         body={"query": "cough context:indication", "level": "report"})
+    assert answer.status == 200 and answer.json()["counts"]["report"] == 1
+    assert [m["report_id"] for m in answer.json()["members"]] == ["i1"]
+    bad = server.call("GET", "/api/search", role=None,
+                      params={"q": "cough", "method": "concept", "context": "reason"})
+    assert bad.status == 400 and "indication" in bad.json()["detail"]

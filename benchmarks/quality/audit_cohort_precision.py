@@ -11,19 +11,22 @@ one, a short reason class (``hedge``, ``alternative``, ``dropped-negation``, ``m
 no report text is ever stored there. Prints each cohort's size, how many of its sample are
 judged, the precision of the judged ones and the incorrect ones counted by reason; ``--show``
 prints the unjudged members' text (findings and impression) for a judge to read, on the
-terminal only.
+terminal only. ``--census COHORT`` prints instead that cohort's precision over all its members
+with a Wilson 95% interval, once every member is judged.
 
 The index must be built by the code under test (findings are extracted at build time):
 ``clinsearch index ../shared/data/iu_xray/indiana_reports.csv --format iu-xray --skip-bad
 --out IDX``; ``--index`` builds it when the folder does not exist.
 
 Run: python benchmarks/quality/audit_cohort_precision.py --index IDX [--show] [--seed N]
+     [--census COHORT]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -83,6 +86,35 @@ def sample(members: Sequence[str], cohort: str, size: int, seed: int) -> list[st
     return sorted(sorted(members, key=rank)[:size])
 
 
+def wilson(correct: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95% by default) of a proportion ``correct / n``."""
+    if n == 0:
+        return 0.0, 1.0
+    p = correct / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def census(index: Index, judgments: dict[tuple[str, str], Judgment], query: str) -> int:
+    """Print a cohort's precision over all its members (a census, not a sample) with its
+    Wilson 95% interval and the incorrect ones by reason; 1 when some member is unjudged."""
+    members = [m.report_id for m in Cohort(index).members(query, "report")]
+    unjudged = [uid for uid in members if (query, uid) not in judgments]
+    if unjudged:
+        print(f"census of {query}: {len(unjudged)} of {len(members)} members unjudged")
+        return 1
+    judged = [judgments[(query, uid)] for uid in members]
+    correct = sum(j.judgment == "correct" for j in judged)
+    low, high = wilson(correct, len(judged))
+    causes = Counter(j.reason or "unclassed" for j in judged if j.judgment == "incorrect")
+    print(f"census of {query}: {correct}/{len(judged)} correct, precision"
+          f" {correct / len(judged):.3f} (Wilson 95% {low:.3f}-{high:.3f})")
+    print("incorrect by cause: "
+          + (", ".join(f"{cause} {n}" for cause, n in causes.most_common()) or "none"))
+    return 0
+
+
 def open_index(path: Path) -> Index | None:
     """The index at ``path``, built from the IU X-ray CSV when the folder does not exist."""
     if path.exists():
@@ -101,11 +133,15 @@ def main() -> int:
     parser.add_argument("--sample", type=int, default=SAMPLE)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--show", action="store_true", help="print unjudged members' text")
+    parser.add_argument("--census", choices=COHORTS, metavar="COHORT",
+                        help="precision over all of a fully judged cohort's members")
     args = parser.parse_args()
     index = open_index(args.index)
     if index is None:
         return 0
     judgments = read_judgments(JUDGMENTS)
+    if args.census:
+        return census(index, judgments, args.census)
     cohort = Cohort(index)
     print("| cohort | members | sampled | judged | correct | precision |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -7,8 +7,10 @@ Times ``clinsearch search`` (bm25 and concept) and ``clinsearch cohort`` on the 
 and on IU X-ray (when ../shared data is present), or on the indexes given with ``--index`` (e.g.
 one ``bench_storage.py`` built at 100k reports), each a fresh ``python -m clinsearch`` process,
 ``--runs`` times, alternating the code of this checkout with that of git ``REF`` (default
-``main``, exported to a temporary folder) so both see the same machine load. The indexes are
-built once under ``--work`` by this checkout's code (both sides must read its format). Prints a
+``main``, exported to a temporary folder) so both see the same machine load. Each side times
+its own index of the sample and IU X-ray, built once under ``--work`` by that side's code, so a
+``REF`` whose index format differs is timed on its own format; an index given with ``--index``
+is read by both sides (both must read its format). Prints a
 Markdown table of median wall and CPU (user + system) seconds with the ``before / after`` wall
 ratio, and the machine's load averages (``uptime``) before and after: on a shared machine the
 CPU seconds move less with the load than the wall time.
@@ -49,7 +51,7 @@ def main() -> None:
     parser.add_argument("--before", default="main", help="git ref to compare with (the 'before')")
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per command and side")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench_cold_start"),
-                        help="folder for the indexes (built when missing)")
+                        help="folder for each side's indexes (built when missing)")
     parser.add_argument("--index", type=Path, action="append", default=[],
                         help="an existing index to time instead of the sample and IU X-ray ones"
                         " (repeatable)")
@@ -57,10 +59,11 @@ def main() -> None:
                         help="time only this command (repeatable; default: all)")
     args = parser.parse_args()
     commands = {label: COMMANDS[label] for label in args.command} or COMMANDS
-    indexes = {str(path): path for path in args.index} or _default_indexes(args.work)
     with compared_sources(args.before) as sides:
-        rows = [(name, label, _medians(sides, args.runs, index, command))
-                for name, index in indexes.items() for label, command in commands.items()]
+        indexes = ({str(path): dict.fromkeys(sides, path) for path in args.index}
+                   or _default_indexes(args.work, sides, _commit(args.before)))
+        rows = [(name, label, _medians(sides, args.runs, paths, command))
+                for name, paths in indexes.items() for label, command in commands.items()]
     print(f"\nmedians of {args.runs} fresh processes each, before = {args.before}\n")
     print("| index | command | wall before | wall after | before / after | CPU before |"
           " CPU after |")
@@ -71,23 +74,34 @@ def main() -> None:
               f" {cpu_before:.2f} s | {cpu_after:.2f} s |")
 
 
-def _default_indexes(work: Path) -> dict[str, Path]:
-    """Indexes of the bundled sample and of IU X-ray (when present), built under ``work``."""
-    indexes = {"sample": _index(work / "sample", sample_reports_path(), SAMPLE_FORMAT)}
+def _default_indexes(work: Path, sides: dict[str, Path], before: str
+                     ) -> dict[str, dict[str, Path]]:
+    """Each side's index of the bundled sample and of IU X-ray (when present), built under
+    ``work`` by that side's code (the before side's folder named by its commit)."""
+    corpora = {"sample": (sample_reports_path(), SAMPLE_FORMAT)}
     iu = shared_data(IU_XRAY)
     if iu is None:
         print("IU X-ray not found (../shared/data/iu_xray): the sample index only")
     else:
-        indexes["IU X-ray"] = _index(work / "iu_xray", iu, "iu-xray")
-    return indexes
+        corpora["IU X-ray"] = (iu, "iu-xray")
+    folders = {"before": f"before-{before}", "after": "after"}
+    return {name: {side: _index(work / folders[side] / name.replace(" ", "_").lower(), corpus,
+                                fmt, src) for side, src in sides.items()}
+            for name, (corpus, fmt) in corpora.items()}
 
 
-def _index(folder: Path, corpus: Path, fmt: str) -> Path:
-    """An index of ``corpus`` at ``folder``, built by this checkout if not there yet."""
+def _index(folder: Path, corpus: Path, fmt: str, src: Path) -> Path:
+    """An index of ``corpus`` at ``folder``, built by the code in ``src`` if not there yet."""
     if not (folder / "CURRENT").is_file():
         subprocess.run([*CLI, "index", str(corpus), "-f", fmt, "-o", str(folder), "--skip-bad"],
-                       env=_env(ROOT / "src"), check=True)
+                       env=_env(src), check=True)
     return folder
+
+
+def _commit(ref: str) -> str:
+    """The commit id git ``ref`` names."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", ref], check=True,
+                          capture_output=True, text=True).stdout.strip()
 
 
 @contextmanager
@@ -117,14 +131,14 @@ def _env(src: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(src)}
 
 
-def _medians(sides: dict[str, Path], runs: int, index: Path, command: list[str]
+def _medians(sides: dict[str, Path], runs: int, indexes: dict[str, Path], command: list[str]
              ) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU (user + system) seconds of ``command`` per side, the sides' runs
-    alternating."""
-    args = [a.format(index=index) for a in command]
+    """Median wall and CPU (user + system) seconds of ``command`` per side on that side's
+    index, the sides' runs alternating."""
     times: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     for _ in range(runs):
         for side, src in sides.items():
+            args = [a.format(index=indexes[side]) for a in command]
             times[side].append(_timed_run(args, _env(src), stderr=None))
     return {side: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
             for side, t in times.items()}

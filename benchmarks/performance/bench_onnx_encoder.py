@@ -197,7 +197,7 @@ def main() -> int:
         "onnx-fp32": onnx_encoder(fp32, tokenizer, args.threads),
         "onnx-int8": onnx_encoder(int8, tokenizer, args.threads),
     }
-    sentences = Index.open(base).store.sentence_texts
+    sentences = list(Index.open(base).lookup.sentence_texts)
     distinct = list(dict.fromkeys(sentences))[: args.sentences]
     load_before = os.getloadavg()[0]
     rates = throughput(backends, distinct)

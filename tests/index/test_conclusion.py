@@ -118,3 +118,16 @@ def test_a_bad_conclusion_names_file_line_and_field(text: str, where: str) -> No
     with pytest.raises(InputError) as info:
         parse_rule_file(text, "rules.yaml")
     assert str(info.value).startswith(where)
+
+
+def test_parts_conclude_as_a_local_build(built_path: Path) -> None:
+    """The parts a Spark build computes read each report's conclusion as a local build does."""
+    from clinsearch.index.parts import PartOptions, compute_part
+
+    options = PartOptions(findings=True, dense=False, lexicon=None, model=None,
+                          findings_batch=256, dense_batch=None)
+    part = compute_part(list(enumerate(REPORTS)), options)["findings"]
+    [local] = [pq.read_table(p) for p in built_path.glob(f"gen-*/segments/*/{FINDINGS_FILE}")]
+    columns = ["concept", "polarity", "pattern"]
+    assert part.select(columns).to_pylist() == local.select(columns).to_pylist()
+    assert "uncertain" in part.column("polarity").to_pylist()

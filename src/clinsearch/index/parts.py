@@ -72,11 +72,12 @@ def compute_part(keyed: Sequence[tuple[int, Report]], options: PartOptions) -> d
     tables = {"reports": reports_table(segmented), "sentences": sentences}
     if options.findings:
         from clinsearch.annotate.annotator import annotator_for
-        from clinsearch.annotate.context_rules import section_contexts
+        from clinsearch.annotate.context_rules import conclusion, section_contexts
 
         tables["findings"] = annotate_sentences(
             sentences.select(SENTENCE_COLUMNS), annotator_for(options.lexicon),
             options.findings_batch, sections=section_contexts(dict(options.section_context)),
+            conclusion=conclusion(),
         )
     if options.dense:
         from clinsearch.index.dense import embed_sentences, vectors_table

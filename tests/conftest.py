@@ -32,10 +32,11 @@ SLOW_PARTS: dict[str, tuple[str, ...]] = {
         "security/test_system_errors.py", "security/test_server_failures.py",
         "security/test_export_commands.py", "annotate/test_quiet_imports.py",
         "test_arrow_pool.py", "test_arrow_numbers.py", "test_gc_pause.py",
+        "index/test_indication_context.py",
     ),
     "build": (  # many indexes built, grown, deleted from and merged
         "index/test_segments.py", "index/test_bm25_segments.py", "index/test_index.py",
-        "index/test_row_lookup.py", "search/test_cohort_index.py",
+        "index/test_row_lookup.py", "search/test_cohort_index.py", "index/test_conclusion.py",
     ),
 }
 DATA_FIXTURES = frozenset({"iu_csv", "negex_file"})  # the shared data sets (skipped if absent)

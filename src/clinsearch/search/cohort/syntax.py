@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
+from clinsearch.annotate.finding import CONTEXTS
 from clinsearch.errors import ClinsearchError
 from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
 FILTER_KEYS = ("type", "date", "section", "text", "context", "bundle")
-CONTEXT_VALUES = ("family", "historical", "hypothetical", "indication", "any")
+CONTEXT_VALUES = (*CONTEXTS, "any")
 KEYWORDS = ("and", "or", "not")
 # Limits that keep any query fast and its evaluation shallow (a few ms per clause).
 MAX_QUERY_CHARS = 10_000

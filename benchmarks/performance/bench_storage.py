@@ -74,6 +74,8 @@ def main() -> None:
         help="run the clinsearch commands from this src folder (e.g. an older checkout's; with"
         " --workers 0 no --workers option is passed)")
     args = parser.parse_args()
+    if args.reports_per_patient < 1:
+        parser.error("--reports-per-patient must be at least 1")
     if args.child_src is not None:
         _CHILD_ENV["PYTHONPATH"] = str(args.child_src.resolve())
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-storage-"))

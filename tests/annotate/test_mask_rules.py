@@ -29,6 +29,7 @@ def reading(annotator: Annotator, text: str) -> dict[str, str]:
         ("XXXX XXXX pneumothorax at the apex.", "pneumothorax", "XXXX XXXX"),
         ("Lateral view shows XXXX bilateral effusions.", "pleural_effusion", "XXXX bilateral"),
         ("Lungs are clear. XXXX cardiomegaly.", "cardiomegaly", "XXXX"),
+        ("XXXX right and XXXX left effusions.", "pleural_effusion", "XXXX right and XXXX left"),
     ],
 )
 def test_a_mask_before_a_finding_makes_it_uncertain_with_the_mask_as_trigger(
@@ -54,6 +55,11 @@ def test_a_mask_before_a_finding_makes_it_uncertain_with_the_mask_as_trigger(
         ("Pneumothorax on the right XXXX in size.", {"pneumothorax": "present"}),
         # other words than the finding's own modifiers stand between
         ("XXXX seen with a small pneumothorax.", {"pneumothorax": "present"}),
+        # after an indefinite article the mask is the finding's adjective, never a "no"
+        ("There is a XXXX posterior effusion.", {"pleural_effusion": "present"}),
+        ("An XXXX XXXX left pneumothorax is seen.", {"pneumothorax": "present"}),
+        # a side stated before "and" states the finding; the mask hides the other side's word
+        ("There are tiny left and XXXX right effusions.", {"pleural_effusion": "present"}),
     ],
 )
 def test_a_mask_that_is_no_qualifier_changes_nothing(
@@ -66,6 +72,7 @@ def test_a_mask_that_is_no_qualifier_changes_nothing(
     [
         ("No XXXX effusion.", {"pleural_effusion": "absent"}),
         ("No XXXX pleural effusion.", {"pleural_effusion": "absent"}),
+        ("No right and XXXX left effusions.", {"pleural_effusion": "absent"}),
         ("There is no XXXX left effusion or pneumothorax.",
          {"pleural_effusion": "absent", "pneumothorax": "absent"}),
     ],
@@ -79,8 +86,8 @@ def test_a_negation_before_the_mask_wins(
 
 def test_the_shipped_masks_are_declared_once_as_data() -> None:
     assert radiology_rules().masks == ("xxxx",)
-    [rule] = [r for r in radiology_rules().rules if r["literal"] == MASK_RULE]
-    assert rule["pattern"][0] == {"LOWER": {"IN": ["xxxx"]}}
+    rules = [r for r in radiology_rules().rules if r["literal"] == MASK_RULE]
+    assert rules and all(r["pattern"][0] == {"LOWER": {"IN": ["xxxx"]}} for r in rules)
 
 
 def test_another_de_identifiers_token_is_a_mask_by_data_alone() -> None:
@@ -118,3 +125,25 @@ def test_a_bad_mask_names_file_line_and_field(text: str, where: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_rule_file(text, "rules.yaml")
     assert where in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "concept", "rule"),
+    [
+        ("Differential diagnosis is XXXX and includes pneumonia.", "pneumonia", "suggesting"),
+        ("Probable XXXX pneumothorax.", "pneumothorax", "suggesting"),
+        ("Clinical correlation for XXXX pneumonia.", "pneumonia", "clinical correlation for"),
+    ],
+)
+def test_a_mask_does_not_cut_a_hedge_short(
+        shipped_annotator: Annotator, text: str, concept: str, rule: str) -> None:
+    [finding] = [f for f in shipped_annotator.annotate(text) if f.concept == concept]
+    assert finding.polarity == "uncertain"
+    assert finding.trigger is not None and finding.trigger.rule == rule
+
+
+@pytest.mark.parametrize("text", ["XXXX heart size is within normal limits.",
+                                  "XXXX normal heart size."])
+def test_a_mask_before_anatomy_leaves_its_state_alone(
+        shipped_annotator: Annotator, text: str) -> None:
+    assert reading(shipped_annotator, text) == {"cardiomegaly": "absent"}

@@ -36,7 +36,8 @@ NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
 ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
-HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE})
+MASKED = "MASKED_QUALIFIER"  # a de-identification mask may hide the finding's hedge or "no"
+HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE, MASKED})
 RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
@@ -196,7 +197,8 @@ def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any,
         tokens = reader.sequence(fields["pattern"], "pattern")
         for token in tokens:
             reader.mapping(token, "pattern")
-        rule = {**rule, "pattern": [_unmasked(reader, token_node, token, masks) for token_node, token
+        rule = {**rule, "pattern": [_unmasked(reader, token_node, token, masks)
+                                    for token_node, token
                                     in zip(tokens, rule["pattern"], strict=True)]}
     try:
         ConTextRule(**rule)
@@ -372,10 +374,11 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
 
     A normal-limits cue rules out a finding ("engorgement is within normal limits") but says
     an anatomy mention is normal, not absent ("heart size is normal"), and is no polarity of a
-    state word (the lexicon's anatomy states say what "normal" means).
+    state word (the lexicon's anatomy states say what "normal" means). A mask before an
+    anatomy or state word hides no finding's qualifier.
     """
     return [c for c in categories
-            if not (c == WITHIN_NORMAL and concept_type in ("anatomy", "state"))]
+            if not (c in (WITHIN_NORMAL, MASKED) and concept_type in ("anatomy", "state"))]
 
 
 def deciding(categories: Sequence[str]) -> int | None:

@@ -27,7 +27,7 @@ from medspacy.context import ConTextRule
 from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
-from clinsearch.annotate.finding import NO_CONTEXT, section_flag
+from clinsearch.annotate.finding import MASKED, NO_CONTEXT, section_flag
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
 from clinsearch.errors import InputError
@@ -36,7 +36,6 @@ NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
 ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
-MASKED = "MASKED_QUALIFIER"  # a de-identification mask may hide the finding's hedge or "no"
 HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE, MASKED})
 RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
 INDICATION = "INDICATION"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from clinsearch.annotate.context_rules import MASKED
+from clinsearch.annotate.finding import MASKED
 
 if TYPE_CHECKING:
     from clinsearch.annotate.context_rules import Conclusion

@@ -26,9 +26,9 @@ def reading(annotator: Annotator, text: str) -> dict[str, str]:
     [
         ("Findings include XXXX small right pleural effusion.", "pleural_effusion",
          "XXXX small right"),
-        ("XXXX XXXX pneumothorax at the apex.", "pneumothorax", "XXXX XXXX"),
+        ("XXXX XXXX right pneumothorax.", "pneumothorax", "XXXX XXXX right"),
         ("Lateral view shows XXXX bilateral effusions.", "pleural_effusion", "XXXX bilateral"),
-        ("Lungs are clear. XXXX cardiomegaly.", "cardiomegaly", "XXXX"),
+        ("Lungs are clear. XXXX mild cardiomegaly.", "cardiomegaly", "XXXX mild"),
         ("XXXX right and XXXX left effusions.", "pleural_effusion", "XXXX right and XXXX left"),
     ],
 )
@@ -50,6 +50,10 @@ def test_a_mask_before_a_finding_makes_it_uncertain_with_the_mask_as_trigger(
         ("Hilar lymph XXXX enlargement.", {"lymphadenopathy": "present"}),
         ("XXXX and soft tissues are unremarkable; right pleural effusion.",
          {"pleural_effusion": "present"}),
+        # a mask right before the finding's name hides a describing word ("median", "patchy")
+        ("Status post XXXX sternotomy.", {"sternotomy": "present"}),
+        ("Left basilar XXXX opacity.", {"opacity": "present"}),
+        ("XXXX cardiomegaly.", {"cardiomegaly": "present"}),
         # the mask after the finding
         ("Left pleural effusion XXXX.", {"pleural_effusion": "present"}),
         ("Pneumothorax on the right XXXX in size.", {"pneumothorax": "present"}),

@@ -82,7 +82,7 @@ def main() -> int:
     runs = index_runs(index, bench.queries, [parse_method(m) for m in methods], "report", TOP,
                       progress=False)
     declared = {q.code: q.context for q in queries}
-    runs += [_declared_run(index, bench.queries, declared, m) for m in CONTEXT_METHODS]
+    runs += [declared_run(index, bench.queries, declared, m) for m in CONTEXT_METHODS]
     searched = time.perf_counter() - started
     comp = compare_runs(bench.qrels, runs, [parse_measure(m) for m in MEASURES], bench.queries)
     print("\n## Retrieval (report level, depth 1000; * = p < 0.05 vs bm25)\n")
@@ -111,7 +111,7 @@ def main() -> int:
     return 0
 
 
-def _declared_run(index: Index, queries: list[Query], declared: dict[str, tuple[str, ...]],
+def declared_run(index: Index, queries: list[Query], declared: dict[str, tuple[str, ...]],
                   method: str) -> Run:
     """``method`` searching each query with the context flags its code declares, as one run
     named ``METHOD:declared``."""

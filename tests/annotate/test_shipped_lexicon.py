@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.annotate.modifiers import ModifierMatcher
 from clinsearch.annotate.surface import abbreviation_variants, term_variants
@@ -194,3 +195,39 @@ def test_generated_hpo_file_is_current() -> None:
 def test_a_ureteral_stent_is_a_stent(lexicon: Lexicon) -> None:
     stent = lexicon.concepts["ureteral_stent"]
     assert (stent.type, stent.parents) == ("device", ("stent",))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "concept"),
+    [
+        # a misspelling clinicians dictate for vesicoureteral reflux
+        ("Grade 3 vesicular ureteral reflux on the right.", "vesicoureteral_reflux"),
+        ("Bilateral vesico ureteral reflux.", "vesicoureteral_reflux"),
+        # an abbreviation spelled out letter by letter, mid-sentence and at its end
+        ("Urine culture confirms a U T I today.", "urinary_tract_infection"),
+        ("Recurrent U T I.", "urinary_tract_infection"),
+        # a reactive tuberculin skin test is a positive one
+        ("Reactive PPD at school screening.", "positive_tuberculin_test"),
+        ("Known positive reaction to PPD.", "positive_tuberculin_test"),
+        # compound dilatation words name the pelvis, calyces and ureter they dilate
+        ("Moderate left pyelocaliectasis.", "pyelocaliectasis"),
+        ("Mild bilateral ureterohydronephrosis.", "hydroureteronephrosis"),
+    ],
+)
+def test_report_wordings_read_as_the_concept(sentence: str, concept: str) -> None:
+    """What ``clinsearch explain SENTENCE`` reads: the one finding, present."""
+    findings = annotator_for(None).annotate(sentence)
+    assert [(f.concept, f.polarity) for f in findings] == [(concept, "present")]
+
+
+@pytest.mark.parametrize(
+    ("concept", "parents"),
+    [
+        ("pyelocaliectasis", ("hydronephrosis", "pyelectasis")),
+        ("hydroureteronephrosis", ("hydronephrosis", "hydroureter")),
+    ],
+)
+def test_compound_dilatations_are_each_dilatation_they_name(lexicon: Lexicon, concept: str,
+                                                            parents: tuple[str, ...]) -> None:
+    """A search for hydroureter (or a dilated renal pelvis) finds the compound word too."""
+    assert lexicon.concepts[concept].parents == parents

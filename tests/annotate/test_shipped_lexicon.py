@@ -209,6 +209,8 @@ def test_a_ureteral_stent_is_a_stent(lexicon: Lexicon) -> None:
         # a reactive tuberculin skin test is a positive one
         ("Reactive PPD at school screening.", "positive_tuberculin_test"),
         ("Known positive reaction to PPD.", "positive_tuberculin_test"),
+        # pain on breathing in is pleuritic chest pain
+        ("Sharp pain with deep inspiration.", "chest_pain"),
         # compound dilatation words name the pelvis, calyces and ureter they dilate
         ("Moderate left pyelocaliectasis.", "pyelocaliectasis"),
         ("Mild bilateral ureterohydronephrosis.", "hydroureteronephrosis"),

@@ -6,7 +6,7 @@ mentions; warm query latency of bm25 and concept on that index; annotation throu
 process; the NegEx test set's F1 on negated conditions; IU X-ray MeSH finding extraction
 micro-F1. Each measured row is printed with its corpus, machine, date and commit; then the rows
 of the table in benchmarks/README.md that this script does not measure, marked "standing" (the
-long runs: 1M reports, the service under load, Spark, training).
+long runs: 1M reports, the service under load, Spark).
 
     python -m benchmarks.quick [--work DIR]
 """

@@ -23,8 +23,8 @@ from pathlib import Path
 
 # Hedge rules reported on their own rows (their rule file literals); other hedges share a row.
 HEDGE_ROWS = {
-    ", xxxx": "hedge: masked appositive (, XXXX Y)",
-    "xxxx representing": "hedge: XXXX representing / represents",
+    ", mask": "hedge: masked appositive (, XXXX Y)",
+    "mask representing": "hedge: XXXX representing / represents",
     "possibly due to": "hedge: possibly / XXXX due to",
     "most likely": "hedge: most likely",
     "may represent": "hedge: may represent / could reflect",

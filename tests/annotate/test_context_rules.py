@@ -122,6 +122,9 @@ def test_cannot_exclude_hedges_with_the_shipped_lexicon(shipped_annotator: Annot
         ("A small pneumothorax can not be completely ruled out.", "uncertain"),
         ("Difficult to exclude a small pneumothorax.", "uncertain"),
         ("A small pneumothorax is suspected.", "uncertain"),
+        ("Limited lateral view, small apical pneumothorax suspected.", "uncertain"),
+        ("Tiny pneumothorax questioned; repeat film advised.", "uncertain"),
+        ("Suspected pneumothorax.", "uncertain"),
         ("No pneumothorax.", "absent"),
         ("The pneumothorax has resolved.", "absent"),
         ("Small apical pneumothorax.", "present"),
@@ -129,6 +132,11 @@ def test_cannot_exclude_hedges_with_the_shipped_lexicon(shipped_annotator: Annot
 )
 def test_hedges_are_uncertain_not_negated(annotator: Annotator, text: str, polarity: str) -> None:
     assert polarities(annotator, text) == {"pneumothorax": polarity}
+
+
+def test_suspected_reaches_back_only_from_the_clause_end(annotator: Annotator) -> None:
+    text = "Cardiomegaly with suspected pneumothorax."
+    assert polarities(annotator, text) == {"cardiomegaly": "present", "pneumothorax": "uncertain"}
 
 
 def test_can_be_excluded_is_no_hedge(annotator: Annotator) -> None:

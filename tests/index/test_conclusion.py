@@ -43,6 +43,11 @@ REPORTS = (
     report("silent", "Small right pneumothorax.", "Interval placement of a chest tube."),
     report("mixed", "Left lower lobe pneumonia.",
            "Left lower lobe pneumonia. Possible right lower lobe pneumonia."),
+    # a de-identification mask may hide a hedge or a "no": a masked mention alone states
+    # nothing, but it is no hedge of the radiologist's over what the findings section states
+    report("masked", "There is a small right pleural effusion.",
+           "XXXX XXXX right pleural effusion."),
+    report("masked_only", "Heart size is normal.", "XXXX bilateral pleural effusions."),
 )
 
 
@@ -63,7 +68,7 @@ def members(index: Index, query: str) -> set[str]:
 
 
 def test_cohorts_count_what_the_impression_concludes(built: Index) -> None:
-    assert members(built, "pleural effusion") == {"agreed", "degree"}
+    assert members(built, "pleural effusion") == {"agreed", "degree", "masked"}
     assert members(built, "cardiomegaly") == {"chronic"}
     assert members(built, "pneumothorax") == {"silent", "described"}
     assert members(built, "pneumonia") == {"mixed", "described"}

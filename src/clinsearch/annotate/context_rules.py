@@ -27,7 +27,7 @@ from medspacy.context import ConTextRule
 from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
-from clinsearch.annotate.finding import NO_CONTEXT, section_flag
+from clinsearch.annotate.finding import MASKED, NO_CONTEXT, section_flag
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
 from clinsearch.errors import InputError
@@ -36,15 +36,16 @@ NEGATED = "NEGATED_EXISTENCE"
 POSSIBLE = "POSSIBLE_EXISTENCE"
 PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a negation before it
 ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
-HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE})
+HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE, MASKED})
 RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
 MAX_REPEAT = 2  # OP '*' expands to at most this many repetitions
 RADIOLOGY_FILE = "context_radiology.yaml"
-RULE_FILE_KEYS = ("replace_defaults", "terminating_types", "sections", "hedging_modifiers",
-                  "conclusion", "rules")
+RULE_FILE_KEYS = ("masks", "replace_defaults", "terminating_types", "sections",
+                  "hedging_modifiers", "conclusion", "rules")
+MASK = "MASK"  # pattern token key: any of the file's ``masks`` (de-identification tokens)
 CONCLUSION_KEYS = ("section", "governs", "normal", "acute")
 HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
@@ -77,6 +78,7 @@ class RuleFile:
     sections: tuple[tuple[str, str], ...] = ()  # section name -> context flag of its findings
     hedging_modifiers: frozenset[tuple[str, str]] = frozenset()  # (category, value) pairs
     conclusion: Conclusion | None = None
+    masks: tuple[str, ...] = ()  # de-identification tokens, lower case (``{MASK: true}``)
 
 
 @dataclass(frozen=True)
@@ -99,9 +101,10 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
         raise reader.fail(root, "rules", "missing")
     replaced = reader.strings(top["replace_defaults"], "replace_defaults") if (
         "replace_defaults" in top) else []
+    masks = _masks(reader, top["masks"]) if "masks" in top else ()
     data = yaml.load(text, Loader=SAFE_LOADER)  # a safe loader: plain data only
     nodes = reader.sequence(top["rules"], "rules")
-    rules = tuple(_checked_rule(reader, node, rule)
+    rules = tuple(_checked_rule(reader, node, rule, masks)
                   for node, rule in zip(nodes, data["rules"], strict=True))
     terminating: list[tuple[str, tuple[str, ...]]] = []
     if "terminating_types" in top:
@@ -123,7 +126,16 @@ def parse_rule_file(text: str, file: str | Path) -> RuleFile:
             hedging.update((category, v) for v in reader.strings(values, "hedging_modifiers"))
     conclusion = _conclusion(reader, top["conclusion"]) if "conclusion" in top else None
     return RuleFile(tuple(replaced), rules, tuple(terminating), tuple(sections),
-                    frozenset(hedging), conclusion)
+                    frozenset(hedging), conclusion, masks)
+
+
+def _masks(reader: NodeReader, node: yaml.Node) -> tuple[str, ...]:
+    """The rule file's ``masks``: the tokens de-identification writes for a hidden word (IU
+    X-ray: XXXX), one word each, in lower case as patterns match them."""
+    masks = tuple(m.lower() for m in reader.strings(node, "masks"))
+    if not masks or not all(re.fullmatch(r"[^\s]+", m) for m in masks):
+        raise reader.fail(node, "masks", "must be a list of single words")
+    return masks
 
 
 def _conclusion(reader: NodeReader, node: yaml.Node) -> Conclusion:
@@ -157,8 +169,10 @@ def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, st
     return {name.lower(): flag for name, flag in meanings.items() if flag != NO_CONTEXT}
 
 
-def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, Any]:
-    """One rule, checked: known keys, a literal, a category, a direction, a scope, a pattern."""
+def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any,
+                  masks: tuple[str, ...]) -> dict[str, Any]:
+    """One rule, checked: known keys, a literal, a category, a direction, a scope, a pattern
+    (whose ``{MASK: true}`` tokens become the file's ``masks``)."""
     fields = reader.mapping(node, "rules")
     for key, key_node in reader.key_nodes(node).items():
         if key not in RULE_KEYS:
@@ -182,11 +196,33 @@ def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any) -> dict[str, A
         tokens = reader.sequence(fields["pattern"], "pattern")
         for token in tokens:
             reader.mapping(token, "pattern")
+        rule = {**rule, "pattern": [_unmasked(reader, token_node, token, masks)
+                                    for token_node, token
+                                    in zip(tokens, rule["pattern"], strict=True)]}
     try:
         ConTextRule(**rule)
     except Exception as exc:  # medspaCy's own checks of the rule, located at the rule
         raise reader.fail(node, None, f"not a valid ConText rule: {exc}") from None
     return dict(rule)
+
+
+def _unmasked(reader: NodeReader, node: yaml.Node, token: dict[str, Any],
+              masks: tuple[str, ...]) -> dict[str, Any]:
+    """A pattern token with ``MASK: true`` written as the words it matches: the file's
+    ``masks``, and the token's own LOWER words if it has any ("likely" or a mask)."""
+    if MASK not in token:
+        return token
+    words = token.get("LOWER", {"IN": []})
+    words = {"IN": [words]} if isinstance(words, str) else words
+    if (token[MASK] is not True or set(token) - {MASK, "LOWER", "OP"}
+            or not isinstance(words, dict) or set(words) != {"IN"}
+            or not isinstance(words["IN"], list)):
+        raise reader.fail(node, "pattern",
+                          "a MASK token is {MASK: true}, with optional LOWER words and OP only")
+    if not masks:
+        raise reader.fail(node, "pattern", "MASK needs the file's `masks` list")
+    return {"LOWER": {"IN": [*masks, *words["IN"]]},
+            **{k: v for k, v in token.items() if k == "OP"}}
 
 
 @lru_cache(maxsize=1)
@@ -337,10 +373,11 @@ def applicable(categories: Iterable[str], concept_type: str) -> list[str]:
 
     A normal-limits cue rules out a finding ("engorgement is within normal limits") but says
     an anatomy mention is normal, not absent ("heart size is normal"), and is no polarity of a
-    state word (the lexicon's anatomy states say what "normal" means).
+    state word (the lexicon's anatomy states say what "normal" means). A mask before an
+    anatomy or state word hides no finding's qualifier.
     """
     return [c for c in categories
-            if not (c == WITHIN_NORMAL and concept_type in ("anatomy", "state"))]
+            if not (c in (WITHIN_NORMAL, MASKED) and concept_type in ("anatomy", "state"))]
 
 
 def deciding(categories: Sequence[str]) -> int | None:

@@ -24,6 +24,9 @@ CONTEXTS: tuple[str, ...] = ("family", "historical", "hypothetical", "indication
 HYPOTHETICAL = "hypothetical"
 FAMILY = "family"
 NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
+# The trigger category of a de-identification mask right before a finding: uncertain, since
+# the mask may hide a hedge or a "no", but no hedge of the radiologist's (``index.conclusion``).
+MASKED = "MASKED_QUALIFIER"
 
 
 def section_flag(flag: str, fail: Callable[[str], Exception]) -> str:

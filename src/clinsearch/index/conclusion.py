@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from clinsearch.annotate.finding import MASKED
+
 if TYPE_CHECKING:
     from clinsearch.annotate.context_rules import Conclusion
 
@@ -53,11 +55,14 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
 
 def _reading(rows: Sequence[int], columns: dict[str, Any]) -> int | None:
     """The conclusion's reading of a concept, as the row that states it: None when it states
-    it present anywhere; else an uncertain mention, else an absence of the finding itself."""
+    it present anywhere; else an uncertain mention, else an absence of the finding itself. A
+    mention uncertain only for a de-identification mask before it is no hedge of the
+    radiologist's: what the findings section states stands."""
     polarity = columns["polarity"]
     if any(polarity[j] == "present" for j in rows):
         return None
-    hedged = [j for j in rows if polarity[j] == "uncertain"]
+    hedged = [j for j in rows if polarity[j] == "uncertain"
+              and (columns["trigger"][j] or {}).get("category") != MASKED]
     denied = [j for j in rows if polarity[j] == "absent" and not any(
         m["category"] == _DEGREE for m in columns["modifiers"][j])]
     return (hedged or denied or [None])[0]

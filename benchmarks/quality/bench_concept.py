@@ -251,8 +251,8 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
                                                           "type", "date"]))
     con.register("indexed_sentences", gen.table("sentences", ["id", "report_id", "index",
                                                               "section", "text"]))
-    n = con.execute("SELECT count(*) FROM indexed_sentences")
-    copies = max(1, -(-sentences // n.fetchone()[0]))
+    n = con.execute("SELECT count(*) FROM indexed_sentences").fetchall()[0][0]
+    copies = max(1, -(-sentences // n))
     t = time.perf_counter()
     con.execute(
         "CREATE TABLE reports AS SELECT id || '~' || k AS id, patient_id || '~' || k AS"
@@ -260,11 +260,12 @@ def cohort_scale(index: Index, sentences: int) -> tuple[list[list[str]], int, fl
     con.execute(
         "CREATE TABLE sentences AS SELECT id || '~' || k AS id, report_id || '~' || k AS"
         " report_id, \"index\", section, text FROM indexed_sentences, range(?) c(k)", [copies])
-    index.component("findings").register(con, "indexed_findings")
+    con.register("indexed_findings", index.component("findings").table(
+        ["sentence_id", "concept", "polarity", "modifiers"]))
     con.execute(
         "CREATE TABLE findings AS SELECT sentence_id || '~' || k AS sentence_id, concept,"
         " polarity, modifiers FROM indexed_findings, range(?) c(k)", [copies])
-    total = con.execute("SELECT count(*) FROM sentences").fetchone()[0]
+    total = con.execute("SELECT count(*) FROM sentences").fetchall()[0][0]
     tools = concept_tools(None)
     tables = [con.sql(f"FROM {name}").to_arrow_table() for name in ("reports", "sentences")]
     corpus = CohortArrays.from_arrow(*tables, con.sql("FROM findings").to_arrow_table())

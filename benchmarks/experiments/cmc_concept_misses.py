@@ -117,7 +117,8 @@ def main() -> int:
     for half in HALVES:
         comp = compare_runs(half_qrels(bench.qrels, half), [half_run(r, half) for r in runs],
                             measures, bench.queries)
-        print(f"\n## {half} half\n\n{render.markdown(comp)}")
+        title = "all reports" if half == "all" else f"{half} half"
+        print(f"\n## {title}\n\n{render.markdown(comp)}")
 
     tools = index_concept_tools(index)
     found = mentions(index)

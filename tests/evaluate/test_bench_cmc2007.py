@@ -55,11 +55,13 @@ def test_shipped_query_list() -> None:
     by_code = {q.code: q for q in queries}
     assert by_code["599.0"].query == "urinary tract infection"
     assert by_code["593.89"].index_term == "Pyelectasis"
-    # every code declares what a coder counts: the reason for exam; symptoms also "history of";
-    # personal history codes only the mentions read as history
+    # every code declares what a coder counts: the reason for exam; symptoms and chronic
+    # conditions also "history of"; personal history codes only the mentions read as history
     assert all(q.context for q in queries)
     assert by_code["599.0"].context == ("indication",)
     assert by_code["786.2"].context == ("historical", "indication")
+    assert by_code["593.70"].context == ("historical", "indication")
+    assert by_code["741.90"].context == ("historical", "indication")
     assert by_code["V13.02"].cohort_query == 'context:historical "urinary tract infection"'
 
 

@@ -3,7 +3,8 @@
 Candidates come from the concept postings (the query concept, its descendants, and its near
 ancestors), filtered by polarity; each distinct candidate pattern is scored once by
 ``patterns.match`` and, to break ties, by the cosine between the query pattern's and the
-candidate pattern's mean term vectors ([SyedaMahmood2021], 3.5-3.6).
+candidate pattern's mean term vectors ([SyedaMahmood2021], 3.5-3.6) together with the query's
+wording in the sentence (BM25).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
 
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
-WORDING_WEIGHT = 1e-6  # wording (BM25) orders candidates with the same pattern
+WORDING_WEIGHT = TIE_WEIGHT  # so can wording (BM25), as much as similarity
 BROADER_DEPTH = 2  # ancestors up to this distance are candidates (partial concept match)
 MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept at most
 # A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
@@ -181,8 +182,8 @@ class ConceptRanker:
         """Sentences with at least one candidate finding, best first (ties in corpus order).
 
         A sentence scores, for its best group, the mean over the group's patterns of its best
-        finding's completeness, plus the pattern-similarity tie-break, plus ``wording`` (sentence
-        codes and a 0..1 score each, e.g. normalised BM25 of the query) as the last tie-break.
+        finding's completeness, plus two tie-breaks of equal weight: pattern similarity and
+        ``wording`` (sentence codes and a 0..1 score each, e.g. normalised BM25 of the query).
         Arrays span the candidate sentences only, never the corpus.
         """
         sites = query.sites or tuple(() for _ in query.groups)

@@ -87,9 +87,9 @@ class ConceptRetriever:
         )
 
     def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
-        """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): the last
-        tie-break, so that of sentences with the same finding pattern the one worded most like
-        the query comes first."""
+        """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): a
+        tie-break beside pattern similarity, so that of equally complete matches the one worded
+        like the query comes first ("hydroureter" before "dilated distal ureter")."""
         ranked = self.bm25.search("sentences", self.bm25.terms(query), WORDING_DEPTH)
         if not len(ranked.scores):
             return np.zeros(0, np.int64), np.zeros(0)

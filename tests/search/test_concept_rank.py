@@ -141,6 +141,22 @@ def test_ties_are_broken_by_pattern_similarity(ranker: ConceptRanker, parser: Qu
     assert ranking.sentences[0] == code["c#0"]
 
 
+def test_wording_breaks_ties_as_strongly_as_similarity(
+    ranker: ConceptRanker, parser: QueryParser
+) -> None:
+    codes = {sid: int(sentence_codes([ord(sid[0])], [int(sid[2:])])[0]) for sid in SENTENCES}
+
+    def worded(query: str, best: str) -> list[str]:
+        wording = (np.array([codes[best]]), np.array([1.0]))
+        return [sentence_id(ranker, s) for s in ranker.rank(parser.parse(query),
+                                                            wording=wording).sentences]
+
+    # similarity alone puts the plain "Pneumonia." first; the query's wording outweighs it
+    assert worded("pneumonia", "a#0")[0] == "a#0"
+    # but never a more complete match: the side stays ahead of the wording
+    assert worded("right lower lobe pneumonia", "b#0")[:2] == ["a#0", "f#0"]
+
+
 def test_group_scores_average_over_patterns(ranker: ConceptRanker, parser: QueryParser) -> None:
     ranking = ranker.rank(parser.parse("cardiomegaly with pleural effusion"))
     ids = [sentence_id(ranker, s) for s in ranking.sentences]

@@ -28,6 +28,7 @@ TEXTS = {
           "IMPRESSION: No acute disease.",
     "i2": "CLINICAL HISTORY: Fever.\nIMPRESSION: Right lower lobe pneumonia.",
     "i3": "FINDINGS: History of pneumonia. Cough.",
+    "i4": "CLINICAL HISTORY: History of zebra stripes.\nIMPRESSION: Normal study.",
 }
 REPORTS = tuple(Report(id=i, patient_id=f"p{i}", visit_id=f"v{i}", text=t)
                 for i, t in TEXTS.items())
@@ -93,6 +94,41 @@ def test_search_and_filters_read_the_flag(built: Index) -> None:
     assert found("cough", "bm25", filters=ReportFilters(context="indication")) == {"i1"}
     with pytest.raises(Exception, match="unknown context 'reason'"):
         found("cough", "concept:context=reason")
+
+
+def test_a_query_that_says_history_of_asks_for_the_historical_mentions(built: Index) -> None:
+    """ "history of X" reads as ``context:historical X`` in search and cohorts alike: the
+    historical mentions, wherever written (i1's is also the reason for the exam), never the
+    current X (i2)."""
+    for method in ("concept", "hybrid:methods=bm25,concept"):
+        hits = built.search("history of pneumonia", "report", 10, method)
+        assert [h.id for h in hits][:2] and {h.id for h in hits} >= {"i1", "i3"}
+        if method == "concept":
+            assert {h.id for h in hits} == {"i1", "i3"}
+    assert members(built, "history of pneumonia") == {"i1", "i3"}
+    assert members(built, "history of pneumonia") == members(built,
+                                                             "pneumonia context:historical")
+    assert members(built, '"history of pneumonia" context:indication') == {"i1"}  # both flags
+    # the same for a phrase no lexicon names, searched as text
+    assert {h.id for h in built.search("history of zebra stripes", "report", 10,
+                                       "concept")} == {"i4"}
+    assert members(built, "history of zebra stripes") == {"i4"}
+
+
+def test_a_phrase_searched_as_text_carries_its_sections_flag(built: Index) -> None:
+    """A phrase no lexicon names, in the reason for the exam, is indication like a finding
+    there: not the report's own finding unless asked for."""
+    def found(query: str, method: str = "concept") -> set[str]:
+        return {h.id for h in built.search(query, "report", 10, method)}
+
+    assert found("zebra stripes") == set()
+    assert found("zebra stripes", "concept:context=historical,indication") == {"i4"}
+    assert found("zebra stripes", "concept:context=historical") == set()  # both flags asked
+    assert members(built, "zebra stripes") == set()
+    assert members(built, "zebra stripes", "historical", "indication") == {"i4"}
+    assert members(built, "zebra stripes context:indication") == {"i4"}
+    assert "never present with every asked modifier in historical context, as the query says" \
+        in no_hits_reason(built, "history of pneumothorax")
 
 
 def test_omop_keeps_the_indication_as_the_patients_condition(built: Index,

@@ -525,6 +525,11 @@ def context_flags(bits: int) -> tuple[str, ...]:
     return tuple(c for i, c in enumerate(CONTEXTS) if bits & (1 << i))
 
 
+def flag_bits(flags: Iterable[str]) -> int:
+    """The context bits of a set of context flags (``context_flags`` reversed)."""
+    return sum(1 << CONTEXTS.index(c) for c in set(flags))
+
+
 class PostedFindings:
     """``FindingRows`` (``index.finding_match``) from the concept postings: each concept's own
     findings (depth 0, deleted reports left out) with their polarity from their pattern, their

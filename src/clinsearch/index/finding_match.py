@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import duckdb
@@ -48,6 +48,12 @@ class FindingSpec:
     contexts: tuple[str, ...] | None = ()
     # Flags the finding must carry ("context:historical" in a cohort query); "any": none needed.
     required_context: tuple[str, ...] = ()
+
+    def narrowed(self, flags: tuple[str, ...]) -> FindingSpec:
+        """This spec with ``flags`` required too (a cohort's ``context:`` filter)."""
+        if not flags:
+            return self
+        return replace(self, required_context=tuple(sorted({*self.required_context, *flags})))
 
     def where(self) -> tuple[str, list[object]]:
         """The SQL condition (with its parameters) over the matcher's ``f`` relation."""

@@ -180,6 +180,7 @@ class RowLookup:
         self.patient_ids = Column(reports, "patient_id")
         self.sentence_ids = Column(sentences, "id")
         self.sentence_texts = Column(sentences, "text")
+        self.sentence_sections = Column(sentences, "section")  # section names (None: none)
         self.sentence_starts = Column(sentences, "start")  # offsets in the report text (ints)
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))

@@ -58,9 +58,11 @@ def no_hits_reason(index: IndexStore, query: str) -> str:
                     context[c] += n
             flags = ", ".join(f"{n} {c}" for c, n in sorted(context.items()))
             said = f" ({flags})" if context else ""
+            asked = (f"in {' and '.join(finding.context)} context, as the query says"
+                     if finding.context else "as asserted for this patient")
             reasons.append(
                 f"'{finding.name}' is never {finding.polarity} with every asked modifier"
-                f" as asserted for this patient; its mentions: {found}{said}"
+                f" {asked}; its mentions: {found}{said}"
             )
     hint = ("--include-uncertain, --polarity any or --context widen what counts;"
             " `clinsearch explain-query` shows how the query was read")

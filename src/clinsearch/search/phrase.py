@@ -9,7 +9,7 @@ as text (``explanation["match"] == "text"``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +42,17 @@ _MIN_FIRST_FETCH = 64
 _WORD = re.compile(r"\w+")
 
 
-def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions) -> bool:
-    """Whether a mention answers the query: an accepted polarity, the context flags the query
-    itself states ("history of ..." asks for a historical mention), and no flag beyond those
-    and the ones the options admit."""
-    flags = set(finding.context)
+def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions,
+            section: str | None = None) -> bool:
+    """Whether a mention answers the query: an accepted polarity, and the context flags the
+    query itself states ("history of ..." asks for a historical mention, as the cohort filter
+    ``context:historical`` does), or, when it states none, no flag beyond those the options
+    admit. ``section``: the flag the mention's section gives (the reason for the exam:
+    ``indication``), as the index gives it to the findings there."""
+    flags = {*finding.context, *([section] if section else [])}
+    stated = set(query.context)
     return (finding.polarity in options.allowed(query.polarity)
-            and set(query.context) <= flags <= {*options.context, *query.context})
+            and (stated <= flags if stated else flags <= set(options.context)))
 
 
 def term_spans(bm25: BM25Searcher, text: str, terms: Sequence[str]) -> list[Span]:
@@ -95,11 +99,14 @@ def _gap(text: str, end: int, start: int) -> int:
 class PhraseSearch:
     """Phrase queries over an index's sentences, polarity read by ConText."""
 
-    def __init__(self, index: IndexStore, annotator: Annotator, options: PolarityOptions) -> None:
+    def __init__(self, index: IndexStore, annotator: Annotator, options: PolarityOptions,
+                 sections: Mapping[str, str]) -> None:
+        """``sections``: the index's section meanings (lower-case name -> context flag)."""
         self.lookup = index.lookup
         self.bm25: BM25Searcher = index.component("bm25")
         self.annotator = annotator
         self.options = options
+        self.sections = sections
 
     def search(self, query: PhraseQuery, level: Level, top: int,
                note: str = "") -> list[Hit]:
@@ -108,26 +115,34 @@ class PhraseSearch:
         terms = self.bm25.terms(query.phrase)
         if not terms:
             return []
-        mentions: dict[str, list[Span]] = {}  # sentence text -> its accepted mentions
+        read: dict[str, list[Finding]] = {}  # sentence text -> the phrase's mentions
+        mentions: dict[tuple[str, str | None], list[Span]] = {}  # ... accepted, per section
+
+        def keys(rows: np.ndarray) -> list[tuple[str, str | None]]:
+            """Each row's text and the flag its section gives."""
+            return list(zip(self.lookup.sentence_texts.take(rows), section_flags(
+                self.sections, self.lookup.sentence_sections.take(rows)), strict=True))
 
         def fetch(n: int) -> Scored:
             ranked = self.bm25.search("sentences", terms, n, require_all=True)
             rows = self.lookup.sentence_rows(ranked.report_keys, ranked.sentence_indexes)
-            texts = list(self.lookup.sentence_texts.take(rows))
-            new = [t for t in dict.fromkeys(texts) if t not in mentions]
+            found = keys(rows)
+            new = [t for t in dict.fromkeys(t for t, _ in found) if t not in read]
             spans = [term_spans(self.bm25, t, terms) for t in new]
-            for text, found in zip(new, phrase_mentions(self.annotator, new, spans), strict=True):
-                mentions[text] = [(f.start, f.end) for f in found
-                                  if accepts(f, query, self.options)]
-            keep = np.array([bool(mentions[t]) for t in texts], dtype=bool)
+            read.update(zip(new, phrase_mentions(self.annotator, new, spans), strict=True))
+            for text, section in found:
+                if (text, section) not in mentions:
+                    mentions[text, section] = [(f.start, f.end) for f in read[text]
+                                               if accepts(f, query, self.options, section)]
+            keep = np.array([bool(mentions[k]) for k in found], dtype=bool)
             return Scored(ranked.scores[keep], rows[keep], ranked.exhausted)
 
         first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(fetch, partial(self.lookup.groups, level, "sentence"), top, first)
-        texts = list(self.lookup.sentence_texts.take(best.rows))
+        shown = keys(best.rows)
         explanation = text_explanation(query, note)
         return make_hits(self.lookup, level, best.scores, best.rows,
-                         [tuple(mentions[t]) for t in texts], [explanation] * len(texts))
+                         [tuple(mentions[k]) for k in shown], [explanation] * len(shown))
 
 
 def text_explanation(query: PhraseQuery, note: str = "") -> dict[str, Any]:
@@ -145,11 +160,13 @@ def text_explanation(query: PhraseQuery, note: str = "") -> dict[str, Any]:
 def phrase_sentences(annotator: Annotator, options: PolarityOptions,
                      containing: Callable[[str], np.ndarray],
                      texts_of: Callable[[np.ndarray], list[str]],
+                     sections_of: Callable[[np.ndarray], list[str | None]],
                      text: str, required: tuple[str, ...] = ()) -> np.ndarray:
     """The sentences (ids of ``containing``'s numbering) that mention the phrase query ``text``
     as asked: candidates hold the phrase (``containing``, case-insensitive), each read by
-    ConText with its occurrences as targets. ``required`` context flags ("historical"; "any":
-    whatever context) replace the default: mentions must carry them."""
+    ConText with its occurrences as targets, with the flag its section gives (``sections_of``,
+    per row). ``required`` context flags ("historical"; "any": whatever context) replace the
+    default: mentions must carry them and those the query states."""
     query = read_phrase_query(annotator, text)
     if not query.phrase:
         return np.zeros(0, np.int64)
@@ -157,14 +174,21 @@ def phrase_sentences(annotator: Annotator, options: PolarityOptions,
     texts = texts_of(rows)
     unique = list(dict.fromkeys(texts))
     spans = [substring_spans(t, query.phrase) for t in unique]
-    flags = [c for c in required if c != "any"]
+    read = dict(zip(unique, phrase_mentions(annotator, unique, spans), strict=True))
+    flags = {c for c in required if c != "any"} | set(query.context)
 
-    def wanted(f: Finding) -> bool:
+    def wanted(f: Finding, section: str | None) -> bool:
         if not required:
-            return accepts(f, query, options)
+            return accepts(f, query, options, section)
         return (f.polarity in options.allowed(query.polarity)
-                and all(c in f.context for c in flags))
+                and flags <= {*f.context, *([section] if section else [])})
 
-    verdict = {t: any(wanted(f) for f in found)
-               for t, found in zip(unique, phrase_mentions(annotator, unique, spans), strict=True)}
-    return rows[np.array([verdict[t] for t in texts], dtype=bool)] if texts else rows
+    found = list(zip(texts, sections_of(rows), strict=True))
+    verdict = {k: any(wanted(f, k[1]) for f in read[k[0]]) for k in dict.fromkeys(found)}
+    return rows[np.array([verdict[k] for k in found], dtype=bool)] if texts else rows
+
+
+def section_flags(sections: Mapping[str, str], names: Sequence[str | None]) -> list[str | None]:
+    """The context flag each section name gives its findings (``sections``: lower-case name ->
+    flag, the index's section meanings), None for most."""
+    return [sections.get((name or "").lower()) for name in names]

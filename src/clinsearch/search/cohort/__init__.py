@@ -35,7 +35,7 @@ from clinsearch.search.cohort.syntax import (
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
-from clinsearch.search.phrase import phrase_sentences
+from clinsearch.search.phrase import phrase_sentences, section_flags
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -71,20 +71,22 @@ class Cohort:
         ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import IndexStore
         from clinsearch.search.cohort.resolve import term_resolver
-        from clinsearch.search.concept.tools import index_concept_tools
+        from clinsearch.search.concept.tools import index_concept_tools, index_section_contexts
 
         index = index_path if isinstance(index_path, IndexStore) else IndexStore.open(index_path)
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
         tools = self.tools
         arrays = CohortArrays.from_index(index)
+        sections = index_section_contexts(index)
         self.options = options
         self.engine = CohortEngine(
             arrays,
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
                                         as_text=True),
             partial(phrase_sentences, tools.parser.annotator, options, arrays.text_sentences,
-                    lambda rows: arrays.values.sentences("text", rows)),
+                    lambda rows: arrays.values.sentences("text", rows),
+                    lambda rows: section_flags(sections, arrays.sentence_sections(rows))),
         )
 
     def counts(self, query: str, scope: Scope = EVERYWHERE) -> dict[Level, int]:

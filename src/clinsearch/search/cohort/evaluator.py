@@ -8,7 +8,7 @@ covers. Filters restrict every finding of the AND group they stand in, and of gr
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -77,8 +77,7 @@ class Evaluator:
                 self._sentences[key] = self._read_text(target.phrase, context)
                 self._labels[node] = f'text "{target.phrase}"'
             else:
-                self._sentences[key] = self.arrays.finding_sentences(
-                    replace(target, required_context=context) if context else target)
+                self._sentences[key] = self.arrays.finding_sentences(target.narrowed(context))
                 self._labels[node] = target.label
         sentences = self._sentences[key]
         if self.restricted(filters):

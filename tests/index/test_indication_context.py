@@ -113,6 +113,8 @@ def test_a_query_that_says_history_of_asks_for_the_historical_mentions(built: In
     assert {h.id for h in built.search("history of zebra stripes", "report", 10,
                                        "concept")} == {"i4"}
     assert members(built, "history of zebra stripes") == {"i4"}
+    assert 'mentions "giraffe spots" present in historical context' in no_hits_reason(
+        built, "history of giraffe spots")
 
 
 def test_a_phrase_searched_as_text_carries_its_sections_flag(built: Index) -> None:

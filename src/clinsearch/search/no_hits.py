@@ -34,7 +34,8 @@ def no_hits_reason(index: IndexStore, query: str) -> str:
         phrase = read_phrase_query(tools.parser.annotator, query)
         if not phrase.phrase:
             return "the query holds no words to search for"
-        asked = " or ".join(DEFAULT_POLARITY.allowed(phrase.polarity))
+        asked = " or ".join(DEFAULT_POLARITY.allowed(phrase.polarity)) + (
+            f" in {' and '.join(phrase.context)} context" if phrase.context else "")
         return (f"{why}; no sentence mentions \"{phrase.phrase}\" {asked} with its words"
                 " together (--polarity any, --include-uncertain or --context widen what"
                 " counts; `clinsearch explain-query` shows how the query was read)")

@@ -208,3 +208,16 @@ def test_the_api_widens_and_narrows_with_the_flag(server: Server) -> None:
     bad = server.call("GET", "/api/search", role=None,
                       params={"q": "cough", "method": "concept", "context": "reason"})
     assert bad.status == 400 and "indication" in bad.json()["detail"]
+
+
+def test_the_api_reads_the_context_a_query_states(server: Server) -> None:
+    answer = server.call("GET", "/api/search", role=None,
+                         params={"q": "history of pneumonia", "method": "concept"})
+    assert answer.status == 200, answer.text
+    assert {hit["id"] for hit in answer.json()["hits"]} == {"i1", "i3"}
+    for query, members in (("history of pneumonia", {"i1", "i3"}),
+                           ("history of zebra stripes", {"i4"})):
+        answer = server.call("POST", "/api/cohort", role=None,
+                             body={"query": query, "level": "report"})
+        assert answer.status == 200, answer.text
+        assert {m["report_id"] for m in answer.json()["members"]} == members

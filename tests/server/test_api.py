@@ -192,6 +192,9 @@ def test_admin_manages_users(server: Server) -> None:
 def test_explain_query_and_annotate(server: Server) -> None:
     explained = server.call("GET", "/api/explain-query", params={"q": "RLL pneumonia"}).json()
     assert explained["groups"][0][0]["pattern"] == "disease|present|pneumonia|right|lower lobe"
+    assert explained["groups"][0][0]["context"] == []
+    history = server.call("GET", "/api/explain-query", params={"q": "history of pneumonia"})
+    assert history.json()["groups"][0][0]["context"] == ["historical"]  # what search asks for
     found = server.call("POST", "/api/annotate", body={"text": "No pneumothorax."}).json()
     assert [(f["concept"], f["polarity"]) for f in found["findings"]] == [
         ("pneumothorax", "absent")]

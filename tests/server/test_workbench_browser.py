@@ -321,3 +321,16 @@ def test_viewer_sees_counts_without_members_and_bad_tokens_say_why(
     wait(browser, ec.text_to_be_present_in_element((By.ID, "login-error"), "not known"))
     message = browser.find_element(By.ID, "login-error").text
     assert message.startswith("Your token was not accepted: this token is not known")
+
+
+def test_explain_shows_the_context_a_query_states(browser: webdriver.Chrome,
+                                                  server: Server) -> None:
+    sign_in(browser, server, "researcher")
+    browser.find_element(By.ID, "tab-explain").click()
+    box = browser.find_element(By.ID, "explain-q")
+    box.clear()
+    box.send_keys("history of pneumonia" + Keys.ENTER)
+    row = wait(browser, ec.presence_of_element_located((By.CSS_SELECTOR,
+                                                        "#explain-view tbody tr")))
+    cells = [c.text for c in row.find_elements(By.CSS_SELECTOR, "td")]
+    assert cells[2] == "present, historical"  # searched as context:historical pneumonia

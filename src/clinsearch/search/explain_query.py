@@ -37,6 +37,7 @@ def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,
                 "name": f.name,
                 "type": f.type,
                 "polarity": f.polarity,
+                "context": list(f.context),  # stated by the query: "history of" -> historical
                 "text": f.text,
                 "modifiers": [{"category": m.category, "value": m.value, "text": m.text}
                               for m in f.modifiers],
@@ -82,7 +83,8 @@ def explain_table(explained: dict[str, Any]) -> Group:
         for p in group:
             mods = ", ".join(f"{m['category']}={m['value']}" for m in p["modifiers"])
             also = ", ".join(p["also_matches"][:6]) + (" ..." if len(p["also_matches"]) > 6 else "")
-            patterns.add_row(str(i), escape(p["pattern"]), escape(p["concept"]), p["polarity"],
+            polarity = ", ".join([p["polarity"], *p["context"]])
+            patterns.add_row(str(i), escape(p["pattern"]), escape(p["concept"]), polarity,
                              escape(mods), escape(p["text"]), escape(also))
     as_text = explained.get("as_text")
     if as_text:

@@ -314,7 +314,7 @@ async function explain(q) {
     el("thead", {}, el("tr", {}, ...["group", "pattern", "polarity", "modifiers", "as written", "also matches"].map((c) => el("th", { scope: "col", text: c })))));
   const body = el("tbody");
   data.groups.forEach((group, i) => group.forEach((p) => body.append(el("tr", {}, el("td", { text: String(i + 1) }),
-    el("td", {}, el("span", { class: "f-" + p.polarity, text: p.pattern })), el("td", { text: p.polarity }),
+    el("td", {}, el("span", { class: "f-" + p.polarity, text: p.pattern })), el("td", { text: [p.polarity, ...p.context].join(", ") }),
     el("td", { text: p.modifiers.map((m) => `${m.category}: ${m.value}`).join("; ") }), el("td", { text: p.text }),
     el("td", { text: p.also_matches.join(", ") })))));
   groups.append(body);

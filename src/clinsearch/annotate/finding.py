@@ -7,7 +7,7 @@ modifier values in the fixed order of ``MODIFIER_ORDER``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +35,12 @@ def section_flag(flag: str, fail: Callable[[str], Exception]) -> str:
     if flag not in (*CONTEXTS, NO_CONTEXT):
         raise fail(f"unknown context '{flag}' (allowed: {', '.join((*CONTEXTS, NO_CONTEXT))})")
     return flag
+
+
+def section_flags(sections: Mapping[str, str], names: Sequence[str | None]) -> list[str | None]:
+    """The context flag each section name gives its findings (``sections``: lower-case name ->
+    flag, a corpus's section meanings), None for most."""
+    return [sections.get((name or "").lower()) for name in names]
 
 
 def asserted(context: Sequence[str], *, of_patient: bool = False) -> bool:

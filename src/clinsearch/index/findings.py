@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from clinsearch.annotate.finding import Finding, section_flag
+from clinsearch.annotate.finding import Finding, section_flag, section_flags
 from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.index.component import Change, Generation, Segment, without_keys
 from clinsearch.index.conclusion import apply_conclusion
@@ -343,8 +343,7 @@ def _trigger_row(trigger: tuple[str, str, str, int | None, int | None] | None,
 def _apply_sections(columns: dict[str, Any], sections: Mapping[str, str]) -> None:
     """Give each finding in a section ``sections`` names that section's context flag."""
     names = columns["section"].to_pylist()
-    for i, name in enumerate(names):
-        flag = sections.get((name or "").lower())
+    for i, (name, flag) in enumerate(zip(names, section_flags(sections, names), strict=True)):
         if flag is None or flag in columns["context"][i]:
             continue
         columns["context"][i] = sorted([*columns["context"][i], flag])

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clinsearch.annotate.finding import Finding
+from clinsearch.annotate.finding import Finding, section_flags
 from clinsearch.annotate.phrase import (
     PhraseQuery,
     Span,
@@ -43,16 +43,18 @@ _WORD = re.compile(r"\w+")
 
 
 def accepts(finding: Finding, query: PhraseQuery, options: PolarityOptions,
-            section: str | None = None) -> bool:
+            section: str | None = None, required: tuple[str, ...] = ()) -> bool:
     """Whether a mention answers the query: an accepted polarity, and the context flags the
     query itself states ("history of ..." asks for a historical mention, as the cohort filter
-    ``context:historical`` does), or, when it states none, no flag beyond those the options
-    admit. ``section``: the flag the mention's section gives (the reason for the exam:
-    ``indication``), as the index gives it to the findings there."""
+    ``context:historical`` does) and ``required`` names ("any": none), or, when neither names
+    one, no flag beyond those the options admit. ``section``: the flag the mention's section
+    gives (the reason for the exam: ``indication``), as the index gives it to the findings
+    there."""
     flags = {*finding.context, *([section] if section else [])}
-    stated = set(query.context)
+    needed = {*query.context, *(c for c in required if c != "any")}
+    narrowed = bool(query.context or required)
     return (finding.polarity in options.allowed(query.polarity)
-            and (stated <= flags if stated else flags <= set(options.context)))
+            and (needed <= flags if narrowed else flags <= set(options.context)))
 
 
 def term_spans(bm25: BM25Searcher, text: str, terms: Sequence[str]) -> list[Span]:
@@ -175,20 +177,8 @@ def phrase_sentences(annotator: Annotator, options: PolarityOptions,
     unique = list(dict.fromkeys(texts))
     spans = [substring_spans(t, query.phrase) for t in unique]
     read = dict(zip(unique, phrase_mentions(annotator, unique, spans), strict=True))
-    flags = {c for c in required if c != "any"} | set(query.context)
-
-    def wanted(f: Finding, section: str | None) -> bool:
-        if not required:
-            return accepts(f, query, options, section)
-        return (f.polarity in options.allowed(query.polarity)
-                and flags <= {*f.context, *([section] if section else [])})
-
     found = list(zip(texts, sections_of(rows), strict=True))
-    verdict = {k: any(wanted(f, k[1]) for f in read[k[0]]) for k in dict.fromkeys(found)}
+    verdict = {(t, section): any(accepts(f, query, options, section, required) for f in read[t])
+               for t, section in dict.fromkeys(found)}
     return rows[np.array([verdict[k] for k in found], dtype=bool)] if texts else rows
 
-
-def section_flags(sections: Mapping[str, str], names: Sequence[str | None]) -> list[str | None]:
-    """The context flag each section name gives its findings (``sections``: lower-case name ->
-    flag, the index's section meanings), None for most."""
-    return [sections.get((name or "").lower()) for name in names]

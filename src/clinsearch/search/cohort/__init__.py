@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 
+from clinsearch.annotate.finding import section_flags
 from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.breakdown import Breakdown, cohort_breakdown, polarity_mix
 from clinsearch.search.cohort.engine import (
@@ -35,7 +36,7 @@ from clinsearch.search.cohort.syntax import (
     parse,
 )
 from clinsearch.search.concept.ranking import DEFAULT_POLARITY, PolarityOptions
-from clinsearch.search.phrase import phrase_sentences, section_flags
+from clinsearch.search.phrase import phrase_sentences
 from clinsearch.units import Level
 
 if TYPE_CHECKING:

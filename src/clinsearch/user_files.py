@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import shutil
+import sqlite3
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -70,7 +71,7 @@ def open_regular(path: Path) -> BinaryIO:
         if problem:
             raise InputError(problem, file=path)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return open(path, "rb", opener=lambda _path, _flags: fd)  # named by its path, not fd
     except BaseException:
         os.close(fd)
         raise
@@ -103,6 +104,8 @@ def os_reason(exc: OSError, path: Path | None = None) -> str:
         return "is a directory, expected a file"
     if exc.errno == errno.ENOTDIR:
         return "a part of the path is not a directory"
+    if exc.errno and exc.strerror and exc.strerror != os.strerror(exc.errno):
+        return exc.strerror  # a reason clinsearch wrote itself ("chmod 600 it")
     return _MESSAGES.get(exc.errno or 0) or (exc.strerror or type(exc).__name__).lower()
 
 
@@ -124,6 +127,8 @@ def describe_failure(exc: BaseException) -> str | None:
         return f"{where}: {reason}" if where else reason
     if isinstance(exc, MemoryError):
         return "out of memory"
+    if isinstance(exc, sqlite3.OperationalError):  # disk full, read-only, locked: no data in it
+        return f"SQLite database: {str(exc).splitlines()[0][:200]}"
     match = _RUST_OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
     if match:  # tantivy and other Rust libraries report OS failures in the message
         code = int(match.group(1) or match.group(2))

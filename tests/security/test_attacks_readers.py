@@ -24,8 +24,8 @@ CSV_INDEX = ("-f", "csv", "--id-column", "note_id", "--patient-column", "patient
     pytest.param('B2,bob,"Small effusion."\nC3,carol,Clear lungs.\n', "closes on line 3",
                  id="closed-rows-later"),
     pytest.param('B2,bob,Bob has a pleural effusion.\nC3,carol,Carol has a nodule measuring'
-                 ' 1"\nD4,dan,Clear lungs.\n', "field 'text': a quoted field opened in the record on this line spans line 3, which"
-                 " starts like a new record",
+                 ' 1"\nD4,dan,Clear lungs.\n', "field 'text': a quoted field opened in the"
+                 " record on this line spans line 3, which starts like a new record",
                  id="closed-at-a-later-line-end"),  # issue 42, item 7
 ])
 def test_an_unclosed_csv_quote_is_refused_at_its_line(tmp_path: Path, rows: str,

@@ -20,6 +20,6 @@ class RequestBody(BaseModel):
         if isinstance(data, dict):
             for key, value in data.items():
                 if surrogate_in(key) or surrogate_in(value):
-                    raise ValueError(f"field {key!r} holds text that is not UTF-8 (a"
-                                     " \\ud800-style escape that is no character)")
+                    raise ValueError(f"field {key!r} is not UTF-8 text (a \\ud800-style"
+                                     " escape that is no character)")
         return data

@@ -50,7 +50,6 @@ def timeline(patient_id: str, audit: Audit, user: TextReader, state: State,
     reports, generation = state.live.run(run)
     audit.record("patients/timeline", {"patient_id": patient_id, "query": query},
                  {"reports": len(reports), "patients": 1,
-                  "findings": sum(len(r["findings"]) for r in reports),
                   "matched": sum(r["matched"] for r in reports)}, generation,
                  {"patients": [patient_id], "reports": [r["report_id"] for r in reports]})
     return {"patient_id": patient_id, "query": query, "reports": reports,

@@ -5,6 +5,7 @@ and read by its offsets alone instead of parsing the whole log on every request.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,6 +21,10 @@ from clinsearch.errors import InputError
 
 READ_CHUNK = 1 << 22  # bytes read at a time while indexing
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+# A record's top-level fields as the server writes them (compact JSON, these keys before any
+# nested value), found by their first occurrence: a quote inside a string value is escaped,
+# so '"user":"' cannot occur within one.
+_KEYS = {name: f'"{name}":"'.encode() for name in ("time", "user", "endpoint", "purpose")}
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,18 @@ class AuditIndex:
         self._days = array("i")
         self._user_codes, self._endpoint_codes, self._purpose_codes = _Codes(), _Codes(), _Codes()
 
+    def prepare(self) -> threading.Thread:
+        """Build the index in the background (the server does so at start), so that the first
+        page an admin asks for does not wait for a read of the whole log."""
+
+        def build() -> None:
+            with self._lock, contextlib.suppress(OSError), self.path.open("rb") as log:
+                self._catch_up(log)
+
+        thread = threading.Thread(target=build, name="audit-index", daemon=True)
+        thread.start()
+        return thread
+
     def page(self, wanted: AuditFilter, offset: int, limit: int
              ) -> tuple[int, list[dict[str, Any]]]:
         """How many records match ``wanted`` and the page of them, newest first."""
@@ -80,7 +97,8 @@ class AuditIndex:
             records = []
             for row in chosen.tolist():
                 log.seek(self._offsets[row])
-                records.append(json.loads(log.readline()))
+                with contextlib.suppress(ValueError):  # the verification names a bad line
+                    records.append(json.loads(log.readline()))
         return len(rows), records
 
     def _mask(self, wanted: AuditFilter, low: int, high: int) -> np.ndarray:
@@ -114,15 +132,32 @@ class AuditIndex:
         self._end = offset
 
     def _add(self, offset: int, line: bytes) -> None:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            return  # the verification names it
-        if not isinstance(record, dict):
-            return
-        day = str(record.get("time", ""))[:10]
+        if not line.startswith(b"{") or not line.endswith(b"}"):
+            return  # not a record: the verification names it
+        day = _field(line, "time")[:10]
         self._offsets.append(offset)
-        self._users.append(self._user_codes.code(str(record.get("user", ""))))
-        self._endpoints.append(self._endpoint_codes.code(str(record.get("endpoint", ""))))
-        self._purposes.append(self._purpose_codes.code(str(record.get("purpose", ""))))
+        self._users.append(self._user_codes.code(_field(line, "user")))
+        self._endpoints.append(self._endpoint_codes.code(_field(line, "endpoint")))
+        self._purposes.append(self._purpose_codes.code(_field(line, "purpose")))
         self._days.append(int(day.replace("-", "")) if _DAY.match(day) else 0)
+
+
+def _field(line: bytes, name: str) -> str:
+    """The string value of the top-level field ``name`` of a record line ("" if none)."""
+    key = _KEYS[name]
+    start = line.find(key)
+    if start < 0:
+        return ""
+    start += len(key)
+    end = line.find(b'"', start)
+    while end > 0 and line[end - 1] == 0x5C and (end - len(line[:end].rstrip(b"\\"))) % 2:
+        end = line.find(b'"', end + 1)
+    if end < 0:
+        return ""
+    raw = line[start:end]
+    if b"\\" not in raw:
+        return raw.decode("utf-8", errors="replace")
+    try:
+        return str(json.loads(b'"' + raw + b'"'))
+    except ValueError:
+        return ""

@@ -90,9 +90,11 @@ class RequestGuard:
         origin = headers.get(b"origin")
         if origin and scope["method"].encode() not in SAFE_METHODS:
             parts = urllib.parse.urlsplit(origin.decode("latin-1"))
+            # a Host without a port means the default port of the scheme the page used (as a
+            # TLS proxy in front passes it); another port is another site
+            port = host_port(host_header, parts.scheme)
             if (host_name(parts.netloc) not in config.allowed_hosts
-                    or host_port(parts.netloc, parts.scheme)
-                    != host_port(host_header, scope.get("scheme", "http"))):
+                    or host_port(parts.netloc, parts.scheme) != port):
                 return 403, "requests from pages of other sites are refused"
         path = scope["path"]
         if path.startswith("/api/") and path not in OPEN_PATHS and self.state.users is not None:
@@ -112,7 +114,7 @@ class RequestGuard:
         if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
             return 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
         if not is_utf8_query(scope.get("query_string", b"")):
-            return 400, "the query string is not UTF-8 text (a %FF-style byte that is no character)"
+            return 400, "the query string is not UTF-8 text (a %FF-style byte, no character)"
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > config.max_body):
             return 413, f"the request body is larger than {config.max_body} bytes"

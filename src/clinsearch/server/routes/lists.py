@@ -36,7 +36,7 @@ def upload(body: ListUpload, user: TextReader, audit: Audit, state: State) -> di
         lambda snap: (snap.cohort.id_mask(body.kind, ids)[1], snap.generation))
     audit.record("lists/upload", {"name": body.name, "kind": body.kind},
                  {"ids": len(ids), "missing": len(missing)}, generation,
-                 {f"{body.kind}s": ids})  # which of them the index holds is disclosed
+                 {f"{body.kind}s": ids})  # the answer counts which the index holds
     return _summary(saved) | {"found": len(ids) - len(missing), "missing": len(missing),
                               "missing_examples": missing[:SHOWN_MISSING]}
 

@@ -104,13 +104,18 @@ def os_reason(exc: OSError, path: Path | None = None) -> str:
         return "is a directory, expected a file"
     if exc.errno == errno.ENOTDIR:
         return "a part of the path is not a directory"
-    if exc.errno and exc.strerror and exc.strerror != os.strerror(exc.errno):
-        return exc.strerror  # a reason clinsearch wrote itself ("chmod 600 it")
     return _MESSAGES.get(exc.errno or 0) or (exc.strerror or type(exc).__name__).lower()
+
+
+class FileRefused(OSError):
+    """A file clinsearch refuses to use as it is (a link, others may change it): an OSError
+    whose reason, written by clinsearch, is told as is."""
 
 
 def describe_failure(exc: BaseException) -> str | None:
     """One line for a failure the user's system caused, or None for anything else (a bug)."""
+    if isinstance(exc, FileRefused):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc.strerror)
     if isinstance(exc, shutil.Error):
         problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
         if problems and len(problems[0]) == 3:

@@ -47,6 +47,7 @@ from clinsearch.server.audit_chain import (
     verify_audit,
 )
 from clinsearch.server.audit_key import check_apart, default_key_path, key_id, load_key
+from clinsearch.user_files import FileRefused
 
 CHECKPOINT_EVERY = 1000
 IMPORTED = "imported from a plain SHA-256 chain ('clinsearch audit import')"
@@ -262,16 +263,16 @@ def _open_log(path: Path, *, create: bool) -> int:
         fd = os.open(path, flags | (os.O_CREAT if create else 0), file_mode())
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise OSError(errno.ELOOP, "a symbolic link in the audit log's place; refused",
-                          str(path)) from None
+            raise FileRefused(errno.ELOOP, "a symbolic link in the audit log's place;"
+                              " refused", str(path)) from None
         raise
     info = os.fstat(fd)
     loose = stat.S_IMODE(info.st_mode) & ~file_mode()
     if not stat.S_ISREG(info.st_mode) or loose:
         os.close(fd)
-        raise OSError(errno.EPERM, "not a regular file private to its owner (mode"
-                      f" {stat.S_IMODE(info.st_mode):o}); the audit log is refused: chmod 600"
-                      " it", str(path))
+        raise FileRefused(errno.EPERM, "not a regular file private to its owner (mode"
+                          f" {stat.S_IMODE(info.st_mode):o}); the audit log is refused:"
+                          " chmod 600 it", str(path))
     return fd
 
 

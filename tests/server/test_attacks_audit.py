@@ -218,6 +218,7 @@ def test_other_origin_ports_and_non_utf8_queries_are_refused(server: Server) -> 
     bad = raw(server, "GET", "/api/search?q=pneumonia%FF", headers)
     assert bad.status == 400 and "not UTF-8" in bad.body
     assert raw(server, "GET", "/api/search?q=pneumonia%C3%A9", headers).status == 200
+    assert raw(server, "GET", "/api/patients/P%FF/timeline", headers).status == 400
 
 
 @pytest.mark.parametrize(("path", "body"), [

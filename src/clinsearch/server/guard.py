@@ -1,6 +1,6 @@
 """Checks made on every request before any route reads it: the Host header (and the Origin of
 a state-changing call, name and port) against the allowed names, which defeats DNS rebinding;
-the size of the query string and of the body, and that the query string is UTF-8 text; and
+the size of the query string and of the body, and that the URL is UTF-8 text; and
 the token, so that an unauthenticated body is never read (a users file the server must refuse
 answers 503, its reason in the server log only).
 
@@ -54,7 +54,7 @@ def host_port(value: str, scheme: str = "http") -> str:
 
 
 def is_utf8_query(query: bytes) -> bool:
-    """Whether a raw query string decodes, after percent-decoding, as UTF-8 text."""
+    """Whether a raw query string (or path) decodes, after percent-decoding, as UTF-8 text."""
     try:
         urllib.parse.unquote_to_bytes(query.replace(b"+", b" ")).decode("utf-8")
     except UnicodeDecodeError:
@@ -113,8 +113,9 @@ class RequestGuard:
             scope.setdefault("state", {})["user"] = user
         if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
             return 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
-        if not is_utf8_query(scope.get("query_string", b"")):
-            return 400, "the query string is not UTF-8 text (a %FF-style byte, no character)"
+        if not (is_utf8_query(scope.get("query_string", b""))
+                and is_utf8_query(scope.get("raw_path") or b"")):
+            return 400, "the URL is not UTF-8 text (a %FF-style byte, no character)"
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > config.max_body):
             return 413, f"the request body is larger than {config.max_body} bytes"

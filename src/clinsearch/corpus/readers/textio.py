@@ -135,8 +135,11 @@ def _refuse_swallowed_records(path: Path, start: int, header: list[str],
                               values: dict[str, str], lines: list[str]) -> None:
     """An InputError when a record spanning ``lines`` holds a line that, read alone, is a
     record of the header's width whose first field has the shape of this record's first field
-    (``A2,bob,...`` inside a quote opened on ``A1``'s line): rows a quote left open swallowed."""
+    (``A2,bob,...`` inside a quote opened on ``A1``'s line, an id with digits): rows a quote
+    left open swallowed."""
     shape = id_shape(next(iter(values.values()), ""))
+    if "9" not in shape:
+        return  # a first field without digits is no id: words would look alike too often
     for offset, line in enumerate(lines[1:], start=1):
         try:
             alone = next(csv.reader([line]))

@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import shutil
+import sqlite3
 import stat
 from pathlib import Path
 from typing import BinaryIO
@@ -70,7 +71,7 @@ def open_regular(path: Path) -> BinaryIO:
         if problem:
             raise InputError(problem, file=path)
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return open(path, "rb", opener=lambda _path, _flags: fd)  # named by its path, not fd
     except BaseException:
         os.close(fd)
         raise
@@ -106,8 +107,15 @@ def os_reason(exc: OSError, path: Path | None = None) -> str:
     return _MESSAGES.get(exc.errno or 0) or (exc.strerror or type(exc).__name__).lower()
 
 
+class FileRefused(OSError):
+    """A file clinsearch refuses to use as it is (a link, others may change it): an OSError
+    whose reason, written by clinsearch, is told as is."""
+
+
 def describe_failure(exc: BaseException) -> str | None:
     """One line for a failure the user's system caused, or None for anything else (a bug)."""
+    if isinstance(exc, FileRefused):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc.strerror)
     if isinstance(exc, shutil.Error):
         problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
         if problems and len(problems[0]) == 3:
@@ -124,6 +132,8 @@ def describe_failure(exc: BaseException) -> str | None:
         return f"{where}: {reason}" if where else reason
     if isinstance(exc, MemoryError):
         return "out of memory"
+    if isinstance(exc, sqlite3.OperationalError):  # disk full, read-only, locked: no data in it
+        return f"SQLite database: {str(exc).splitlines()[0][:200]}"
     match = _RUST_OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
     if match:  # tantivy and other Rust libraries report OS failures in the message
         code = int(match.group(1) or match.group(2))

@@ -23,6 +23,10 @@ CSV_INDEX = ("-f", "csv", "--id-column", "note_id", "--patient-column", "patient
                  id="open-to-the-end"),
     pytest.param('B2,bob,"Small effusion."\nC3,carol,Clear lungs.\n', "closes on line 3",
                  id="closed-rows-later"),
+    pytest.param('B2,bob,Bob has a pleural effusion.\nC3,carol,Carol has a nodule measuring'
+                 ' 1"\nD4,dan,Clear lungs.\n', "field 'text': a quoted field opened in the"
+                 " record on this line spans line 3, which starts like a new record",
+                 id="closed-at-a-later-line-end"),  # issue 42, item 7
 ])
 def test_an_unclosed_csv_quote_is_refused_at_its_line(tmp_path: Path, rows: str,
                                                       why: str) -> None:
@@ -31,6 +35,7 @@ def test_an_unclosed_csv_quote_is_refused_at_its_line(tmp_path: Path, rows: str,
     code, _, err = run("index", corpus, "-o", tmp_path / "idx", *CSV_INDEX)
     line = one_line_error(code, err)
     assert f"{corpus}:2:" in line and why in line
+    assert "Bob has" not in line and "nodule" not in line  # no report text in the message
     assert not (tmp_path / "idx").exists()
 
 
@@ -70,7 +75,8 @@ def test_a_huge_json_line_is_refused_without_holding_it(tmp_path: Path) -> None:
     assert lines[0] is None and lines[1] == b'{"id": "b", "text": "ok"}\n'
     assert peak < 2 * MAX_RECORD_BYTES + (8 << 20)  # one bounded read, not the whole line
     code, _, err = run("index", corpus, "-o", tmp_path / "idx", "-f", "jsonl")
-    assert "longer than 16 MiB" in one_line_error(code, err)
+    line = one_line_error(code, err)
+    assert "longer than 16 MiB" in line and f"{corpus}:1:" in line  # the file, not its fd
 
 
 def test_arguments_that_are_not_utf8_are_one_line_errors(built_once: Path,

@@ -1,6 +1,8 @@
 """The audit trail's keyed chain: appended records verify; any edit, forgery, removal,
 reordering or cut is caught by ``clinsearch audit verify``, also by someone who can write the
-log and recompute hashes but lacks the key (issue 27, item 3); a plain chain is migrated."""
+log and recompute hashes but lacks the key (issue 27, item 3); a plain chain is only imported
+by an admin's command, and a log gone while stopped only restarted after an acknowledged gap
+(issue 42, item 4)."""
 
 from __future__ import annotations
 
@@ -93,11 +95,14 @@ def test_an_emptied_log_without_its_head_is_detected(log_path: Path) -> None:
     log_path.write_text("")
     head_path(log_path).unlink()
     assert not verify_log(log_path).ok  # the head in the key's private folder remains
-    log = AuditLog(log_path)  # a server starts a new chain that names the missing one
+    with pytest.raises(ClinsearchError, match="missing or empty but its head remains"):
+        AuditLog(log_path)  # no silent new chain over the gap
+    log = AuditLog(log_path, accept_gap="disk replaced, ticket 12")  # an admin acknowledges it
     log.close()
     first = json.loads(log_path.read_text().splitlines()[0])
     assert first["follows"]["reason"] == "the log was missing or empty at start"
     assert first["follows"]["records"] == 6
+    assert first["follows"]["acknowledged"] == "disk replaced, ticket 12" and first["follows"]["by"]
     assert verify_log(log_path).ok and verify_log(log_path).follows == first["follows"]
 
 
@@ -150,23 +155,48 @@ def test_crash_between_record_and_head_is_not_tampering(log_path: Path) -> None:
     assert not verify_log(log_path).ok  # a head ahead of the log: records were cut off
 
 
-def test_a_plain_chain_is_verified_and_migrated(tmp_path: Path) -> None:
-    path = tmp_path / "audit.jsonl"
+def _plain_chain(path: Path, users: tuple[str, ...] = ("u", "u", "u")) -> str:
+    """A first-format log (plain SHA-256 links) and its head, as anyone can write it."""
     prev, lines = "0" * 64, []
-    for seq in range(3):
-        line = json.dumps({"seq": seq, "user": "u", "prev": prev}, separators=(",", ":"))
+    for seq, user in enumerate(users):
+        line = json.dumps({"seq": seq, "user": user, "prev": prev}, separators=(",", ":"))
         lines.append(line)
         prev = plain_hash(line.encode())
     path.write_text("\n".join(lines) + "\n")
-    head_path(path).write_text(f"2 {prev}\n")
-    assert verify_log(path).ok and not verify_log(path).keyed
-    AuditLog(path).close()
+    head_path(path).write_text(f"{len(lines) - 1} {prev}\n")
+    return prev
+
+
+def test_a_plain_chain_is_only_imported_by_command(tmp_path: Path) -> None:
+    path = tmp_path / "audit.jsonl"
+    prev = _plain_chain(path)
+    assert not verify_log(path).ok and not verify_log(path).keyed  # no key, no proof
+    refused = clinsearch("audit", "verify", str(path), check=False)
+    assert refused.returncode == 1 and "not verifiable" in refused.stderr
+    with pytest.raises(ClinsearchError, match="audit import"):
+        AuditLog(path)  # a server never takes it over
+    clinsearch("audit", "import", str(path))
     kept = [p for p in tmp_path.iterdir() if ".plain-" in p.name and not p.name.endswith(".head")]
-    assert len(kept) == 1 and verify_log(kept[0]).ok  # the old chain, kept and still verifiable
+    assert len(kept) == 1
     first = json.loads(path.read_text().splitlines()[0])
-    assert first["follows"] == {"reason": "migrated from a plain SHA-256 chain",
-                                "file": kept[0].name, "records": 3, "last": prev}
+    assert first["follows"]["reason"].startswith("imported from a plain SHA-256 chain")
+    assert first["follows"]["file"] == kept[0].name and first["follows"]["records"] == 3
+    assert first["follows"]["last"] == prev and first["follows"]["by"]
     assert verify_log(path).ok and verify_log(path).keyed
+    kept[0].write_text(kept[0].read_text().replace('"u"', '"x"'))  # the kept file edited
+    assert any("not the one the keyed chain recorded" in p for p in verify_log(path).problems)
+
+
+def test_a_keyed_log_replaced_by_a_plain_chain_is_not_laundered(log_path: Path) -> None:
+    """Issue 42, item 4: a forged plain chain in place of the keyed log is refused on start
+    and by import, and never verifies."""
+    log_path.unlink()
+    _plain_chain(log_path, ("admin", "admin", "admin"))
+    with pytest.raises(ClinsearchError, match="plain"):
+        AuditLog(log_path)
+    imported = clinsearch("audit", "import", str(log_path), check=False)
+    assert imported.returncode == 2 and "keyed chain here" in imported.stderr
+    assert clinsearch("audit", "verify", str(log_path), check=False).returncode == 1
 
 
 def test_a_key_others_may_read_or_beside_the_log_is_refused(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Service commands: ``serve``, ``users add|remove|list`` and ``audit verify``."""
+"""Service commands: ``serve``, ``users add|remove|list`` and ``audit verify|checkpoint|import``."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ UsersFile = Annotated[
 ]
 
 users_app = typer.Typer(help="Manage API users and their tokens.", no_args_is_help=True)
-audit_app = typer.Typer(help="Check the audit trail.", no_args_is_help=True)
+audit_app = typer.Typer(help="Check, anchor and import the audit trail.", no_args_is_help=True)
 app.add_typer(users_app, name="users")
 app.add_typer(audit_app, name="audit")
 
@@ -51,6 +51,13 @@ def serve_command(
         Path | None, typer.Option(help="Key of the audit chain's HMACs, apart from the log"
                                   " (default: $CLINSEARCH_AUDIT_KEY, else audit.key in"
                                   " ~/.config/clinsearch; created on first use).")
+    ] = None,
+    accept_audit_gap: Annotated[
+        str | None, typer.Option(help="Start although the audit log is missing or empty while"
+                                 " its head remains (it was removed or replaced while the"
+                                 " server was stopped): REASON, kept with your account name"
+                                 " in the new chain's first record. Without it such a start"
+                                 " is refused.", metavar="REASON")
     ] = None,
     audit_syslog: Annotated[
         bool, typer.Option("--audit-syslog", help="Also send audit checkpoints to the local"
@@ -106,7 +113,7 @@ def serve_command(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
     if audit_syslog:
         _checkpoints_to_syslog()
-    audit = AuditLog(audit_log, audit_key)
+    audit = AuditLog(audit_log, audit_key, accept_gap=accept_audit_gap)
     bench = WorkbenchStore(workbench or audit_log.parent / WORKBENCH_FILE)
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
@@ -191,14 +198,33 @@ def audit_verify_command(
 
     result = verify_log(path, audit_key, _anchors(anchor or []))
     if result.ok:
-        kind = "keyed chain" if result.keyed else "plain chain (no key: migrate by serving it)"
-        console.print(f"{escape(str(path))}: {result.records} records, {kind} intact")
+        console.print(f"{escape(str(path))}: {result.records} records, keyed chain intact")
         if result.follows:
             console.print(f"it follows another chain: {escape(str(result.follows))}")
         return
+    label = "tampered" if result.keyed or not result.records else "not verifiable"
     for problem in result.problems:
-        err_console.print(f"[bold red]tampered:[/] {escape(problem)}", highlight=False)
+        err_console.print(f"[bold red]{label}:[/] {escape(problem)}", highlight=False)
     raise typer.Exit(1)
+
+
+@audit_app.command("import")
+def audit_import_command(
+    path: Annotated[Path, typer.Argument(help="A plain (unkeyed) audit log an older clinsearch"
+                                         " wrote.", show_default=False)],
+    audit_key: Annotated[Path | None, typer.Option(help="The server's audit key (default:"
+                                                   " as serve's).")] = None,
+) -> None:
+    """Import a plain SHA-256 audit log (written before the keyed chain): check its chain,
+    keep it as PATH.plain-DATE and start a keyed chain at PATH whose first record names it,
+    its last hash and your account. Serve refuses a plain log until it is imported, and
+    'audit verify' then checks the kept file against that record. Refused if this server's
+    key ever wrote a keyed chain at PATH (a plain log there replaced it)."""
+    from clinsearch.server.audit import import_plain
+
+    log = import_plain(path, audit_key)
+    log.close()
+    console.print(f"imported {escape(str(path))}: a keyed chain starts after it")
 
 
 @audit_app.command("checkpoint")

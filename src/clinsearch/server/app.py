@@ -52,6 +52,7 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     state = ServerState(live or LiveIndex(index_path), users, audit, workbench,
                         config or ServerConfig())
     app.state.clinsearch = state
+    state.audit_index.prepare()
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     for router in ROUTERS:
         app.include_router(router)

@@ -7,19 +7,25 @@ written whole and synced, then both heads, before the response they describe is 
 the disk refuses (full, read-only) is cut off again and the heads stay, so the chain stays
 intact, the request fails, and the server starts again once there is space. The log is checked
 by inode before each record: removed or rotated away while serving, a new chain starts at the
-path and its first record names the one it follows; a start without the log but with its
-heads does the same. Every ``checkpoint_every`` records a checkpoint record is added and its
-mac logged (``clinsearch.audit``, to syslog with ``serve --audit-syslog``) for keeping off the
-machine.
+path and its first record names the one it follows. A start without the log but with a head
+(the log was removed or replaced while the server was stopped) is refused unless an admin
+acknowledges the gap (``accept_gap``, ``serve --accept-audit-gap REASON``), which the new
+chain's first record keeps; a plain (unkeyed) log is never taken over, only imported by
+``import_plain`` (``clinsearch audit import``), also recorded. The log is opened with
+``O_NOFOLLOW`` and refused when it is not a regular file private to its owner. Every
+``checkpoint_every`` records a checkpoint record is added and its mac logged
+(``clinsearch.audit``, to syslog with ``serve --audit-syslog``) for keeping off the machine.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import getpass
 import hashlib
 import logging
 import os
+import stat
 import tempfile
 import threading
 from datetime import UTC, datetime
@@ -41,8 +47,10 @@ from clinsearch.server.audit_chain import (
     verify_audit,
 )
 from clinsearch.server.audit_key import check_apart, default_key_path, key_id, load_key
+from clinsearch.user_files import FileRefused
 
 CHECKPOINT_EVERY = 1000
+IMPORTED = "imported from a plain SHA-256 chain ('clinsearch audit import')"
 INLINE_IDS = 25  # longer id lists go to a private file named by their digest
 checkpoints = logging.getLogger("clinsearch.audit")
 
@@ -56,7 +64,11 @@ class AuditLog:
     """Appends keyed, chained records to a JSON Lines file (created private)."""
 
     def __init__(self, path: str | Path, key_path: Path | None = None, *,
-                 checkpoint_every: int = CHECKPOINT_EVERY) -> None:
+                 checkpoint_every: int = CHECKPOINT_EVERY, accept_gap: str | None = None,
+                 follows: dict[str, Any] | None = None) -> None:
+        """Continue the keyed log at ``path`` or start one; ``accept_gap`` is an admin's
+        reason for starting after a log that went missing, ``follows`` what a new chain
+        records it follows (``import_plain``)."""
         self.path = Path(path)
         self.key_path = key_path or default_key_path()
         check_apart(self.key_path, self.path)
@@ -71,7 +83,7 @@ class AuditLog:
         self._fd = -1
         self._seq, self._prev = 0, GENESIS
         self._gap: dict[str, Any] | None = None  # the chain a new one must name as followed
-        self._resume()
+        self._resume(accept_gap, follows)
         self.checkpoint("start")
 
     def write(self, **fields: Any) -> dict[str, Any]:
@@ -155,61 +167,59 @@ class AuditLog:
         for head in self.heads:
             fsync_path(head.parent)
 
-    def _resume(self) -> None:
-        """Continue an intact keyed log; migrate a plain one; after a missing log, start a
-        chain that says so."""
+    def _resume(self, accept_gap: str | None, follows: dict[str, Any] | None) -> None:
+        """Continue an intact keyed log; refuse a plain one, and a missing one whose head
+        remains unless an admin accepts the gap."""
+        if self.path.is_symlink():
+            raise ClinsearchError(f"{self.path}: a symbolic link in the audit log's place;"
+                                  " refused (the log is never followed through a link)")
         if self.path.exists() and self.path.stat().st_size:
+            if follows is not None:
+                raise ClinsearchError(f"{self.path}: already holds a log; nothing imported")
             if not is_keyed(self.path):
-                self._migrate_plain()
-                return
+                raise ClinsearchError(
+                    f"{self.path}: a plain (unkeyed) audit log, which anyone can recompute:"
+                    " the server does not take it over. If it is the genuine log of an older"
+                    f" clinsearch, import it with 'clinsearch audit import {self.path}'"
+                    " (recorded in the keyed chain that follows it)")
             result = verify_audit(self.path, self.key, self.heads[1])
             if not result.ok:
                 raise ClinsearchError(
                     f"{self.path}: the audit log fails verification ({result.problems[0]});"
                     " keep it as evidence and start a new log with --audit-log"
                 )
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            self._fd = _open_log(self.path, create=False)
             self._seq, self._prev = result.records, result.last_hash
             self._write_heads(self._seq - 1, self._prev)  # a head a crash left behind catches up
             return
-        follows = self._missing_predecessor()
-        if follows is not None:
-            checkpoints.error("audit log %s is missing or empty but its head remains: a new"
-                              " chain starts and records the gap", self.path)
+        gap = self._missing_predecessor()
+        if gap is not None:
+            if accept_gap is None or not accept_gap.strip():
+                raise ClinsearchError(
+                    f"{self.path}: the audit log is missing or empty but its head remains"
+                    f" ({gap['records']} records, the last with mac {gap['last'][:16]}...):"
+                    " it was removed or replaced while the server was stopped. Keep what is"
+                    " left as evidence; to start a new chain that records the gap, serve"
+                    " with --accept-audit-gap 'REASON'")
+            follows = gap | {"acknowledged": accept_gap.strip()[:500], "by": _os_user()}
+            checkpoints.error("audit log %s is missing or empty but its head remains: the gap"
+                              " is acknowledged (%s) and a new chain records it", self.path,
+                              follows["acknowledged"])
         self._start_chain(follows)
 
     def _missing_predecessor(self) -> dict[str, Any] | None:
         """What a remaining head says of a log that is gone (None when no head remains)."""
         for head in reversed(self.heads):
             with contextlib.suppress(OSError, ValueError):
-                seq, mac, _ = head.read_text(encoding="utf-8").split()
+                seq, mac, *_ = head.read_text(encoding="utf-8").split()
                 return {"reason": "the log was missing or empty at start", "file": self.path.name,
                         "records": int(seq) + 1, "last": mac}
         return None
 
-    def _migrate_plain(self) -> None:
-        """Verify a first-format log, keep it under a dated name, start a keyed chain after it."""
-        result = verify_audit(self.path)
-        if not result.ok:
-            raise ClinsearchError(
-                f"{self.path}: the audit log fails verification ({result.problems[0]});"
-                " keep it as evidence and start a new log with --audit-log"
-            )
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        kept = self.path.with_name(f"{self.path.name}.plain-{stamp}")
-        os.link(self.path, kept)  # fails rather than overwrite
-        if self.heads[0].exists():
-            os.replace(self.heads[0], head_path(kept))
-        os.unlink(self.path)
-        checkpoints.warning("audit log %s was a plain SHA-256 chain: kept as %s, a keyed"
-                            " chain starts after it", self.path, kept.name)
-        self._start_chain({"reason": "migrated from a plain SHA-256 chain", "file": kept.name,
-                           "records": result.records, "last": result.last_hash})
-
     def _start_chain(self, follows: dict[str, Any] | None) -> None:
         """Open (or create) the log at the path and write its chain-start record; on failure
         the chain it follows stays the current one, to be followed on the next write."""
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, file_mode())
+        fd = _open_log(self.path, create=True)
         before = self._seq, self._prev
         self._fd, self._seq, self._prev = fd, 0, GENESIS
         try:
@@ -226,7 +236,7 @@ class AuditLog:
         """If the log was removed or rotated away, start a new chain at the path naming the
         old one; a non-empty foreign file there is refused."""
         try:
-            there: os.stat_result | None = os.stat(self.path)
+            there: os.stat_result | None = os.lstat(self.path)  # a link is never the log
         except FileNotFoundError:
             there = None
         if self._fd >= 0:
@@ -243,6 +253,61 @@ class AuditLog:
             raise OSError(errno.EEXIST, "replaced by another file while serving; restart the"
                           " server to verify it", str(self.path))
         self._start_chain(self._gap)
+
+
+def _open_log(path: Path, *, create: bool) -> int:
+    """The log opened for appending, never through a symbolic link (``O_NOFOLLOW``), and only
+    if it is a regular file no one else may read or change (else an OSError naming it)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | (os.O_CREAT if create else 0), file_mode())
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileRefused(errno.ELOOP, "a symbolic link in the audit log's place;"
+                              " refused", str(path)) from None
+        raise
+    info = os.fstat(fd)
+    loose = stat.S_IMODE(info.st_mode) & ~file_mode()
+    if not stat.S_ISREG(info.st_mode) or loose:
+        os.close(fd)
+        raise FileRefused(errno.EPERM, "not a regular file private to its owner (mode"
+                          f" {stat.S_IMODE(info.st_mode):o}); the audit log is refused:"
+                          " chmod 600 it", str(path))
+    return fd
+
+
+def _os_user() -> str:
+    """Who ran the command that acknowledged a gap or imported a log (the OS account)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def import_plain(path: Path, key_path: Path | None = None) -> AuditLog:
+    """Import a plain (first-format) log at ``path``: verify its chain, keep it under a dated
+    name and start a keyed chain whose first record names it and who imported it (the keyed
+    chain's verification then checks the kept file against that record). Refused when the
+    server wrote a keyed chain at ``path`` before: a plain log there replaced it."""
+    key_path = key_path or default_key_path()
+    if not path.exists() or not path.stat().st_size:
+        raise ClinsearchError(f"{path}: no audit log to import")
+    if is_keyed(path):
+        raise ClinsearchError(f"{path}: already a keyed audit log; nothing to import")
+    result = verify_audit(path, None, private_head_path(key_path, path))
+    if not result.ok:
+        raise ClinsearchError(f"{path}: not imported: {result.problems[0]}")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    kept = path.with_name(f"{path.name}.plain-{stamp}")
+    os.link(path, kept)  # fails rather than overwrite
+    if head_path(path).exists():
+        os.replace(head_path(path), head_path(kept))
+    os.unlink(path)
+    checkpoints.warning("audit log %s was a plain SHA-256 chain: imported, kept as %s, a keyed"
+                        " chain starts after it", path, kept.name)
+    return AuditLog(path, key_path, follows={
+        "reason": IMPORTED, "file": kept.name, "records": result.records,
+        "last": result.last_hash, "by": _os_user()})
 
 
 def _write_durably(path: Path, data: bytes) -> None:
@@ -266,8 +331,31 @@ def _remove_stale_temporaries(head: Path) -> None:
 
 def verify_log(path: Path, key_path: Path | None = None,
                anchors: dict[int, str] | None = None) -> Verification:
-    """``verify_audit`` with the key and private head of ``key_path`` (default: the server's)."""
+    """``verify_audit`` with the key and private head of ``key_path`` (default: the server's).
+    A plain chain never passes (without a key anyone can recompute it); a keyed chain that
+    imported one also checks the kept plain file against its first record."""
     key_path = key_path or default_key_path()
     keyed = path.exists() and path.stat().st_size > 0 and is_keyed(path)
     key = load_key(key_path, create=False) if keyed else None
-    return verify_audit(path, key, private_head_path(key_path, path), anchors)
+    result = verify_audit(path, key, private_head_path(key_path, path), anchors)
+    if not keyed and result.records:
+        result.problems.append(
+            f"{path}: a plain SHA-256 chain: without a key anyone can recompute it, so it"
+            " proves nothing; import it ('clinsearch audit import') and verify the keyed chain"
+            " that names it")
+    elif result.follows and result.follows.get("reason") == IMPORTED:
+        _check_imported(path.with_name(str(result.follows.get("file"))), result)
+    return result
+
+
+def _check_imported(kept: Path, result: Verification) -> None:
+    """The plain log a keyed chain imported must still be the one its first record names."""
+    follows = result.follows or {}
+    if not kept.exists():
+        result.problems.append(f"{kept}: the imported plain log the chain names is missing")
+        return
+    plain = verify_audit(kept)
+    if not plain.ok or (plain.records, plain.last_hash) != (follows.get("records"),
+                                                           follows.get("last")):
+        result.problems.append(f"{kept}: the imported plain log is not the one the keyed chain"
+                               " recorded at import (edited, cut or replaced since)")

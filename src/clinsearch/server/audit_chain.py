@@ -13,7 +13,8 @@ a head for a log cut short; restoring an older log with its heads needs the priv
 and checkpoints anchored off the machine catch even that.
 
 The first format (plain SHA-256 of the previous line in ``prev``, an optional unsigned head) is
-still verified, to migrate it: ``AuditLog`` renames such a log and starts a keyed chain after it.
+still checked, to import it (``audit.import_plain``, on an admin's command): anyone can
+recompute such a chain, so ``audit.verify_log`` never passes it on its own.
 """
 
 from __future__ import annotations

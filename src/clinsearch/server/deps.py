@@ -91,7 +91,8 @@ class Auditor:
         """Append the record (the request fails if the disk refuses it); ``disclosed`` maps
         a kind of id (reports, patients, visits) to the ids the answer shows."""
         audit = self.state.audit
-        shown = {kind: audit.disclosed(sorted(set(ids))) for kind, ids in (disclosed or {}).items()}
+        shown = {kind: audit.disclosed(sorted(set(ids)))
+                 for kind, ids in (disclosed or {}).items() if ids}
         audit.write(user=self.user.name, role=self.user.role, purpose=self.purpose,
                     client=self.client, endpoint=endpoint, params=params, counts=counts,
                     disclosed=shown, generation=generation)
@@ -107,10 +108,14 @@ def data_auditor(request: Request, state: State, user: Caller, why: Purpose) -> 
     return Auditor(state, user, why, _client(request))
 
 
-def admin_auditor(request: Request, state: State, user: Caller) -> Auditor:
-    """The auditor of user management."""
-    return Auditor(state, user, "user management", _client(request))
+def auditor_for(why: str) -> Any:
+    """A dependency: the auditor of an admin's task ``why`` (no purpose header asked)."""
+
+    def auditor(request: Request, state: State, user: Caller) -> Auditor:
+        return Auditor(state, user, why, _client(request))
+
+    return auditor
 
 
 Audit = Annotated[Auditor, Depends(data_auditor)]
-AdminAudit = Annotated[Auditor, Depends(admin_auditor)]
+AdminAudit = Annotated[Auditor, Depends(auditor_for("user management"))]

@@ -1,6 +1,8 @@
 """Checks made on every request before any route reads it: the Host header (and the Origin of
-a state-changing call) against the allowed names, which defeats DNS rebinding; the size of the
-query string and of the body; and the token, so that an unauthenticated body is never read.
+a state-changing call, name and port) against the allowed names, which defeats DNS rebinding;
+the size of the query string and of the body, and that the URL is UTF-8 text; and
+the token, so that an unauthenticated body is never read (a users file the server must refuse
+answers 503, its reason in the server log only).
 
 A plain ASGI middleware: it answers from the request line and headers alone, without buffering
 or parsing the body, and counts the bytes of a body it lets through.
@@ -9,10 +11,12 @@ or parsing the body, and counts the bytes of a body it lets through.
 from __future__ import annotations
 
 import json
+import logging
 import urllib.parse
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from clinsearch.errors import ClinsearchError
 from clinsearch.server.state import ServerState
 
 Scope = MutableMapping[str, Any]
@@ -24,6 +28,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 MAX_QUERY_STRING = 16384  # bytes of a URL's query string
 SAFE_METHODS = (b"GET", b"HEAD", b"OPTIONS")
 OPEN_PATHS = ("/api/session",)  # API paths answered without a token
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+log = logging.getLogger("clinsearch.server")
 
 
 class BodyTooLarge(Exception):
@@ -36,6 +42,24 @@ def host_name(value: str) -> str:
     if value.startswith("["):
         return value[1:].split("]", 1)[0]
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def host_port(value: str, scheme: str = "http") -> str:
+    """The port of a Host header or of an Origin's authority (the scheme's default if none)."""
+    value = value.strip()
+    tail = value.rsplit("]", 1)[1] if value.startswith("[") else (
+        value if value.count(":") == 1 else "")
+    port = tail.rsplit(":", 1)[1] if ":" in tail else ""
+    return port or DEFAULT_PORTS.get(scheme, "")
+
+
+def is_utf8_query(query: bytes) -> bool:
+    """Whether a raw query string (or path) decodes, after percent-decoding, as UTF-8 text."""
+    try:
+        urllib.parse.unquote_to_bytes(query.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class RequestGuard:
@@ -58,19 +82,29 @@ class RequestGuard:
 
     def _refusal(self, scope: Scope, headers: dict[bytes, bytes]) -> tuple[int, str] | None:
         config = self.state.config
-        host = host_name(headers.get(b"host", b"").decode("latin-1"))
+        host_header = headers.get(b"host", b"").decode("latin-1")
+        host = host_name(host_header)
         if host not in config.allowed_hosts:
             return 400, ("this server does not answer to that Host name (start it with"
                          " --allowed-host NAME to allow one)")
         origin = headers.get(b"origin")
         if origin and scope["method"].encode() not in SAFE_METHODS:
-            netloc = urllib.parse.urlsplit(origin.decode("latin-1")).netloc
-            if host_name(netloc) not in config.allowed_hosts:
+            parts = urllib.parse.urlsplit(origin.decode("latin-1"))
+            # a Host without a port means the default port of the scheme the page used (as a
+            # TLS proxy in front passes it); another port is another site
+            port = host_port(host_header, parts.scheme)
+            if (host_name(parts.netloc) not in config.allowed_hosts
+                    or host_port(parts.netloc, parts.scheme) != port):
                 return 403, "requests from pages of other sites are refused"
         path = scope["path"]
         if path.startswith("/api/") and path not in OPEN_PATHS and self.state.users is not None:
             token = _bearer(headers)
-            user = self._authenticated(token)
+            try:
+                user = self._authenticated(token)
+            except ClinsearchError as exc:
+                log.error("cannot check tokens: %s", exc)
+                return 503, ("the server cannot use its users file; its administrator must"
+                             " fix it (the reason is in the server log)")
             if user is None:
                 users = self.state.users
                 return 401, (users.refusal(token) if token and users is not None else
@@ -79,6 +113,9 @@ class RequestGuard:
             scope.setdefault("state", {})["user"] = user
         if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
             return 414, f"the query string is longer than {MAX_QUERY_STRING} bytes"
+        if not (is_utf8_query(scope.get("query_string", b""))
+                and is_utf8_query(scope.get("raw_path") or b"")):
+            return 400, "the URL is not UTF-8 text (a %FF-style byte, no character)"
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > config.max_body):
             return 413, f"the request body is larger than {config.max_body} bytes"

@@ -20,12 +20,13 @@ from clinsearch.server.workbench_store import IdList
 
 
 def listed(state: ServerState, user: User, list_id: int) -> IdList:
-    """The id list ``list_id`` (any user who sees ids may use a list a shared URL names)."""
+    """The caller's own id list ``list_id``: another user's list is answered as one that does
+    not exist (404), so list numbers reveal nothing."""
     if not user.sees_text:
         raise HTTPException(403, f"role {user.role!r} sees counts only: id lists name patients")
     found = state.workbench.id_list(list_id)
-    if found is None:
-        raise HTTPException(404, f"there is no id list {list_id}")
+    if found is None or found.owner != user.name:
+        raise HTTPException(404, f"you have no id list {list_id}")
     return found
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from clinsearch.hit import Hit
 from clinsearch.server.audit import AuditLog
+from clinsearch.server.audit_index import AuditIndex
 from clinsearch.server.auth import UserStore
 from clinsearch.server.live import LiveIndex
 from clinsearch.server.workbench_store import WorkbenchStore
@@ -36,8 +37,9 @@ class ServerConfig:
 
 @dataclass
 class ServerState:
-    """The live index, the users (None: no auth), the audit log, the users' workbench (bundles,
-    lists, saved searches, history), the configuration and the paging cache."""
+    """The live index, the users (None: no auth), the audit log and its viewer's index, the
+    users' workbench (bundles, lists, saved searches, history), the configuration and the
+    paging cache."""
 
     live: LiveIndex
     users: UserStore | None
@@ -46,6 +48,10 @@ class ServerState:
     config: ServerConfig = field(default_factory=ServerConfig)
     hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    audit_index: AuditIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.audit_index = AuditIndex(self.audit.path)
 
     def cached_hits(self, key: tuple[Any, ...]) -> list[Hit] | None:
         """The hits computed for ``key`` (generation, query, method, level, options), if kept."""

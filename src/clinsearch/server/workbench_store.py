@@ -8,10 +8,13 @@ statement binds its values as parameters, and one connection serves the threads 
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ WORKBENCH_FILE = "clinsearch-workbench.sqlite"  # default: beside the audit log
 HISTORY_KEPT = 200  # entries per user
 MAX_TERMS = 200  # terms per bundle
 MAX_IDS = 100_000  # ids per uploaded list
+MAX_ID_CHARS = 200  # characters of one id (as a report id in a URL)
 IdKind = Literal["patient", "report"]
 SavedKind = Literal["search", "cohort"]
 
@@ -178,8 +182,7 @@ class WorkbenchStore:
     # ---- id lists ----------------------------------------------------------------------------
     def add_list(self, owner: str, name: str, kind: IdKind, ids: list[str]) -> IdList:
         """Store an uploaded list."""
-        if not name.strip():
-            raise InputError("field 'name': a list needs a name")
+        name = check_name(name, "a list")
         with self._transaction() as db:
             row = db.execute("INSERT INTO id_lists (owner, name, kind, ids, created)"
                              " VALUES (?, ?, ?, ?, ?) RETURNING id",
@@ -196,7 +199,7 @@ class WorkbenchStore:
         return [_id_list(row) for row in rows]
 
     def id_list(self, list_id: int) -> IdList | None:
-        """The list ``list_id`` (a shared URL names it; any user who sees ids may read it)."""
+        """The list ``list_id``, whoever owns it (the routes give it to its owner only)."""
         rows = self._rows("SELECT id, owner, name, kind, ids, created FROM id_lists"
                           " WHERE id = ?", (list_id,))
         return _id_list(rows[0]) if rows else None
@@ -213,8 +216,7 @@ class WorkbenchStore:
     def save(self, owner: str, name: str, kind: SavedKind, state: dict[str, str],
              counts: dict[str, int], members: list[str]) -> Saved:
         """Save a search or cohort under ``name``."""
-        if not name.strip():
-            raise InputError("field 'name': a saved search needs a name")
+        name = check_name(name, "a saved search")
         with self._transaction() as db:
             row = db.execute("INSERT INTO saved (owner, name, kind, state, counts, members,"
                              " created) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -270,7 +272,20 @@ def bundle_name(name: object) -> str:
         raise InputError("field 'name': a bundle needs a name with a letter or digit")
     if len(name) > 100:
         raise InputError("field 'name': at most 100 characters")
-    return name.strip()
+    return check_name(name, "a bundle")
+
+
+def check_name(name: str, what: str) -> str:
+    """A name users see, stripped: refused when empty or holding control or format characters
+    (NUL, line breaks, bidirectional overrides such as U+202E that make it read otherwise)."""
+    name = name.strip()
+    if not name:
+        raise InputError(f"field 'name': {what} needs a name")
+    hidden = next((c for c in name if unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+    if hidden is not None:
+        raise InputError(f"field 'name': {what}'s name holds the control or format character"
+                         f" U+{ord(hidden):04X}; use visible characters")
+    return name
 
 
 def bundle_terms(terms: object) -> list[str]:
@@ -302,19 +317,34 @@ def _saved(row: tuple[Any, ...]) -> Saved:
 
 def read_id_csv(text: str, source: str = "upload") -> list[str]:
     """The ids of a CSV upload: the first column, a header row (``id``, ``patient_id``,
-    ``report_id``, ...) skipped, blanks and repeats dropped; an empty list is an error."""
-    import csv
-    import io
-
+    ``report_id``, ...) skipped, blanks and repeats dropped; an empty list is an error, and so
+    is an id holding a line break or a quote (a quote left open that swallowed the lines after
+    it) or longer than MAX_ID_CHARS."""
     ids: list[str] = []
-    for line_no, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+    rows = csv.reader(io.StringIO(text))
+    line_no = 1
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(f"{source}, line {line_no}: malformed CSV ({exc})") from None
         cell = row[0].strip() if row else ""
         if line_no == 1 and fold(cell) in HEADER_NAMES:
+            line_no = rows.line_num + 1
             continue
+        if any(c in cell for c in '\r\n"'):
+            raise InputError(f"{source}, line {line_no}: an id holds a line break or a quote"
+                             " (a quote left open?)")
+        if len(cell) > MAX_ID_CHARS:
+            raise InputError(f"{source}, line {line_no}: an id longer than {MAX_ID_CHARS}"
+                             " characters")
         if cell:
             ids.append(cell)
         if len(ids) > MAX_IDS:
             raise InputError(f"{source}, line {line_no}: more than {MAX_IDS:,} ids")
+        line_no = rows.line_num + 1
     ids = list(dict.fromkeys(ids))
     if not ids:
         raise InputError(f"{source}, line 1: no ids in the first column")

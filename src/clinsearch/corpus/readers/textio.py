@@ -15,6 +15,7 @@ from clinsearch.jsonl import MAX_RECORD_BYTES, bounded_lines, too_long
 from clinsearch.user_files import open_user_file
 
 _SURROGATE = re.compile("[\udc80-\udcff]")
+_LETTERS, _DIGITS = re.compile(r"[^\W\d_]+"), re.compile(r"\d+")
 csv.field_size_limit(MAX_RECORD_BYTES)  # long notes exceed the 128 KiB default
 
 
@@ -60,12 +61,21 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
     line of the record it opened in, when it is still open at the end of the file, when it
     closes on a quote not followed by a comma or line end (RFC 4180, read strictly: the usual
     trace of a quote left open that swallowed the rows after it up to the next quoted field),
-    or when its field grows past ``MAX_RECORD_BYTES``. Raises InputError for these, a missing
-    file, an empty file or missing columns (at the header line).
+    when it spans a line that starts like a new record of the same shape (a quote left open
+    that closes at the end of a later line), or when its field grows past ``MAX_RECORD_BYTES``.
+    Raises InputError for these, a missing file, an empty file or missing columns (at the
+    header line).
     """
     with open_input(path) as raw:
         bad_lines: list[int] = []
-        reader = csv.reader(decode_lines(raw, bad_lines), strict=True)
+        lines: list[str] = []  # the lines of the record being read
+
+        def recorded() -> Iterator[str]:
+            for line in decode_lines(raw, bad_lines):
+                lines.append(line)
+                yield line
+
+        reader = csv.reader(recorded(), strict=True)
         try:
             header = [name.strip() for name in next(reader)]
         except StopIteration:
@@ -73,6 +83,7 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
         except csv.Error as exc:
             raise InputError(f"malformed CSV header: {exc}", file=path, line=1) from None
         _check_header(path, header, required, bad_lines)
+        lines.clear()
         previous_end = reader.line_num
         while True:
             start = previous_end + 1
@@ -84,8 +95,12 @@ def read_csv_rows(path: Path, required: Sequence[str]) -> Iterator[CsvRow | Reco
                 raise _malformed(path, start, reader.line_num, exc) from None
             previous_end = reader.line_num
             if not cells:
+                lines.clear()
                 continue
             values = {name: cells[i] if i < len(cells) else "" for i, name in enumerate(header)}
+            if len(lines) > 1:
+                _refuse_swallowed_records(path, start, header, values, lines)
+            lines.clear()
             if bad_lines and bad_lines[0] <= previous_end:
                 yield _undecodable(path, values, bad_lines, previous_end)
                 continue
@@ -109,6 +124,35 @@ def _malformed(path: Path, start: int, end: int, exc: csv.Error) -> InputError:
                           line=start)
     return InputError(f"malformed CSV (record ending on line {end}): {why}", file=path,
                       line=start)
+
+
+def id_shape(value: str) -> str:
+    """The shape of an id: runs of letters as ``a``, of digits as ``9`` (``A12`` -> ``a9``)."""
+    return _DIGITS.sub("9", _LETTERS.sub("a", value.strip()))
+
+
+def _refuse_swallowed_records(path: Path, start: int, header: list[str],
+                              values: dict[str, str], lines: list[str]) -> None:
+    """An InputError when a record spanning ``lines`` holds a line that, read alone, is a
+    record of the header's width whose first field has the shape of this record's first field
+    (``A2,bob,...`` inside a quote opened on ``A1``'s line, an id with digits): rows a quote
+    left open swallowed."""
+    shape = id_shape(next(iter(values.values()), ""))
+    if "9" not in shape:
+        return  # a first field without digits is no id: words would look alike too often
+    for offset, line in enumerate(lines[1:], start=1):
+        try:
+            alone = next(csv.reader([line]))
+        except (csv.Error, StopIteration):
+            continue
+        if (len(alone) >= len(header) and alone[0].strip() and '"' not in alone[0]
+                and id_shape(alone[0]) == shape):
+            spanning = next((name for name, value in values.items() if "\n" in value), None)
+            raise InputError(
+                f"a quoted field opened in the record on this line spans line {start + offset},"
+                " which starts like a new record of the same shape (a quote left open that"
+                " swallowed the rows after it?); close the quote, or quote that line's text",
+                file=path, line=start, field=spanning)
 
 
 def _check_header(path: Path, header: list[str], required: Sequence[str], bad: list[int]) -> None:

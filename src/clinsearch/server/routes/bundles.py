@@ -9,9 +9,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
 from clinsearch.errors import InputError
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Caller, State
 from clinsearch.server.download_names import bundle_export_name
 from clinsearch.server.live import Snapshot
@@ -21,14 +21,14 @@ BUNDLE_FORMAT = "clinsearch-bundle/1"  # the "format" field of an exported bundl
 router = APIRouter(prefix="/api/bundles")
 
 
-class BundleBody(BaseModel):
+class BundleBody(RequestBody):
     """A bundle's terms and whether other users may use it."""
 
     terms: list[str]
     shared: bool = False
 
 
-class BundleFile(BaseModel):
+class BundleFile(RequestBody):
     """An exported bundle file (``BUNDLE_FORMAT``)."""
 
     format: str

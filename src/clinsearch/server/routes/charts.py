@@ -8,8 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel
 
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import query_scope
@@ -19,7 +19,7 @@ from clinsearch.server.state import ServerState
 router = APIRouter(prefix="/api/charts")
 
 
-class ChartRequest(BaseModel):
+class ChartRequest(RequestBody):
     """A cohort query and the id list it is restricted to (None: every report)."""
 
     query: str

@@ -8,10 +8,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
 from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.download_names import cohort_export_name
 from clinsearch.server.live import Snapshot
@@ -25,7 +26,7 @@ MAX_MEMBERS_PAGE = 500
 router = APIRouter(prefix="/api/cohort")
 
 
-class CohortRequest(BaseModel):
+class CohortRequest(RequestBody):
     """A cohort query, the level its members are listed at, and which page of members."""
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)

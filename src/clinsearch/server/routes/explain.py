@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import finding_record
@@ -17,7 +17,7 @@ from clinsearch.text_checks import check_text
 router = APIRouter(prefix="/api")
 
 
-class AnnotateRequest(BaseModel):
+class AnnotateRequest(RequestBody):
     """Text to annotate."""
 
     text: str

@@ -1,5 +1,6 @@
 """Uploaded id lists (patients or reports, from a CSV) that restrict a cohort, and the
-comparison of two lists (both, only A, only B). Ids name patients: roles that see ids only."""
+comparison of two lists (both, only A, only B). Ids name patients: roles that see ids only,
+each list its owner's only (404 for anyone else), every answer naming ids audited."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from dataclasses import asdict
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, State, TextReader
 from clinsearch.server.query_scope import listed
 from clinsearch.server.workbench_store import IdList, read_id_csv
@@ -17,7 +19,7 @@ SHOWN_MISSING = 20  # ids not in the index shown back after an upload
 router = APIRouter(prefix="/api/lists")
 
 
-class ListUpload(BaseModel):
+class ListUpload(RequestBody):
     """A CSV whose first column holds the ids (a header row is skipped)."""
 
     name: str = Field(min_length=1, max_length=200)
@@ -33,7 +35,8 @@ def upload(body: ListUpload, user: TextReader, audit: Audit, state: State) -> di
     missing, generation = state.live.run(
         lambda snap: (snap.cohort.id_mask(body.kind, ids)[1], snap.generation))
     audit.record("lists/upload", {"name": body.name, "kind": body.kind},
-                 {"ids": len(ids), "missing": len(missing)}, generation)
+                 {"ids": len(ids), "missing": len(missing)}, generation,
+                 {f"{body.kind}s": ids})  # the answer counts which the index holds
     return _summary(saved) | {"found": len(ids) - len(missing), "missing": len(missing),
                               "missing_examples": missing[:SHOWN_MISSING]}
 
@@ -45,7 +48,7 @@ def my_lists(user: TextReader, state: State) -> dict[str, Any]:
 
 
 @router.get("/compare", summary="Two lists compared: ids in both, only in A, only in B")
-def compare(a: int, b: int, user: TextReader, state: State) -> dict[str, Any]:
+def compare(a: int, b: int, user: TextReader, audit: Audit, state: State) -> dict[str, Any]:
     """The ids of each part, in the order of the list they come from."""
     first, second = listed(state, user, a), listed(state, user, b)
     if first.kind != second.kind:
@@ -55,14 +58,19 @@ def compare(a: int, b: int, user: TextReader, state: State) -> dict[str, Any]:
     parts = {"both": [i for i in first.ids if i in in_b],
              "only_a": [i for i in first.ids if i not in in_b],
              "only_b": [i for i in second.ids if i not in in_a]}
+    audit.record("lists/compare", {"a": a, "b": b}, {k: len(v) for k, v in parts.items()},
+                 state.live.snapshot.generation, {f"{first.kind}s": [*first.ids, *second.ids]})
     return {"a": _summary(first), "b": _summary(second), "kind": first.kind,
             "counts": {k: len(v) for k, v in parts.items()}} | parts
 
 
 @router.get("/{list_id}", summary="One list with its ids")
-def one_list(list_id: int, user: TextReader, state: State) -> dict[str, Any]:
-    """The list a URL names."""
-    return asdict(listed(state, user, list_id))
+def one_list(list_id: int, user: TextReader, audit: Audit, state: State) -> dict[str, Any]:
+    """The caller's list a URL names."""
+    found = listed(state, user, list_id)
+    audit.record("lists/read", {"id": list_id}, {"ids": len(found.ids)},
+                 state.live.snapshot.generation, {f"{found.kind}s": found.ids})
+    return asdict(found)
 
 
 @router.delete("/{list_id}", summary="Remove one of the caller's lists")

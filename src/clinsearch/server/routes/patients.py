@@ -50,7 +50,8 @@ def timeline(patient_id: str, audit: Audit, user: TextReader, state: State,
     reports, generation = state.live.run(run)
     audit.record("patients/timeline", {"patient_id": patient_id, "query": query},
                  {"reports": len(reports), "patients": 1,
-                  "matched": sum(r["matched"] for r in reports)}, generation)
+                  "matched": sum(r["matched"] for r in reports)}, generation,
+                 {"patients": [patient_id], "reports": [r["report_id"] for r in reports]})
     return {"patient_id": patient_id, "query": query, "reports": reports,
             "generation": generation}
 

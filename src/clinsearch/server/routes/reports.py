@@ -27,7 +27,8 @@ def report(report_id: Annotated[str, Path(max_length=MAX_ID)], audit: Audit, use
     view, generation = state.live.run(run)
     audit.record("report", {"id": report_id},
                  {"reports": 1, "patients": 1, "findings": len(view.findings)}, generation,
-                 {"reports": [report_id]})
+                 {"reports": [report_id], "patients": [view.report.patient_id],
+                  "visits": [view.report.visit_id] if view.report.visit_id else []})
     shown = view.to_dict()
     # where the report was read from, without the server's folders: "notes.jsonl:6"
     shown["report"]["source"] = PurePath(view.report.source).name

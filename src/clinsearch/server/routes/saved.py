@@ -8,11 +8,12 @@ from dataclasses import asdict
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from clinsearch.errors import InputError
 from clinsearch.search.filters import ReportFilters
 from clinsearch.server.auth import User
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import cohort_reading, expand_bundles, query_scope
@@ -24,7 +25,7 @@ SHOWN_CHANGES = 50  # patients added or removed shown by a rerun
 router = APIRouter(prefix="/api")
 
 
-class SaveRequest(BaseModel):
+class SaveRequest(RequestBody):
     """What to save: its name, kind and page state (a cohort's ``query``, ``level``, ``list``;
     a search's ``q``, ``polarity`` and filters, as in its URL)."""
 
@@ -55,9 +56,12 @@ def rerun(saved_id: int, user: Caller, audit: Audit, state: State) -> dict[str, 
     """Counts then and now, and (roles that see ids) the patients added and removed."""
     found = _mine(state, user, saved_id)
     counts, patients, generation = _run(state, user, found.kind, found.state)
-    audit.record("saved/rerun", {"id": saved_id} | found.state, counts, generation)
     then, now = set(found.members), set(patients)
     added, removed = sorted(now - then), sorted(then - now)
+    shown = added[:SHOWN_CHANGES] + removed[:SHOWN_CHANGES]
+    audit.record("saved/rerun", {"id": saved_id} | found.state,
+                 counts | {"added": len(added), "removed": len(removed)}, generation,
+                 {"patients": shown} if shown else None)
     return {"saved": _shown(found), "counts_then": found.counts, "counts_now": counts,
             "added": len(added), "removed": len(removed),
             "added_ids": added[:SHOWN_CHANGES], "removed_ids": removed[:SHOWN_CHANGES]}

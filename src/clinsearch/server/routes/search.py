@@ -100,8 +100,9 @@ def search(
 
     asserting: dict[str, int] = {}
     capped, shown, counts, generation = state.live.run(run)
-    audit.record("search", params, counts, generation,
-                 {"reports": [h["report_id"] for h in shown]} if shown else None)
+    audit.record("search", params, counts, generation, {
+        kind: [h[f"{kind[:-1]}_id"] for h in shown if h[f"{kind[:-1]}_id"]]
+        for kind in ("reports", "patients", "visits")} if shown else None)
     if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
         asserting = {unit: viewer_count(n, threshold) for unit, n in asserting.items()}
     if offset == 0:  # a new search, not a further page

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel
 
 from clinsearch.server.auth import DEFAULT_TOKEN_DAYS
+from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import AdminAudit, AdminUsers, State
 
 router = APIRouter(prefix="/api/users")
 
 
-class NewUser(BaseModel):
+class NewUser(RequestBody):
     """A user to create."""
 
     name: str

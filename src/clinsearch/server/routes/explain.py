@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.limits import MAX_QUERY_TEXT
 from clinsearch.server.deps import Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import finding_record
-from clinsearch.server.state import MAX_QUERY_TEXT
 from clinsearch.text_checks import check_text
 
 router = APIRouter(prefix="/api")

@@ -166,3 +166,32 @@ def test_viewer_counts_follow_the_set_not_the_rounding_step(target: Server) -> N
         "pneumothorax", "(pneumothorax)", "pneumothorax OR pneumothorax",
         "pneumothorax AND pneumothorax")}
     assert len(same) == 1
+
+
+def _costliest_query() -> str:
+    """The costliest cohort query within the bounds: phrases of the most words, OR-ed up to
+    the query's length limit (each phrase's surface index built and its sentences read)."""
+    from clinsearch.limits import MAX_QUERY_CHARS
+
+    rng = random.Random(4)
+    phrases: list[str] = []
+    while True:
+        words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(3))
+                 for _ in range(MAX_PHRASE_WORDS)]
+        longer = " OR ".join([*phrases, f'"{" ".join(words)}"'])
+        if len(longer) > MAX_QUERY_CHARS:
+            return " OR ".join(phrases)
+        phrases.append(f'"{" ".join(words)}"')
+
+
+def test_a_request_over_the_memory_headroom_fails_alone(sample_index: Path,
+                                                        tmp_path: Path) -> None:
+    with serving(sample_index, tmp_path / "audit.jsonl", tmp_path / "server.log",
+                 options=("--request-memory", "30M")) as small:
+        heavy = small.call("POST", "/api/cohort", role=None,
+                           body={"query": _costliest_query()})
+        assert heavy.status == 503 and "out of memory" in heavy.text
+        for _ in range(3):  # the server goes on serving: what the request built is freed
+            answer = small.call("POST", "/api/cohort", role=None, body={"query": "pneumonia"})
+            assert answer.status == 200
+        assert "memory guard" in (tmp_path / "server.log").read_text()

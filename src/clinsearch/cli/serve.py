@@ -84,7 +84,7 @@ def serve_command(
     from clinsearch.server.audit import AuditLog
     from clinsearch.server.live import LiveIndex
     from clinsearch.server.memory_guard import (
-        cap_memory,
+        MemoryGuard,
         default_headroom,
         parse_size,
         share_freed_memory,
@@ -126,10 +126,10 @@ def serve_command(
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
     live.start()
-    cap = cap_memory(default_headroom() if headroom is None else headroom)
+    live.guard = MemoryGuard.start(default_headroom() if headroom is None else headroom)
     logging.getLogger("clinsearch.server").info(
-        "memory guard: %s", f"data memory capped at {cap / (1 << 20):,.0f} MiB" if cap
-        else "off")
+        "memory guard: %s", f"requests stopped above {live.guard.limit >> 20:,} MiB resident"
+        if live.guard else "off")
     snapshot = live.snapshot
     console.print(
         f"serving {escape(str(index_dir))} ({snapshot.generation},"
@@ -142,6 +142,8 @@ def serve_command(
                     port=port,
                     log_level="info", access_log=True, log_config=log_config())
     finally:
+        if live.guard:
+            live.guard.stop()
         live.stop()
         audit.checkpoint("stop")
         audit.close()

@@ -1,73 +1,146 @@
-"""The server's memory guard: once the index and models are loaded, the process's data memory
-is capped (``RLIMIT_DATA``) at what it then holds plus a headroom, so that a request needing
-more than the headroom fails alone (``MemoryError``: HTTP 503) instead of the kernel's
-out-of-memory killer ending the whole server.
+"""The server's memory guard: a watcher thread reads the process's resident memory every 20 ms;
+above what it held when no request was running (after loading, and at each idle moment since:
+caches it keeps are bounded) plus a headroom, every request running at that moment gets a
+``MemoryError`` raised in its thread (it answers 503 and frees what it built) and the freed
+memory is given back to the system, instead of the kernel's out-of-memory killer ending the
+whole server.
 
-The cap counts the heap and private anonymous mappings (Linux 4.7 and later), not the index
-files the server maps read-only, so it bounds what requests allocate. The headroom must cover
-the requests served at once and a second generation while ``add`` or ``delete`` swaps one in.
-Native code that aborts instead of failing an allocation is kept from large allocations by the
-bounds of ``clinsearch.limits``; the guard is the second line. The C allocator is told to use
-one arena (``share_freed_memory``), so that memory a failed request frees serves every thread
-again (per-thread arenas keep freed memory counted against the cap, out of the others' reach).
+The error lands at the request's next Python instruction, so the guard stops growth made by
+Python code (what a costly query builds); a single huge allocation in native code is kept off
+by the bounds of ``clinsearch.limits`` (an allocation cap such as ``RLIMIT_DATA`` was tried:
+native libraries abort on a failed allocation, taking the server down). glibc is told to keep
+one arena, so that memory a failed request frees serves every thread and can be trimmed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
+import os
 import re
-import resource
-import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from clinsearch.errors import ClinsearchError
 
+log = logging.getLogger("clinsearch.server")
+POLL_SECONDS = 0.02
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _M_ARENA_MAX = -8  # glibc's mallopt parameter
-
-
-def share_freed_memory() -> None:
-    """Make glibc's allocator keep one arena for every thread (call before threads start);
-    nothing where the C library has no ``mallopt``."""
-    with contextlib.suppress(AttributeError, OSError):
-        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def parse_size(text: str) -> int:
-    """Bytes of a size such as ``512M``, ``4G`` or ``1.5GiB`` (``0``: no cap)."""
+    """Bytes of a size such as ``512M``, ``4G`` or ``1.5GiB`` (``0``: no guard)."""
     match = _SIZE.match(text)
     if match is None:
         raise ClinsearchError(f"--request-memory: {text!r} is not a size such as 512M or 4G")
     return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
 
 
-def _status_kib(field: str, path: str = "/proc/self/status") -> int | None:
-    """A ``kB`` field of a /proc status file (``VmData``, ``MemAvailable``), None if absent."""
+def _libc() -> ctypes.CDLL | None:
+    with contextlib.suppress(OSError):
+        return ctypes.CDLL(None)
+    return None
+
+
+def share_freed_memory() -> None:
+    """Make glibc's allocator keep one arena for every thread (call before threads start);
+    nothing where the C library has no ``mallopt``."""
+    with contextlib.suppress(AttributeError):
+        if (libc := _libc()) is not None:
+            libc.mallopt(_M_ARENA_MAX, 1)
+
+
+def resident_bytes() -> int | None:
+    """The process's resident memory (Linux ``/proc/self/statm``), None where unknown."""
     try:
-        text = Path(path).read_text(encoding="ascii", errors="replace")
-    except OSError:
+        return int(Path("/proc/self/statm").read_text().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
         return None
-    found = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
-    return int(found.group(1)) if found else None
 
 
 def default_headroom() -> int:
-    """Half the memory the machine has available now (0 where it cannot be read: no cap)."""
-    available = _status_kib("MemAvailable", "/proc/meminfo")
-    return (available or 0) * 1024 // 2
+    """Half the memory the machine has available now (0 where it cannot be read: no guard)."""
+    try:
+        text = Path("/proc/meminfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return 0
+    found = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.MULTILINE)
+    return int(found.group(1)) * 1024 // 2 if found else 0
 
 
-def cap_memory(headroom: int) -> int | None:
-    """Cap the process's data memory at its present size plus ``headroom`` bytes; the cap in
-    bytes, or None when ``headroom`` is 0 or the system has no such cap (not Linux)."""
-    held = _status_kib("VmData")
-    if headroom <= 0 or held is None or not sys.platform.startswith("linux"):
-        return None
-    cap = held * 1024 + headroom
-    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    if hard != resource.RLIM_INFINITY:
-        cap = min(cap, hard)
-    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
-    return cap
+class MemoryGuard:
+    """Stops the requests running when resident memory grows ``headroom`` bytes past what
+    the server held when idle (``limit``)."""
+
+    def __init__(self, held: int, headroom: int) -> None:
+        self.headroom = headroom
+        self.limit = held + headroom
+        self.stopped = 0  # requests stopped since start
+        self._running: set[int] = set()  # thread ids of requests at work
+        self._raised: set[int] = set()
+        self._lock = threading.Lock()
+        self._end = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="clinsearch-memory",
+                                        daemon=True)
+
+    @classmethod
+    def start(cls, headroom: int) -> MemoryGuard | None:
+        """A started guard at the present resident memory plus ``headroom`` (None when
+        ``headroom`` is 0 or resident memory cannot be read)."""
+        held = resident_bytes()
+        if headroom <= 0 or held is None:
+            return None
+        guard = cls(held, headroom)
+        guard._thread.start()
+        return guard
+
+    def stop(self) -> None:
+        """End the watcher."""
+        self._end.set()
+
+    @contextlib.contextmanager
+    def request(self) -> Iterator[None]:
+        """Watch the calling thread while it works for one request."""
+        me = threading.get_ident()
+        with self._lock:
+            self._running.add(me)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(me)
+                if me in self._raised:  # an error not yet delivered must not outlive the work
+                    self._raised.discard(me)
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(me), None)
+
+    def _watch(self) -> None:
+        trimmed = 0.0
+        while not self._end.wait(POLL_SECONDS):
+            resident = resident_bytes()
+            if resident is None:
+                continue
+            with self._lock:
+                if not self._running:  # idle: what is held now is the server's own
+                    self.limit = resident + self.headroom
+                if resident <= self.limit:
+                    continue
+                targets = self._running - self._raised
+                self._raised |= targets
+                for thread in targets:
+                    self.stopped += ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(thread), ctypes.py_object(MemoryError))
+            if targets:
+                log.error("memory guard: %d MiB resident, over the %d MiB limit: stopped %d"
+                          " request(s)", resident >> 20, self.limit >> 20, len(targets))
+            if time.monotonic() - trimmed > 1.0:  # give what requests freed back to the system
+                trimmed = time.monotonic()
+                libc = _libc()
+                with contextlib.suppress(AttributeError):
+                    if libc is not None:
+                        libc.malloc_trim(0)

@@ -69,10 +69,10 @@ def serve_command(
                           " rounded; filters must select at least this many reports.", min=1)
     ] = 10,
     request_memory: Annotated[
-        str | None, typer.Option(help="Memory the server may take beyond what it holds once"
-                                 " loaded (e.g. 4G; 0: no cap; default: half the memory"
-                                 " available at start). A request needing more fails alone"
-                                 " (503) instead of the server being killed.")
+        str | None, typer.Option(help="Memory the server may take beyond what it holds between"
+                                 " requests (e.g. 4G; 0: no guard; default: half the memory"
+                                 " available at start). Requests running when it is passed"
+                                 " fail (503) instead of the server being killed.")
     ] = None,
 ) -> None:
     """Serve the REST API and the web page for an index (models load once and stay warm;

@@ -42,6 +42,11 @@ class InputError(ClinsearchError):
         return f"{where}{what}{self.message}"
 
 
+class LimitError(ClinsearchError):
+    """A request beyond a bound declared in ``clinsearch.limits`` (too deep, too many, too
+    costly), refused before any work: exit status 2 from the CLI, HTTP 422 from the API."""
+
+
 class DataError(ClinsearchError):
     """The input is well-formed but holds too little for the task (no labels, no pairs); the
     caller that knows where the input came from may name it."""

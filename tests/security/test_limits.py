@@ -12,7 +12,8 @@ import pytest
 from clinsearch import Index
 from clinsearch.annotate.annotator import annotator_for
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
-from clinsearch.search.cohort.syntax import MAX_CLAUSES, MAX_DEPTH
+from clinsearch.limits import MAX_CLAUSES
+from clinsearch.limits import MAX_NESTING as MAX_DEPTH
 
 from .hostile import run
 

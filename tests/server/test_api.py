@@ -119,7 +119,7 @@ def test_bad_input_gets_the_cli_message(server: Server) -> None:
     assert answer.status == 400 and answer.json()["column"] == 19
     assert cli.stderr.strip() == f"error: {answer.json()['detail']}"
     assert answer.json()["detail"].endswith("  pneumonia AND NOT )\n                    ^")
-    assert server.call("GET", "/api/search", params={"q": "x", "top": 0}).status == 400
+    assert server.call("GET", "/api/search", params={"q": "x", "top": 0}).status == 422
     for bad in ({"context": "sideways"}, {"date_to": "2020-02-30"}):
         answer = server.call("GET", "/api/search", params={"q": "x"} | bad)
         assert answer.status == 400 and next(iter(bad)) in answer.json()["detail"]
@@ -167,7 +167,7 @@ def test_viewer_sees_counts_only(server: Server) -> None:
     assert search["hits"] == [] and search["total"] > 0
     cohort = server.call("POST", "/api/cohort", role="viewer",
                          body={"query": "pleural effusion", "level": "patient"}).json()
-    assert cohort["counts"]["patient"] > 0 and cohort["members"] == []
+    assert cohort["counts"]["report"] > 0 and cohort["members"] == []
     assert server.call("GET", "/api/reports/P001-R1", role="viewer").status == 403
     assert server.call("GET", "/api/cohort/export", role="viewer",
                        params={"query": "pleural effusion"}).status == 403

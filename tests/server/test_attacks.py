@@ -148,9 +148,12 @@ def test_viewer_counts_hide_single_reports(server: Server) -> None:
     viewer = server.call("POST", "/api/cohort", role="viewer",
                          body={"query": "pneumothorax"}).json()
     assert viewer["count_threshold"] == 10
-    for unit, count in researcher["counts"].items():
+    for unit, count in researcher["counts"].items():  # offset by under half a step, rounded
         shown = viewer["counts"][unit]
-        assert (shown is None) if count < 10 else (shown % 5 == 0 and abs(shown - count) <= 2)
+        if shown is None:
+            assert count < 13  # under the threshold once offset
+        else:
+            assert count >= 8 and shown % 5 == 0 and abs(shown - count) < 5
     word = server.call("GET", "/api/search", role="viewer",
                        params={"q": "zzznotaword pneumothorax", "method": "bm25"}).json()
     assert word["total"] is None or word["total"] >= 10

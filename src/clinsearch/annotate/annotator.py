@@ -49,6 +49,7 @@ from clinsearch.annotate.surface_index import SurfaceIndex
 NORMAL_STATE = "NORMAL_STATE"  # the trigger category of a state word that rules findings out
 TARGET_LABEL = "target:"  # span label prefix for caller-supplied target phrases
 STATE_TYPE = "state"  # a state word's type while it is read (never a finding's)
+TARGET_INDEXES = 32  # surface indexes of target phrases kept (each up to ~1 MB: see limits)
 _WORDS = re.compile(r"\w+|[^\w\s]")  # words and punctuation marks, for segment breaks
 
 
@@ -67,7 +68,7 @@ class Annotator:
             for word, cats in single_word_categories(self.lexicon).items()
             if not self._concepts.lookup(word)
         }
-        self._target_index = lru_cache(maxsize=256)(_target_index)
+        self._target_index = lru_cache(maxsize=TARGET_INDEXES)(_target_index)
         self._hedging = hedging_modifiers() if radiology_rules else frozenset()
         self.long_sentences = 0  # texts annotated since creation with a sentence cut in pieces
 

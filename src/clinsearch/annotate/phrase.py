@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clinsearch.annotate.finding import Finding, Polarity
+from clinsearch.errors import LimitError
+from clinsearch.limits import MAX_PHRASE_WORDS
 
 if TYPE_CHECKING:  # spaCy is imported only when a phrase is read
     from clinsearch.annotate.annotator import Annotator
@@ -39,10 +41,26 @@ class PhraseQuery:
     context: tuple[str, ...] = ()  # context flags the query itself states ("history of ...")
 
 
+def phrase_words(text: str) -> int:
+    """How many words ``text`` holds, as a phrase query counts them."""
+    return sum(1 for _ in _WORD.finditer(text))
+
+
+def check_phrase_words(text: str) -> None:
+    """Refuse a phrase of more than MAX_PHRASE_WORDS words: matching a phrase builds its
+    variants and their prefixes, work that grows with the cube of its length."""
+    words = phrase_words(text)
+    if words > MAX_PHRASE_WORDS:
+        raise LimitError(f"a phrase searched as text holds at most {MAX_PHRASE_WORDS} words"
+                         f" (this one {words}); search for fewer words")
+
+
 def read_phrase_query(annotator: Annotator, text: str) -> PhraseQuery:
     """``text`` as a phrase query: its longest run of words outside ConText cues is the phrase,
     and the phrase's polarity and context there are what the query asks for; a text of cue
-    words alone is sought as written, present."""
+    words alone is sought as written, present. A text over MAX_PHRASE_WORDS words is a
+    ``LimitError``."""
+    check_phrase_words(text)
     cues = annotator.cues(text)
     runs: list[list[re.Match[str]]] = [[]]
     for word in _WORD.finditer(text):

@@ -18,10 +18,14 @@ from spacy.language import Language
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 
+from clinsearch.errors import LimitError
+from clinsearch.limits import MAX_TERM_VARIANTS
+
 DEID = "xxxx"  # IU X-ray de-identification token
 HYPHENS = frozenset({"-", "–", "—"})
 COPULAS = {"is": ("is", "appears"), "are": ("are", "appear")}  # see _with_report_phrasing
 MAX_SPELLING_GAPS = 3  # spelling variants are generated per gap only for terms up to this many gaps
+MAX_COPULAS = 3  # "appears" for "is" only in terms up to this many copulas (2^n variants)
 _SPACE_RUN = re.compile(r"\s{2,}|[^\S ]")  # what squeeze_spaces changes
 
 
@@ -166,6 +170,8 @@ def _with_report_phrasing(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
     """Report wording of the same statement: "appears"/"appear" for a copula "is"/"are"
     ("hilum appears prominent"), and "of" without "the" ("prominence of mediastinum")."""
     options = [COPULAS.get(tok, (tok,)) for tok in tokens]
+    if sum(len(o) > 1 for o in options) > MAX_COPULAS:
+        options = [(tok,) for tok in tokens]
     out = set(product(*options))
     for seq in list(out):
         drops = [i for i in range(1, len(seq)) if seq[i] == "the" and seq[i - 1] == "of"]
@@ -175,7 +181,9 @@ def _with_report_phrasing(tokens: tuple[str, ...]) -> set[tuple[str, ...]]:
 
 
 def term_variants(term: str) -> set[tuple[str, ...]]:
-    """All lowercase token sequences a lexicon term may be written as."""
+    """All lowercase token sequences a lexicon term may be written as; a term that would be
+    matched as more than MAX_TERM_VARIANTS sequences is a ``LimitError`` (their number grows
+    with the term's length, and a surface index stores each one's prefixes)."""
     base = term_tokens(term)
     if not base:
         return set()
@@ -183,6 +191,9 @@ def term_variants(term: str) -> set[tuple[str, ...]]:
     for spelled in {v for s in _spellings(base) for v in _with_report_phrasing(s)}:
         for plural in _with_plurals(spelled):
             out |= _with_deid_gaps(plural)
+            if len(out) > MAX_TERM_VARIANTS:
+                raise LimitError(f"a term of {len(base)} words would be matched as more than"
+                                 f" {MAX_TERM_VARIANTS} word sequences; use fewer words")
     return out
 
 

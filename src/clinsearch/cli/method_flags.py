@@ -59,7 +59,8 @@ class MethodFlag:
         else:
             kind = _TYPES.get(param.kind, str)
             option = typer.Option(self.flag, help=self.help, show_default=False,
-                                  min=param.minimum if kind in (int, float) else None)
+                                  min=param.minimum if kind in (int, float) else None,
+                                  max=param.maximum if kind in (int, float) else None)
             annotation, default = Annotated[kind | None, option], None  # type: ignore[valid-type]
         return inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                  annotation=annotation)

@@ -75,6 +75,12 @@ def serve_command(
         int, typer.Option(help="Counts below this are withheld from viewers, larger ones"
                           " rounded; filters must select at least this many reports.", min=1)
     ] = 10,
+    request_memory: Annotated[
+        str | None, typer.Option(help="Memory the server may take beyond what it holds between"
+                                 " requests (e.g. 4G; 0: no guard; default: half the memory"
+                                 " available at start). Requests running when it is passed"
+                                 " fail (503) instead of the server being killed.")
+    ] = None,
 ) -> None:
     """Serve the REST API and the web page for an index (models load once and stay warm;
     the server follows 'clinsearch add' and 'delete' without a restart)."""
@@ -84,10 +90,19 @@ def serve_command(
     from clinsearch.server.app import create_app
     from clinsearch.server.audit import AuditLog
     from clinsearch.server.live import LiveIndex
+    from clinsearch.server.memory_guard import (
+        MemoryGuard,
+        default_headroom,
+        parse_size,
+        share_freed_memory,
+    )
     from clinsearch.server.model_names import allowed_models
     from clinsearch.server.state import LOOPBACK_NAMES, ServerConfig
     from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
 
+    headroom = parse_size(request_memory) if request_memory is not None else None
+    if headroom != 0:
+        share_freed_memory()
     store = _user_store(users)
     if no_auth:
         if not is_loopback(host):
@@ -118,6 +133,10 @@ def serve_command(
     with console.status("loading the index and warming the models"):
         live = LiveIndex(index_dir)
     live.start()
+    live.guard = MemoryGuard.start(default_headroom() if headroom is None else headroom)
+    logging.getLogger("clinsearch.server").info(
+        "memory guard: %s", f"requests stopped above {live.guard.limit >> 20:,} MiB resident"
+        if live.guard else "off")
     snapshot = live.snapshot
     console.print(
         f"serving {escape(str(index_dir))} ({snapshot.generation},"
@@ -130,6 +149,8 @@ def serve_command(
                     port=port,
                     log_level="info", access_log=True, log_config=log_config())
     finally:
+        if live.guard:
+            live.guard.stop()
         live.stop()
         audit.checkpoint("stop")
         audit.close()

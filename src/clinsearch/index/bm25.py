@@ -326,6 +326,7 @@ class BM25Searcher:
         """The ``limit`` best documents for ``query`` ordered by (score desc, report key,
         sentence index): the same order however the documents lie in segments."""
         searcher, prefix = self._searchers[granularity], self._ordered_prefix[granularity]
+        limit = max(1, min(limit, searcher.num_docs))  # tantivy allocates ``limit`` slots
         hits = searcher.search(query, limit=limit + 1, count=False).hits if prefix else None
         if hits is None or (len(hits) > limit and hits[limit][0] >= hits[limit - 1][0]
                             and hits[limit][1].segment_ord >= prefix):

@@ -69,6 +69,7 @@ class HybridRetriever:
         names = _split(methods) if methods else default_methods(index)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
+        self.index = index
         self.names = names
         self.fusion = fusion_of(names, fusion, weights, normalisation, rrf_k)
         self.depth = depth
@@ -88,7 +89,7 @@ class HybridRetriever:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """Each method ranks all queries (batched), then each query's lists are fused."""
-        depth = max(top, self.depth)
+        depth = min(max(top, self.depth), self.index.level_size(level))  # no more than exist
         per_method = [r.search_many(list(queries), level, depth) for r in self.retrievers]
         return [self._fuse([runs[q] for runs in per_method], top) for q in range(len(queries))]
 

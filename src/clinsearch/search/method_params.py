@@ -6,6 +6,7 @@ and the CLI makes its ``search`` and ``eval`` flags from them without loading a 
 
 from __future__ import annotations
 
+from clinsearch.limits import MAX_FUSION_DEPTH, MAX_LIST_ITEMS, MAX_RERANK_DEPTH, MAX_RRF_K
 from clinsearch.search.method_spec import Param
 
 POLARITY_MODES = ("query", "any")  # concept search's own polarity
@@ -31,7 +32,7 @@ CONCEPT = (
           " terms (default: the index's recorded one, else all-MiniLM-L6-v2)."),
     Param("context", "list", "Context flags also counted: family, historical, hypothetical,"
           " indication (comma-separated) or any; default: findings asserted for this patient,"
-          " now."),
+          " now.", max_items=MAX_LIST_ITEMS),
 )
 DENSE = (
     Param("model", "path", "The encoder folder the index was embedded with (default: that one).",
@@ -39,20 +40,22 @@ DENSE = (
 )
 HYBRID = (
     Param("methods", "list", "Methods to fuse (default bm25, dense and concept where the index"
-          " has them)."),
+          " has them).", max_items=MAX_LIST_ITEMS),
     Param("fusion", "str", "tiered (concept-search tiers first), weighted (normalised scores) or"
           " rrf (reciprocal rank); default tiered when concept takes part, else weighted.",
           choices=FUSIONS),
     Param("weights", "weights", "Method weights, e.g. bm25=1,dense=0.5 (tuned defaults)."),
     Param("normalisation", "str", "Score normalisation of weighted fusion.",
           default=DEFAULT_NORMALISATION, choices=NORMALISATIONS),
-    Param("rrf_k", "int", "The k of reciprocal rank fusion.", default=RRF_K, minimum=1),
+    Param("rrf_k", "int", "The k of reciprocal rank fusion.", default=RRF_K, minimum=1,
+          maximum=MAX_RRF_K),
     Param("depth", "int", "How many units each method ranks before fusion.",
-          default=FUSION_DEPTH, minimum=1),
+          default=FUSION_DEPTH, minimum=1, maximum=MAX_FUSION_DEPTH),
     Param("model", "path", "dense: the encoder folder.", needs="dense"),
     Param("term_model", "path", "concept: the term encoder folder."),
     Param("context", "list", "concept: context flags also counted (family, historical,"
-          " hypothetical, indication, comma-separated, or any); default: asserted findings only."),
+          " hypothetical, indication, comma-separated, or any); default: asserted findings only.",
+          max_items=MAX_LIST_ITEMS),
 )
 # Options every method takes (the registry adds ``filters``, a Python object).
 WRAPPERS = (
@@ -62,7 +65,7 @@ WRAPPERS = (
     Param("rerank", "path", "Re-rank the top rerank_depth results: a cross-encoder folder"
           " (FOLDER or cross:FOLDER) or a poly-encoder folder (poly:FOLDER)."),
     Param("rerank_depth", "int", "How many first-stage results to re-rank.",
-          default=RERANK_DEPTH, minimum=1),
+          default=RERANK_DEPTH, minimum=1, maximum=MAX_RERANK_DEPTH),
     Param("rerank_input", "str", "What the re-ranker reads: report text, best sentence, or"
           " summary (report concepts without negated findings).", default="report",
           choices=RERANK_INPUTS, what="re-rank input"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from clinsearch.errors import ClinsearchError, InputError
+from clinsearch.errors import ClinsearchError, InputError, LimitError
 
 Kind = Literal["bool", "int", "float", "str", "path", "list", "weights", "object"]
 _TRUE = {"true", "yes", "1", "on"}
@@ -30,6 +30,8 @@ class Param:
     pairs; both reach the method as that text; an ``object`` is an instance of ``of`` (given
     through the Python API, not in a spec). ``needs`` names the index component the
     parameter requires; ``what`` is how errors name a bad value (default: the name).
+    ``minimum`` and ``maximum`` bound a number, ``max_items`` a list (``clinsearch.limits``);
+    a value outside them is a ``LimitError``.
     """
 
     name: str
@@ -38,6 +40,8 @@ class Param:
     default: Any = None
     choices: tuple[str, ...] = ()
     minimum: float | None = None
+    maximum: float | None = None
+    max_items: int | None = None
     needs: str | None = None
     what: str = ""
     of: type | None = None  # the class an ``object`` parameter takes (Python API only)
@@ -54,8 +58,16 @@ class Param:
                 f"unknown {self.what or self.name} {bad!r}; choose one of {', '.join(self.choices)}"
             )
         if self.minimum is not None and converted < self.minimum:
-            raise ClinsearchError(
+            raise LimitError(
                 f"{method}: {self.name} must be at least {self.minimum:g} (got {converted})"
+            )
+        if self.maximum is not None and converted > self.maximum:
+            raise LimitError(
+                f"{method}: {self.name} must be at most {self.maximum:,g} (got {converted})"
+            )
+        if self.max_items is not None and len(items) > self.max_items:
+            raise LimitError(
+                f"{method}: {self.name} takes at most {self.max_items} names (got {len(items)})"
             )
         return converted
 

@@ -1,9 +1,10 @@
 """What an error answer may show: the message capped in length, server paths cut to their last
 name (the server log keeps them whole), never an echo of a long value or of report text.
 
-User errors answer 400 with the CLI's message; a refused request field 422 naming the field
-(without the value); a failure of the server's system 503 with one line; a bug 500, logged by
-type and code location only.
+User errors answer 400 with the CLI's message; a refused request field, or a value beyond a
+declared bound (``clinsearch.limits``), 422 naming the field or the bound (without the value);
+a failure of the server's system 503 with one line; a bug 500, logged by type and code
+location only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, LimitError
 from clinsearch.search.cohort import CohortSyntaxError
 from clinsearch.server.guard import BodyTooLarge
 from clinsearch.terminal import printable
@@ -38,11 +39,12 @@ def public_detail(message: str) -> str:
 
 
 async def user_error(request: Request, exc: ClinsearchError) -> JSONResponse:
-    """A user error: 400 with the CLI's message (and the column of a cohort syntax error)."""
+    """A user error: 400 with the CLI's message (and the column of a cohort syntax error);
+    422 for a value beyond a declared bound."""
     body: dict[str, Any] = {"detail": public_detail(str(exc))}
     if isinstance(exc, CohortSyntaxError):
         body |= {"column": exc.position + 1, "message": public_detail(exc.message)}
-    return JSONResponse(body, status_code=400)
+    return JSONResponse(body, status_code=422 if isinstance(exc, LimitError) else 400)
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -64,7 +66,10 @@ def failure(path: str, exc: Exception) -> JSONResponse:
     a bug, logged by type and code location only (its message may quote report text)."""
     if isinstance(exc, BodyTooLarge):
         return JSONResponse({"detail": "the request body is too large"}, status_code=413)
-    message = describe_failure(exc)
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, MemoryError):
+        cause = cause.__cause__ or cause.__context__  # "import failed" over the memory guard
+    message = describe_failure(cause or exc)
     if message is not None:
         line = printable(message, one_line=True)
         log.error("cannot serve %s: %s", path, line)

@@ -8,6 +8,7 @@ holds its generation's lease (writers leave it on disk) until the last request u
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from clinsearch.index.report_view import SentenceFindings
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.concept.tools import warm_term_vectors
 from clinsearch.search.session import Index
+from clinsearch.server.memory_guard import MemoryGuard
 from clinsearch.terminal import printable
 from clinsearch.user_files import describe_failure
 
@@ -76,6 +78,7 @@ class LiveIndex:
         self._snapshot = open_snapshot(self.path)
         self._stop = threading.Event()
         self._poll = poll_seconds
+        self.guard: MemoryGuard | None = None  # stops requests that take too much memory
         self._watcher = threading.Thread(target=self._watch, name="clinsearch-generation",
                                          daemon=True)
 
@@ -121,7 +124,8 @@ class LiveIndex:
             snapshot = self._snapshot if snapshot.retired else snapshot
             snapshot.active += 1
         try:
-            return work(snapshot)
+            with self.guard.request() if self.guard else contextlib.nullcontext():
+                return work(snapshot)
         finally:
             with self._lock:
                 snapshot.active -= 1

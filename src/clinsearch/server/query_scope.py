@@ -33,7 +33,8 @@ def listed(state: ServerState, user: User, list_id: int) -> IdList:
 def query_scope(state: ServerState, snap: Snapshot, user: User, query: str,
                 list_id: int | None) -> Scope:
     """The bundles ``query`` names (the caller's own, else shared ones) and the reports of the
-    list ``list_id`` (None: every report)."""
+    list ``list_id`` (None: every report); for the counts-only role, every filter expression
+    must select at least the viewer threshold of reports (``search.cohort.width``)."""
     folded = fold(query)
     bundles = {name: terms for name, terms in state.workbench.bundle_terms_for(user.name).items()
                if name in folded}
@@ -41,7 +42,8 @@ def query_scope(state: ServerState, snap: Snapshot, user: User, query: str,
     if list_id is not None:
         chosen = listed(state, user, list_id)
         within = snap.cohort.id_mask(chosen.kind, chosen.ids)[0]
-    return snap.cohort.scope(bundles, within)
+    width = 0 if user.sees_text else state.config.viewer_min_count
+    return snap.cohort.scope(bundles, within, width)
 
 
 _BUNDLE_REF = re.compile(r'bundle:(?:"([^"]+)"|(\S+))', re.IGNORECASE)

@@ -14,12 +14,12 @@ from clinsearch.server.audit import AuditLog
 from clinsearch.server.audit_index import AuditIndex
 from clinsearch.server.auth import UserStore
 from clinsearch.server.live import LiveIndex
+from clinsearch.server.small_counts import noise_key
 from clinsearch.server.workbench_store import WorkbenchStore
 
 HITS_CACHE = 256  # queries whose hits are kept for paging
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_BODY = 1 << 20  # bytes of a request body (a cohort query or a text to annotate)
-MAX_QUERY_TEXT = 1000  # characters of a search or explain query (cohort: its parser's cap)
 VIEWER_MIN_COUNT = 10
 
 
@@ -64,6 +64,11 @@ class ServerState:
             self.hits_cache[key] = hits
             while len(self.hits_cache) > HITS_CACHE:
                 self.hits_cache.popitem(last=False)
+
+    @property
+    def count_key(self) -> bytes:
+        """The key of the viewer counts' offsets (``small_counts``), from the audit key."""
+        return noise_key(self.audit.key)
 
     def reload_users(self) -> None:
         """Reread the users file when it changed (users added or removed while serving)."""

@@ -94,6 +94,10 @@ class Cohort:
         """Exact numbers of matching patients, visits and reports."""
         return self.engine.counts(query, scope)
 
+    def sets(self, query: str, scope: Scope = EVERYWHERE) -> dict[Level, np.ndarray]:
+        """The matching patients, visits and reports, as masks over their ids."""
+        return self.engine.sets(query, scope)
+
     def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
         return self.engine.members(query, level, scope)
@@ -118,10 +122,11 @@ class Cohort:
                      for text, p in zip(terms, parsed, strict=True))
 
     def scope(self, bundles: Mapping[str, Sequence[str]] | None = None,
-              within: np.ndarray | None = None) -> Scope:
-        """A query scope: ``bundles`` (name -> terms) and the reports to restrict to."""
+              within: np.ndarray | None = None, min_filter_reports: int = 0) -> Scope:
+        """A query scope: ``bundles`` (name -> terms), the reports to restrict to, and how
+        many reports each filter expression must select (``cohort.width``)."""
         read = {fold(name): self.bundle_terms(terms) for name, terms in (bundles or {}).items()}
-        return Scope(read, within)
+        return Scope(read, within, min_filter_reports)
 
     def id_mask(self, kind: Literal["patient", "report"], ids: Sequence[str]
                 ) -> tuple[np.ndarray, list[str]]:

@@ -14,6 +14,7 @@ from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
 from clinsearch.search.cohort.syntax import Bundles, Node, parse
+from clinsearch.search.cohort.width import check_wide
 from clinsearch.units import Level, check_level
 
 ResolverFor = Callable[[str], Resolver]  # the term resolver for one query text
@@ -35,11 +36,13 @@ class Member:
 
 @dataclass(frozen=True)
 class Scope:
-    """What a query may name and where it looks: the term bundles ``bundle:NAME`` reads, and
-    the reports it is restricted to (a mask over report ids; None: every report)."""
+    """What a query may name and where it looks: the term bundles ``bundle:NAME`` reads, the
+    reports it is restricted to (a mask over report ids; None: every report), and how many
+    reports each of its filter expressions must select (0: any number; ``cohort.width``)."""
 
     bundles: Bundles = field(default_factory=dict)
     reports: np.ndarray | None = None
+    min_filter_reports: int = 0
 
 
 EVERYWHERE = Scope()
@@ -58,8 +61,11 @@ class CohortEngine:
     def _prepare(self, query: str, scope: Scope = EVERYWHERE) -> tuple[Evaluator, Node]:
         """The query's tree and an evaluator for it (its memos shared by every level)."""
         tree = parse(query, scope.bundles)
-        return Evaluator(self.arrays, self._resolver_for(query), scope.reports,
-                         self._read_text), tree
+        evaluator = Evaluator(self.arrays, self._resolver_for(query), scope.reports,
+                              self._read_text)
+        if scope.min_filter_reports:
+            check_wide(evaluator, tree, query, scope.min_filter_reports)
+        return evaluator, tree
 
     def _evaluate(self, query: str, level: Level, scope: Scope = EVERYWHERE
                   ) -> tuple[Evaluator, Node, np.ndarray]:
@@ -75,8 +81,14 @@ class CohortEngine:
                levels: tuple[Level, ...] = COUNT_LEVELS) -> dict[Level, int]:
         """Exact counts of matching patients, visits and reports (or ``levels``: the query
         evaluated at each); one evaluator serves them all, so each term is looked up once."""
+        return {level: int(mask.sum()) for level, mask in self.sets(query, scope, levels).items()}
+
+    def sets(self, query: str, scope: Scope = EVERYWHERE,
+             levels: tuple[Level, ...] = COUNT_LEVELS) -> dict[Level, np.ndarray]:
+        """The matching units at each of ``levels``, as masks over their ids (what ``counts``
+        counts)."""
         evaluator, tree = self._prepare(query, scope)
-        return {level: int(evaluator.units(tree, level).sum()) for level in levels}
+        return {level: evaluator.units(tree, level) for level in levels}
 
     def ids(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[tuple[str, ...]]:
         """The ``ID_COLUMNS`` of each ``level`` unit matching ``query``, sorted."""

@@ -24,17 +24,15 @@ from datetime import date
 from typing import Literal
 
 from clinsearch.annotate.finding import CONTEXTS
-from clinsearch.errors import ClinsearchError
+from clinsearch.annotate.phrase import phrase_words
+from clinsearch.errors import ClinsearchError, LimitError
+from clinsearch.limits import MAX_CLAUSES, MAX_NESTING, MAX_PHRASE_WORDS, MAX_QUERY_CHARS
 from clinsearch.text_checks import check_text
 from clinsearch.units import LEVELS, Level
 
 FILTER_KEYS = ("type", "date", "section", "text", "context", "bundle")
 CONTEXT_VALUES = (*CONTEXTS, "any")
 KEYWORDS = ("and", "or", "not")
-# Limits that keep any query fast and its evaluation shallow (a few ms per clause).
-MAX_QUERY_CHARS = 10_000
-MAX_CLAUSES = 256  # findings, filters and text matches
-MAX_DEPTH = 32  # nested parentheses and NOTs
 
 
 class CohortSyntaxError(ClinsearchError):
@@ -51,6 +49,11 @@ class CohortSyntaxError(ClinsearchError):
             f"cohort query, column {self.position + 1}: {self.message}\n"
             f"  {self.query}\n  {' ' * self.position}^"
         )
+
+
+class CohortLimitError(CohortSyntaxError, LimitError):
+    """A cohort query beyond a bound of ``clinsearch.limits`` (too long, too deep, too many
+    clauses, a phrase of too many words), shown as a syntax error is (HTTP 422)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +211,7 @@ def parse(query: str, bundles: Bundles | None = None) -> Node:
     if not query.strip():
         raise CohortSyntaxError("the query is empty", query, 0)
     if len(query) > MAX_QUERY_CHARS:
-        raise ClinsearchError(
+        raise LimitError(
             f"cohort query too long: {len(query):,} characters (at most {MAX_QUERY_CHARS:,})"
         )
     check_text(query, "the cohort query")
@@ -243,8 +246,16 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def fail(self, message: str, tok: Token) -> None:
-        raise CohortSyntaxError(message, self.query, tok.start)
+    def fail(self, message: str, tok: Token, *, limit: bool = False) -> None:
+        """Refuse the query at ``tok``; ``limit``: because it exceeds a declared bound."""
+        raise (CohortLimitError if limit else CohortSyntaxError)(message, self.query, tok.start)
+
+    def phrase(self, text: str, tok: Token) -> str:
+        """``text`` (a term or text match) within MAX_PHRASE_WORDS words."""
+        if phrase_words(text) > MAX_PHRASE_WORDS:
+            self.fail(f"a term or phrase holds at most {MAX_PHRASE_WORDS} words"
+                      f" (this one {phrase_words(text)})", tok, limit=True)
+        return text
 
     def or_(self) -> Node:
         operands = [self.and_()]
@@ -275,18 +286,18 @@ class _Parser:
         return self.primary()
 
     def deeper(self, tok: Token) -> None:
-        """Enter one more level of nesting, within ``MAX_DEPTH``."""
+        """Enter one more level of nesting, within ``MAX_NESTING``."""
         self.depth += 1
-        if self.depth > MAX_DEPTH:
-            self.fail(f"the query nests more than {MAX_DEPTH} levels of parentheses and NOTs",
-                      tok)
+        if self.depth > MAX_NESTING:
+            self.fail(f"the query nests more than {MAX_NESTING} levels of parentheses and NOTs",
+                      tok, limit=True)
 
     def clause(self, tok: Token) -> None:
         """Count one more finding, filter or text match, within ``MAX_CLAUSES``."""
         self.clauses += 1
         if self.clauses > MAX_CLAUSES:
             self.fail(f"the query has more than {MAX_CLAUSES} findings and filters; split it",
-                      tok)
+                      tok, limit=True)
 
     def primary(self) -> Node:
         tok = self.peek()
@@ -310,12 +321,13 @@ class _Parser:
             return self.filter(tok)
         if tok.kind == "QUOTED":
             self.take()
-            return Term(tok.text, tok.start, tok.end)
+            return Term(self.phrase(tok.text, tok), tok.start, tok.end)
         if tok.kind == "WORD":
             words = [self.take()]
             while self.peek().kind == "WORD":
                 words.append(self.take())
-            return Term(" ".join(w.text for w in words), words[0].start, words[-1].end)
+            text = self.phrase(" ".join(w.text for w in words), tok)
+            return Term(text, words[0].start, words[-1].end)
         if tok.kind == "END":
             self.fail("expected a finding, a filter or '(' but the query ended", tok)
         self.fail(f"expected a finding, a filter or '(' before '{tok.text}'", tok)
@@ -337,7 +349,7 @@ class _Parser:
 
     def filter(self, tok: Token) -> Node:
         if tok.key == "text":
-            return TextMatch(tok.text, tok.start, tok.end)
+            return TextMatch(self.phrase(tok.text, tok), tok.start, tok.end)
         if tok.key == "bundle":
             return self.bundle(tok)
         if tok.key == "date":
@@ -362,7 +374,8 @@ class _Parser:
         for _ in terms[1:]:
             self.clause(tok)
         parts = tuple(Term(t.text, tok.start, tok.end) if t.in_lexicon
-                      else TextMatch(t.text, tok.start, tok.end) for t in terms)
+                      else TextMatch(self.phrase(t.text, tok), tok.start, tok.end)
+                      for t in terms)
         return Group(parts[0] if len(parts) == 1 else Or(parts), None, tok.start, tok.end)
 
 

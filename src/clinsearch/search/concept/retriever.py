@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clinsearch.annotate.phrase import read_phrase_query
+from clinsearch.annotate.phrase import check_phrase_words, read_phrase_query
 from clinsearch.hit import Hit
 from clinsearch.index.component import sentence_codes, sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex
@@ -59,7 +59,9 @@ class ConceptRetriever:
         self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
-        """The ``top`` best hits at ``level`` for ``query``."""
+        """The ``top`` best hits at ``level`` for ``query`` (at most MAX_PHRASE_WORDS words:
+        refused before it is parsed, as it may be searched as a phrase)."""
+        check_phrase_words(query)
         parsed = self.parser.parse(query)
         why = text_reason(parsed)
         if why:
@@ -99,6 +101,8 @@ class ConceptRetriever:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn (their finding patterns parsed in one batch)."""
+        for query in queries:
+            check_phrase_words(query)
         self.parser.parse_many(queries)
         return [self.search(query, level, top) for query in queries]
 

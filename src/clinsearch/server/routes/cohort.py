@@ -10,8 +10,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from pydantic import Field
 
+from clinsearch.limits import MAX_MEMBERS_PAGE, MAX_OFFSET, MAX_QUERY_CHARS
 from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
-from clinsearch.search.cohort.syntax import MAX_QUERY_CHARS
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.download_names import cohort_export_name
@@ -19,10 +19,9 @@ from clinsearch.server.live import Snapshot
 from clinsearch.server.natural_order import natural_ids
 from clinsearch.server.query_scope import query_scope
 from clinsearch.server.records import csv_chunks
-from clinsearch.server.small_counts import viewer_count
+from clinsearch.server.small_counts import viewer_counts
 from clinsearch.units import check_level
 
-MAX_MEMBERS_PAGE = 500
 router = APIRouter(prefix="/api/cohort")
 
 
@@ -31,7 +30,7 @@ class CohortRequest(RequestBody):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     level: str = Field("patient", max_length=20)
-    offset: int = Field(0, ge=0)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
     limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
     list_id: int | None = None  # an uploaded id list the cohort is restricted to
 
@@ -41,21 +40,22 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
     """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
     check_level(body.level)
 
-    def run(snap: Snapshot) -> tuple[dict[str, int], list[Any], str]:
+    def run(snap: Snapshot) -> tuple[dict[str, Any], list[Any], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
-        counts = snap.cohort.counts(body.query, scope)
+        sets = snap.cohort.sets(body.query, scope)
         members = (snap.cohort.members(body.query, body.level, scope)  # type: ignore[arg-type]
                    if user.sees_text else [])
-        return counts, members, snap.generation
+        return dict(sets), members, snap.generation
 
-    counts, members, generation = state.live.run(run)
+    sets, members, generation = state.live.run(run)
+    counts = {unit: int(mask.sum()) for unit, mask in sets.items()}
     members = sorted(members, key=lambda m: natural_ids(m.ids))  # the CSV keeps the CLI's order
     page_members = members[body.offset : body.offset + body.limit]
     shown: dict[str, Any] = dict(counts)
     answer: dict[str, Any] = {"total": len(members)}
     if not user.sees_text:
         threshold = state.config.viewer_min_count
-        shown = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+        shown = viewer_counts(sets, threshold, state.count_key)
         answer = {"total": shown.get(body.level), "count_threshold": threshold}
     audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
                  generation, _disclosed(page_members, body.level))

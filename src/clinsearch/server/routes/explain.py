@@ -7,11 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError
+from clinsearch.limits import MAX_QUERY_TEXT
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.records import finding_record
-from clinsearch.server.state import MAX_QUERY_TEXT
 from clinsearch.text_checks import check_text
 
 router = APIRouter(prefix="/api")

@@ -17,7 +17,7 @@ from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.query_scope import cohort_reading, expand_bundles, query_scope
-from clinsearch.server.small_counts import viewer_count
+from clinsearch.server.small_counts import viewer_counts
 from clinsearch.server.state import ServerState
 from clinsearch.server.workbench_store import Saved
 
@@ -98,7 +98,7 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
         raise InputError(f"field 'state.{field}': a saved {kind} needs its query")
     list_id = int(page["list"]) if page.get("list", "").isdigit() else None
 
-    def run(snap: Snapshot) -> tuple[dict[str, int], list[str], str]:
+    def run(snap: Snapshot) -> tuple[dict[str, Any], list[str], str]:
         nonlocal query
         if kind == "search":
             filters = ReportFilters(page.get("date_from") or None, page.get("date_to") or None,
@@ -111,15 +111,15 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
                                  " so it has no exact count to follow; save it as a cohort")
             query = reading
         scope = query_scope(state, snap, user, query, list_id)
-        counts = dict(snap.cohort.counts(query, scope))
+        sets = dict(snap.cohort.sets(query, scope))
         patients = ([m.ids[0] for m in snap.cohort.members(query, "patient", scope)]
                     if user.sees_text else [])
-        return counts, patients, snap.generation
+        return sets, patients, snap.generation
 
-    counts, patients, generation = state.live.run(run)
+    sets, patients, generation = state.live.run(run)
+    counts: dict[str, Any] = {unit: int(mask.sum()) for unit, mask in sets.items()}
     if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
-        threshold = state.config.viewer_min_count
-        counts = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+        counts = viewer_counts(sets, state.config.viewer_min_count, state.count_key)
     return counts, patients, generation
 
 

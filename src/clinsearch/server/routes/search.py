@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from clinsearch.errors import ClinsearchError
+from clinsearch.errors import ClinsearchError, LimitError
+from clinsearch.limits import MAX_QUERY_TEXT, MAX_TOP
 from clinsearch.search.cohort import COUNT_LEVELS
 from clinsearch.search.concept.ranking import parse_context
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
-from clinsearch.search.registry import parse_method
+from clinsearch.search.registry import checked_options, parse_method
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.model_names import with_allowed_models
@@ -24,10 +25,8 @@ from clinsearch.server.query_scope import (
     stated_polarities,
 )
 from clinsearch.server.records import hit_record
-from clinsearch.server.small_counts import check_filters_wide, viewer_count
-from clinsearch.server.state import MAX_QUERY_TEXT
+from clinsearch.server.small_counts import check_filters_wide, id_set, viewer_count, viewer_counts
 
-MAX_TOP = 100
 RESULT_CAP = 200  # hits a query pages through, or as many as assert it: ``total`` exact below
 FIRST_DEPTH = 50  # hits computed for the first pages (deeper pages compute RESULT_CAP)
 router = APIRouter(prefix="/api")
@@ -51,7 +50,7 @@ def search(
     assert the query, as the cohort counts them (None when the query is not findings of the
     lexicon), and the hits page through at least all of them."""
     if not 1 <= top <= MAX_TOP:
-        raise ClinsearchError(f"top must be between 1 and {MAX_TOP} (got {top})")
+        raise LimitError(f"top must be between 1 and {MAX_TOP} (got {top})")
     searched = expand_bundles(state, user, q)
     filters = ReportFilters(date_from or None, date_to or None, section or None,
                             report_type or None)
@@ -59,6 +58,7 @@ def search(
     spec = with_allowed_models(spec, state.config.models).with_options(
         **polarity_options(spec.method, polarity), **context_option(spec.method, context),
         filters=filters if filters.active else None)
+    checked_options(spec.method, spec.options)  # every option within its bounds, before work
     params = {"q": q, "method": method, "level": level, "top": top, "offset": offset,
               "polarity": polarity} | {k: v for k, v in asdict(filters).items() if v} | (
                   {"context": context} if context else {})
@@ -70,11 +70,12 @@ def search(
             check_filters_wide(snap.index, filters, threshold)
         # findings in other contexts also count: not the cohort's reading
         if (exact or offset + top > RESULT_CAP) and not context:
-            asserting.update(_asserting(snap, searched, polarity, filters))
+            sets.update(_asserting(snap, searched, polarity, filters))
+            asserting.update({unit: int(mask.sum()) for unit, mask in sets.items()})
         # pages reach every asserting unit; the first come from a shallow search
         cap = max(RESULT_CAP, asserting.get(level, -top) + top)
         if not 0 <= offset <= cap - top:
-            raise ClinsearchError(f"offset must be between 0 and {cap - top} (got {offset})")
+            raise LimitError(f"offset must be between 0 and {cap - top} (got {offset})")
         depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else cap
         key = (snap.generation, searched, spec.method, level,
                tuple(sorted(spec.options.items())))
@@ -87,7 +88,9 @@ def search(
         capped = len(hits) == computed  # the depth these hits were computed to
         page_hits = hits[offset : offset + top]
         if not user.sees_text:
-            return capped, [], {"total": viewer_count(len(hits), threshold)}, snap.generation
+            total = viewer_count(len(hits), threshold, id_set("hits", [h.id for h in hits]),
+                                 state.count_key)
+            return capped, [], {"total": total}, snap.generation
         counts: dict[str, Any] = {"total": len(hits)}
         counts |= {"returned": len(page_hits),
                    "reports": len({h.report_id for h in page_hits}),
@@ -98,13 +101,14 @@ def search(
             record["against_query"] = against_query(record["findings"], stated)
         return capped, shown, counts, snap.generation
 
-    asserting: dict[str, int] = {}
+    asserting: dict[str, Any] = {}
+    sets: dict[str, Any] = {}
     capped, shown, counts, generation = state.live.run(run)
     audit.record("search", params, counts, generation, {
         kind: [h[f"{kind[:-1]}_id"] for h in shown if h[f"{kind[:-1]}_id"]]
         for kind in ("reports", "patients", "visits")} if shown else None)
     if not user.sees_text:  # small counts withheld, larger ones rounded, as every count
-        asserting = {unit: viewer_count(n, threshold) for unit, n in asserting.items()}
+        asserting = viewer_counts(sets, threshold, state.count_key)
     if offset == 0:  # a new search, not a further page
         state.workbench.remember(user.name, "search", {k: str(v) for k, v in params.items()},
                                  asserting or counts)
@@ -125,9 +129,9 @@ def context_option(method: str, context: str | None) -> dict[str, str]:
 
 
 def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters
-               ) -> dict[str, int]:
-    """Exact numbers of units asserting ``query`` (its cohort reading), or none."""
+               ) -> dict[str, Any]:
+    """The units asserting ``query`` (its cohort reading) at each level, as masks, or none."""
     reading = cohort_reading(snap, query, polarity, filters)
     if reading is None:
         return {}
-    return dict(snap.cohort.engine.counts(reading, levels=(*COUNT_LEVELS, "sentence")))
+    return dict(snap.cohort.engine.sets(reading, levels=(*COUNT_LEVELS, "sentence")))

@@ -51,6 +51,8 @@ def source(figures: list[Figure]) -> str:
         return unique[0] if len(unique) == 1 else f"{unique[0]} to {unique[-1]}"
 
     machines = ", ".join(sorted({f.machine for f in figures}))
+    loads = sorted({str(f.load) for f in figures}, key=lambda v: float(v.split("-")[0]))
+    machines += f" (load {loads[0]})" if len(loads) == 1 else f" (load {loads[0]} to {loads[-1]})"
     commits = ", ".join(sorted({f.commit for f in figures}))
     dates = spread([f.date[:10] for f in figures])
     return (f"{machines}; measured {dates} (UTC) at {commits}; "
@@ -127,13 +129,17 @@ def draw_scale(figures: list[Figure], path: Path) -> None:
     names = list(dict.fromkeys(s for found in lines.values() for s in found))
     for ax, kind, label in ((axes[0], "cpu", "CPU seconds (user + system)"),
                             (axes[1], "memory", "peak memory of all its processes, MB")):
+        largest = max((f.reports or 0 for fs in lines[kind].values() for f in fs), default=0)
         for series, fs in lines[kind].items():
             n = names.index(series)
             xs, ys = [f.reports for f in fs], [f.number() for f in fs]
             ax.plot(xs, ys, marker="o", color=COLOURS[n % len(COLOURS)], label=series)
-            for x, f in zip(xs, fs, strict=True):
+            for x, f in zip(xs, fs, strict=True):  # the largest corpus's labels to the left
+                right = x == largest
                 ax.annotate(f.shown(), (x, f.number() or 0.0), textcoords="offset points",
-                            xytext=(-6, 6 - 14 * n), ha="right", fontsize=7)
+                            xytext=(-8 if right else 8, 4 - 12 * n), fontsize=7,
+                            color=COLOURS[n % len(COLOURS)],
+                            ha="right" if right else "left", va="center")
             shown += fs
         ax.set_xscale("log")
         ax.set_xlabel("corpus size, reports (log scale)", fontsize=8)
@@ -143,8 +149,7 @@ def draw_scale(figures: list[Figure], path: Path) -> None:
         ax.legend(fontsize=7, frameon=False, loc="upper left")
     axes[0].set_yscale("log")
     axes[0].set_ylabel("CPU seconds, user + system (log scale)", fontsize=8)
-    axes[1].set_ylim(bottom=0)
-    axes[1].margins(y=0.25)
+    axes[1].set_ylim(0, 1.25 * max(axes[1].get_ylim()[1], 1.0))
     axes[0].set_title("Build CPU time (lower is better)", fontsize=9)
     axes[1].set_title("Build peak memory (lower is better)", fontsize=9)
     _finish(fig, "Index build (clinsearch index) against corpus size", shown, path)

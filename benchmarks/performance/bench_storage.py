@@ -147,7 +147,8 @@ def record_figures(result: dict[str, Any], command: str) -> None:
     key = size + ("" if per == 3 else f"-{per}pp")
     people = "" if per == 3 else f", {reports // per:,} patients"
     corpus = f"Recombined {size.upper()}, {per} report{'s' if per > 1 else ''} per patient"
-    common = {"group": "scale", "corpus": corpus, "command": command}
+    load = float(result["load_before"].split("load average:")[1].split(",")[0])  # at the start
+    common = {"group": "scale", "corpus": corpus, "command": command, "load": load}
     series = f"recombined, {corpus.split(', ', 1)[1]}"
     steps = result["steps"]
     build = steps["index"]

@@ -130,14 +130,17 @@ def draw_scale(figures: list[Figure], path: Path) -> None:
     for ax, kind, label in ((axes[0], "cpu", "CPU seconds (user + system)"),
                             (axes[1], "memory", "peak memory of all its processes, MB")):
         largest = max((f.reports or 0 for fs in lines[kind].values() for f in fs), default=0)
+        top = max((f.number() or 0.0 for fs in lines[kind].values() for f in fs
+                   if f.reports == largest), default=0.0)
         for series, fs in lines[kind].items():
             n = names.index(series)
             xs, ys = [f.reports for f in fs], [f.number() for f in fs]
             ax.plot(xs, ys, marker="o", color=COLOURS[n % len(COLOURS)], label=series)
-            for x, f in zip(xs, fs, strict=True):  # the largest corpus's labels to the left
-                right = x == largest
+            for x, f in zip(xs, fs, strict=True):  # the largest corpus's labels to the left,
+                right = x == largest  # the higher value's above the lower one's
+                dy = (6 if f.number() == top else -8) if right else 4
                 ax.annotate(f.shown(), (x, f.number() or 0.0), textcoords="offset points",
-                            xytext=(-8 if right else 8, 4 - 12 * n), fontsize=7,
+                            xytext=(-8 if right else 8, dy), fontsize=7,
                             color=COLOURS[n % len(COLOURS)],
                             ha="right" if right else "left", va="center")
             shown += fs

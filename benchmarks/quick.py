@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import plots, render
-from benchmarks.figures import FIGURES, load, record
+from benchmarks.figures import FIGURES, load, load_average, record
 from benchmarks.iu_common import iu_csv, iu_mesh, run_and_compare
 from benchmarks.performance.bench_index import latencies
 from benchmarks.quality.bench_findings_mesh import PRIMARY
@@ -60,12 +60,14 @@ def main() -> int:
                     help="print the figures only; leave benchmarks/figures.yaml as it is")
     args = ap.parse_args()
     os.environ.setdefault("TQDM_DISABLE", "1")  # per-report progress bars would bury the figures
-    print(f"load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    start = load_average()  # the table states the load when the run started
+    print(f"load average {start} at the start", flush=True)
     for row in measure(args.work):
         if args.no_record:
             print(f"{row.id}: {row.value}", flush=True)
         else:
-            print(record(row.id, row.value, command=row.command, **row.fields).shown()
+            print(record(row.id, row.value, command=row.command, load=start,
+                         **row.fields).shown()
                   + f"  {row.id}", flush=True)
     if not args.no_record:
         figures = load(FIGURES)

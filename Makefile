@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 JAVA_PACKAGE := $(if $(shell command -v java),,openjdk-17-jre-headless)
 SYSTEM_PACKAGES := chromium chromium-driver $(JAVA_PACKAGE)
 
-.PHONY: install system-packages demo test test-fast lint docs bench clean
+.PHONY: install system-packages demo test test-fast lint docs bench figures clean
 
 install: $(STAMP)
 
@@ -49,10 +49,16 @@ lint: install
 docs: install
 	$(VENV)/bin/mkdocs build --strict
 
-# The quick benchmarks (a few minutes on 2 cores, on ../shared/data when present), then the
-# table: rows measured now, and the standing rows of benchmarks/README.md.
+# The quick benchmarks (a few minutes on 2 cores, on ../shared/data when present): their figures
+# are recorded in benchmarks/figures.yaml, then the table (benchmarks/README.md) and the pictures
+# (docs/images/benchmarks/) are drawn from it anew.
 bench: install
 	$(PY) -m benchmarks.quick
+
+# The table and the pictures drawn from benchmarks/figures.yaml, measuring nothing.
+figures: install
+	$(PY) -m benchmarks.render
+	$(PY) -m benchmarks.plots
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info demo-index site

@@ -1,89 +1,84 @@
-"""`make bench`: run the quick benchmarks now and print the benchmark table.
+"""`make bench`: run the quick benchmarks now, record their figures in benchmarks/figures.yaml,
+and draw the benchmark table (benchmarks/README.md) and its pictures anew.
 
 Measured now, on the shared data sets (skipped, and said so, when they are absent): the IU X-ray
 index build; the IU X-ray MeSH benchmark's MAP for bm25, concept and concept with hedged
 mentions; warm query latency of bm25 and concept on that index; annotation throughput in one
 process; the NegEx test set's F1 on negated conditions; IU X-ray MeSH finding extraction
-micro-F1. Each measured row is printed with its corpus, machine, date and commit; then the rows
-of the table in benchmarks/README.md that this script does not measure, marked "standing" (the
-long runs: 1M reports, the service under load, Spark).
+micro-F1. Each figure is recorded with this run's machine, load, date and commit; the other
+figures of the file (the long runs: 1M reports, the service under load, Spark) stand as they
+were, with their own date and commit.
 
-    python -m benchmarks.quick [--work DIR]
+    python -m benchmarks.quick [--work DIR] [--no-record]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import plots, render
+from benchmarks.figures import FIGURES, load, load_average, record
 from benchmarks.iu_common import iu_csv, iu_mesh, run_and_compare
 from benchmarks.performance.bench_index import latencies
 from benchmarks.quality.bench_findings_mesh import PRIMARY
 from benchmarks.quality.bench_findings_mesh import score as mesh_score
 from benchmarks.quality.bench_negex import clinsearch_method, read_rows
 from benchmarks.quality.bench_negex import score as negex_score
-from benchmarks.results_md import BENCHMARKS, OUT
+from benchmarks.results_md import OUT
 
-README = BENCHMARKS / "README.md"
-IU = "IU X-ray, 3,826 reports with text"
-MESH = "IU X-ray MeSH benchmark, 542 queries, report level, depth 1000"
+IU = "IU X-ray, 3,826 reports"
+MESH = "IU X-ray MeSH, 542 queries, report level"
 DEPTH = 1000
-METHODS = ("bm25", "concept", "concept:include_uncertain=true")
+METHODS = {"bm25": "bm25", "concept": "concept",
+           "concept:include_uncertain=true": "concept-uncertain"}
 LATENCY_QUERIES = 200
 THROUGHPUT_SENTENCES = 5000
 WARM_UP = 500
-HEADER = "| area | figure | value | corpus | machine | date (UTC) | commit | command |"
+QUICK = "python -m benchmarks.quick"
 
 
 @dataclass
 class Row:
-    """One row of the benchmark table."""
+    """One measured figure: its id in benchmarks/figures.yaml, its value and the fields a new
+    entry needs (an entry already in the file keeps its note)."""
 
-    area: str
-    figure: str
-    value: str
-    corpus: str
+    id: str
+    value: float | str
     command: str
-
-    def line(self, machine: str, date: str, commit: str) -> str:
-        """The row as a Markdown table line."""
-        cells = (self.area, self.figure, self.value, self.corpus, machine, date, commit,
-                 f"`{self.command}`")
-        return "| " + " | ".join(cells) + " |"
+    fields: dict[str, object] = field(default_factory=dict)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=OUT / "quick", help="scratch folder")
+    ap.add_argument("--no-record", action="store_true",
+                    help="print the figures only; leave benchmarks/figures.yaml as it is")
     args = ap.parse_args()
-    os.environ.setdefault("TQDM_DISABLE", "1")  # per-report progress bars would bury the table
-    machine = f"{os.cpu_count()} cores {platform.machine()}, load {os.getloadavg()[0]:.1f}"
-    date, commit = datetime.now(UTC).strftime("%Y-%m-%d %H:%M"), _commit()
-    print("## Measured now\n")
-    print(HEADER)
-    print(_rule(), flush=True)
-    measured = set()
+    os.environ.setdefault("TQDM_DISABLE", "1")  # per-report progress bars would bury the figures
+    start = load_average()  # the table states the load when the run started
+    print(f"load average {start} at the start", flush=True)
     for row in measure(args.work):
-        print(row.line(machine, date, commit), flush=True)
-        measured.add(row.figure)
-    standing = [line for line in _table_lines(README) if _figure(line) not in measured]
-    print("\n## Standing (last measured; rows of benchmarks/README.md not rerun by this script)\n")
-    print(HEADER)
-    print(_rule())
-    for line in standing:
-        print(line)
+        if args.no_record:
+            print(f"{row.id}: {row.value}", flush=True)
+        else:
+            print(record(row.id, row.value, command=row.command, load=start,
+                         **row.fields).shown()
+                  + f"  {row.id}", flush=True)
+    if not args.no_record:
+        figures = load(FIGURES)
+        render.stale(figures, write=True)
+        for path in plots.draw(figures):
+            print(path)
     return 0
 
 
 def measure(work: Path) -> Iterator[Row]:
-    """Run every quick benchmark whose data is present, yielding each row when measured."""
+    """Run every quick benchmark whose data is present, yielding each figure when measured."""
     from clinsearch import Index
 
     csv = iu_csv()
@@ -92,19 +87,22 @@ def measure(work: Path) -> Iterator[Row]:
         started = time.perf_counter()
         work.mkdir(parents=True, exist_ok=True)
         index = Index.build(reports, work / "iu", progress=False)
-        yield Row("speed", "IU X-ray index build (default components)",
-                  f"{time.perf_counter() - started:.1f} s", IU, "python -m benchmarks.quick")
-        _, comp, _ = run_and_compare(index, bench, METHODS, ["map"], "report", DEPTH)
-        for method in METHODS:
-            yield Row("quality", f"MAP, {method}", f"{comp.mean(method, comp.measures[0]):.3f}",
-                      MESH, "python -m benchmarks.quick")
+        yield Row("build.iu", round(time.perf_counter() - started, 1), QUICK, {
+            "group": "speed", "figure": "IU X-ray index build (default components)", "unit": "s",
+            "corpus": IU})
+        _, comp, _ = run_and_compare(index, bench, list(METHODS), ["map"], "report", DEPTH)
+        for method, key in METHODS.items():
+            yield Row(f"iu-mesh.map.{key}", round(comp.mean(method, comp.measures[0]), 3), QUICK,
+                      {"group": "quality", "figure": f"MAP, {method}", "corpus": MESH,
+                       "digits": 3, "method": method, "series": "IU X-ray MeSH (MAP)"})
         queries = [q.text for q in bench.queries][:LATENCY_QUERIES]
         for method in ("bm25", "concept"):
             p50, p95, _ = latencies(_searcher(index, method), queries)
-            yield Row("speed", f"warm query latency p50 / p95, {method}",
-                      f"{p50:.1f} / {p95:.1f} ms",
-                      f"{IU}; {len(queries)} MeSH queries, report level, top 10",
-                      "python -m benchmarks.performance.bench_latency --index IDX")
+            for name, value in (("p50", p50), ("p95", p95)):
+                yield Row(f"latency.warm.{name}.{method}", round(value, 1), QUICK, {
+                    "group": "speed", "figure": f"warm query latency {name}, {method}",
+                    "unit": "ms", "digits": 1, "method": method,
+                    "corpus": f"IU X-ray, {len(queries)} MeSH queries, top 10"})
         index.close()
         yield from _annotation(reports)
     yield from _negex()
@@ -132,12 +130,12 @@ def _annotation(reports) -> list[Row]:  # type: ignore[no-untyped-def]
     rate = len(sentences) / (time.perf_counter() - started)
     run = mesh_score("report text", [r.text for r in reports], reports, annotator, MeshMap.load())
     return [
-        Row("speed", "annotation throughput, one process", f"{rate:,.0f} sentences/s",
-            f"{len(sentences):,} IU X-ray sentences (after {WARM_UP} warm-up ones)",
-            "python -m benchmarks.performance.bench_annotate_speed"),
-        Row("quality", "finding extraction micro-F1 (present, hierarchical)",
-            f"{run.scores[PRIMARY].micro.f1:.3f}", f"{IU}, manual MeSH labels",
-            "python -m benchmarks.quality.bench_findings_mesh"),
+        Row("annotate.throughput", round(rate), QUICK, {
+            "group": "speed", "figure": "annotation throughput, one process",
+            "unit": "sentences/s", "corpus": f"{len(sentences):,} IU X-ray sentences"}),
+        Row("findings.micro-f1", round(run.scores[PRIMARY].micro.f1, 3), QUICK, {
+            "group": "quality", "figure": "finding extraction micro-F1 (present, hierarchical)",
+            "digits": 3, "corpus": f"{IU}, manual MeSH labels"}),
     ]
 
 
@@ -154,42 +152,9 @@ def _negex() -> list[Row]:
     started = time.process_time()
     predicted = [predict(row) for row in rows]
     scores = negex_score([r.gold for r in rows], predicted, time.process_time() - started)
-    return [Row("quality", "NegEx F1, negated conditions", f"{scores.f1:.3f}",
-                f"NegEx test set, {len(rows):,} sentences",
-                "python -m benchmarks.quality.bench_negex")]
-
-
-def _commit() -> str:
-    """The checkout's short commit, with "+changes" when the tree differs from it."""
-    def git(*words: str) -> str:
-        done = subprocess.run(["git", "-C", str(BENCHMARKS), *words], capture_output=True,
-                              text=True, check=False)
-        return done.stdout.strip()
-
-    head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
-
-
-def _table_lines(path: Path) -> list[str]:
-    """The body rows of the first table in ``path`` that has the benchmark table's header."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    start = lines.index(HEADER) + 2
-    body = []
-    for line in lines[start:]:
-        if not line.startswith("|"):
-            break
-        body.append(line)
-    return body
-
-
-def _figure(line: str) -> str:
-    """The figure cell of a table line."""
-    return line.split("|")[2].strip()
-
-
-def _rule() -> str:
-    """The Markdown rule under the header."""
-    return "|" + " --- |" * HEADER.count(" | ") + " --- |"
+    return [Row("negex.f1", round(scores.f1, 3), QUICK, {
+        "group": "quality", "figure": "NegEx F1, negated conditions", "digits": 3,
+        "corpus": f"NegEx test set, {len(rows):,} sentences"})]
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Imports run one way along the data flow: corpus -> annotate -> index -> search -> evaluate.
+"""Imports run one way along the data flow: corpus -> annotate -> index -> search -> evaluate,
+and never in a loop among the modules of one folder.
 
 ``models`` sits below ``index`` (index, search and train load models), ``train`` beside
 ``evaluate``; top-level modules (``errors``, ``hit``, ``atomic``, ...) hold shared records and
@@ -55,7 +56,19 @@ def _imports(path: Path, src: Path = SRC) -> list[tuple[int, str]]:
                 found += [(node.lineno, _root_name(src, a.name)) for a in node.names]
             else:
                 found.append((node.lineno, name))
+                # ``from clinsearch.search import hybrid`` imports the module hybrid too
+                found += [(node.lineno, f"{name}.{a.name}") for a in node.names
+                          if _is_module(src, f"{name}.{a.name}")]
     return [(line, name) for line, name in found if name.split(".")[0] == "clinsearch"]
+
+
+def _is_module(src: Path, name: str) -> bool:
+    """Whether the dotted ``clinsearch.`` name is a module or package under ``src``."""
+    parts = name.split(".")
+    if parts[0] != "clinsearch":
+        return False
+    where = src.joinpath(*parts[1:])
+    return where.with_suffix(".py").is_file() or (where / "__init__.py").is_file()
 
 
 def _root_name(src: Path, name: str) -> str:
@@ -102,8 +115,95 @@ def violations(src: Path = SRC) -> list[str]:
     return found
 
 
+def _folder(name: str, src: Path) -> str | None:
+    """The folder (dotted package) a module's file lies in; None for a package's ``__init__``,
+    the folder's face to the rest of the code, which imports its modules to show them."""
+    parts = name.split(".")
+    is_package = (src.joinpath(*parts[1:]) / "__init__.py").is_file()
+    return None if is_package else name.rsplit(".", 1)[0]
+
+
+def cycles(src: Path = SRC) -> list[str]:
+    """Every loop of imports among the modules of one folder, as ``a <-> b <-> c`` (the modules
+    that reach each other through imports). Every import
+    counts: at the top, inside a function (lazy) or for type checking only, since each is a
+    place where one file cannot be read or changed without the other."""
+    modules = {".".join(_module(p, src)): p for p in sorted(src.rglob("*.py"))}
+    graph: dict[str, list[str]] = {}
+    for name, path in modules.items():
+        targets = []
+        for _, imported in _imports(path, src):
+            parts = imported.split(".")
+            while parts and ".".join(parts) not in modules:  # ``module.name``: the module
+                parts.pop()
+            target = ".".join(parts)
+            folder = _folder(name, src)
+            if target and target != name and folder and _folder(target, src) == folder:
+                targets.append(target)
+        graph[name] = sorted(set(targets))
+    return [" <-> ".join(loop) for loop in _loops(graph)]
+
+
+def _loops(graph: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each module of a group reaches
+    every other through imports), found by Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
 def test_imports_follow_the_data_flow() -> None:
     assert violations() == []
+
+
+def test_no_import_loop_inside_a_folder() -> None:
+    assert cycles() == []
+
+
+@pytest.mark.parametrize(
+    ("files", "loop"),
+    [
+        ({"annotate/a.py": "from clinsearch.annotate.b import x",
+          "annotate/b.py": "def f():\n    from clinsearch.annotate.a import y"}, True),
+        ({"search/a.py": "from clinsearch.search import b",
+          "search/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                         "    from clinsearch.search.a import A"}, True),
+        ({"index/a.py": "from .b import x", "index/b.py": "from .c import y",
+          "index/c.py": "from . import a"}, True),
+        ({"index/a.py": "from clinsearch.index.b import x", "index/b.py": "import os"}, False),
+        ({"index/a.py": "from clinsearch.search.b import x",
+          "search/b.py": "from clinsearch.index.a import y"}, False),  # two folders: the order
+    ],
+)
+def test_the_loop_rule_catches_loops(tmp_path: Path, files: dict[str, str], loop: bool) -> None:
+    src = tmp_path / "clinsearch"
+    for module, code in files.items():
+        (src / module).parent.mkdir(parents=True, exist_ok=True)
+        (src / module).parent.joinpath("__init__.py").touch()
+        (src / module).write_text(code + "\n", encoding="utf-8")
+    assert bool(cycles(src)) is loop
 
 
 def test_the_walk_sees_imports() -> None:

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from benchmarks.figures import record
 from clinsearch import Index
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
@@ -69,6 +70,9 @@ def main() -> None:
     parser.add_argument("--queries-only", action="store_true",
                         help="measure only the warm and cold queries, on the index a full run"
                         " left in --work (result in bench_storage_queries.json)")
+    parser.add_argument("--no-record", action="store_true",
+                        help="leave benchmarks/figures.yaml as it is (else the build, its peak"
+                        " memory and the add and warm-query figures are recorded there)")
     parser.add_argument(
         "--child-src", type=Path, default=None,
         help="run the clinsearch commands from this src folder (e.g. an older checkout's; with"
@@ -130,6 +134,50 @@ def main() -> None:
         _queries(bench, index)
     bench.record("load_after", _uptime())
     print(json.dumps(bench.result, indent=2))
+    if not args.no_record and args.child_src is None:
+        record_figures(bench.result, " ".join(["python -m benchmarks.performance.bench_storage",
+                                               *sys.argv[1:]]))
+
+
+def record_figures(result: dict[str, Any], command: str) -> None:
+    """Put the run's build time and peak memory (and, after a full run, the add, warm query
+    and cohort count figures) into benchmarks/figures.yaml, one entry per corpus size."""
+    reports, per = result["reports"], result["reports_per_patient"]
+    size = _size_name(reports)
+    key = size + ("" if per == 3 else f"-{per}pp")
+    people = "" if per == 3 else f", {reports // per:,} patients"
+    corpus = f"Recombined {size.upper()}, {per} report{'s' if per > 1 else ''} per patient"
+    load = float(result["load_before"].split("load average:")[1].split(",")[0])  # at the start
+    common = {"group": "scale", "corpus": corpus, "command": command, "load": load}
+    series = f"recombined, {corpus.split(', ', 1)[1]}"
+    steps = result["steps"]
+    build = steps["index"]
+    record(f"scale.build.{key}", build["s"], figure=f"build, {size.upper()} reports{people}",
+           unit="s", note=f"wall time; CPU {build['cpu_s']:,} s", **common)
+    # CPU time and memory move little with the machine's load: the scale picture draws them
+    record(f"scale.cpu.{key}", build["cpu_s"], unit="s", reports=reports, series=series,
+           figure=f"build CPU time (user + system), {size.upper()} reports{people}", **common)
+    record(f"scale.memory.{key}", build["peak_mb"], unit="MB", reports=reports, series=series,
+           figure=f"build peak memory, {size.upper()} reports{people}", **common)
+    if "add_1000" in steps:
+        record(f"scale.add.{key}", steps["add_1000"]["s"], unit="s",
+               figure=f"add 1,000 reports to {size.upper()}{people}", **common)
+    warm = result.get("warm_ms", {})
+    for method in (m for m in METHODS if m in warm):
+        record(f"scale.warm-{method}.{key}", warm[method]["p50"], unit="ms", method=method,
+               figure=f"warm query p50 at {size.upper()}, {method}, first pass",
+               note=f"{warm[method]['again_p50']} ms again", **common)
+    if "cohort count" in warm:
+        record(f"scale.cohort.{key}", warm["cohort count"]["p50"], unit="ms", method="cohort",
+               figure=f"cohort count p50 at {size.upper()}{people}", **common)
+
+
+def _size_name(reports: int) -> str:
+    """A corpus size in short: ``1m``, ``100k``, ``2500``."""
+    for unit, word in ((1_000_000, "m"), (1000, "k")):
+        if reports % unit == 0:
+            return f"{reports // unit}{word}"
+    return str(reports)
 
 
 def _queries(bench: _Bench, index: Path) -> None:

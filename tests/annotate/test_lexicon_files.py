@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clinsearch.annotate.lexicon import Lexicon, parse_lexicon
-from clinsearch.annotate.lexicon_cache import load_lexicon
+from clinsearch.annotate.lexicon import Lexicon, load_lexicon, parse_lexicon
 from clinsearch.errors import InputError
 
 MAIN = """format: clinsearch-lexicon/1

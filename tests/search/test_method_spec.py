@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +14,13 @@ from typer.testing import CliRunner
 from clinsearch import Index
 from clinsearch.cli import app
 from clinsearch.errors import ClinsearchError, InputError
-from clinsearch.search.registry import METHODS, checked_options, method, parse_method
+from clinsearch.search.registry import (
+    METHODS,
+    WRAPPER_PARAMS,
+    checked_options,
+    method,
+    parse_method,
+)
 
 
 @pytest.mark.parametrize(
@@ -102,3 +112,19 @@ def test_methods_command_lists_the_declared_options() -> None:
     assert result.exit_code == 0
     for name in ("bm25", "hybrid", "whole_report", "weights", "rerank_input"):
         assert name in result.output
+
+
+def test_methods_command_reads_at_80_columns() -> None:
+    """Every method, option name, default and choice in full, no line wider than 80."""
+    done = subprocess.run([sys.executable, "-m", "clinsearch", "methods"], capture_output=True,
+                          text=True, check=True, env={**os.environ, "COLUMNS": "80"})
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    params = [p for name in METHODS for p in method(name).params] + list(WRAPPER_PARAMS)
+    for name in METHODS:
+        assert any(line.startswith(f"{name}: ") for line in lines)
+    flat = " ".join(done.stdout.split())  # an entry wrapped over lines reads as one
+    for param in params:
+        facts = re.findall(rf"(?<![\w_]){param.name} \(([^)]*)\)", flat)
+        assert any((param.default is None or f"default {param.default}" in entry)
+                   and all(choice in entry for choice in param.choices) for entry in facts)

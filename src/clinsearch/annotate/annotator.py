@@ -26,7 +26,7 @@ from clinsearch.annotate.context_rules import (
     polarity_of,
     rule_name,
 )
-from clinsearch.annotate.finding import Finding, Modifier, Trigger
+from clinsearch.annotate.finding import TARGET_TYPE, Finding, Modifier, Trigger
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText, build_pipeline, spans_overlap
 from clinsearch.annotate.modifiers import (
@@ -40,7 +40,6 @@ from clinsearch.annotate.modifiers import (
     location_words,
     single_word_categories,
 )
-from clinsearch.annotate.phrase import TARGET_TYPE
 from clinsearch.annotate.pieces import PIECE_CHARS, cut
 from clinsearch.annotate.surface import TextKeys, key_of, squeeze_spaces, text_keys
 from clinsearch.annotate.surface_cache import cached_concept_index

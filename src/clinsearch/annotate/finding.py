@@ -27,6 +27,7 @@ NO_CONTEXT = "none"  # a section meaning: its findings are the report's own
 # The trigger category of a de-identification mask right before a finding: uncertain, since
 # the mask may hide a hedge or a "no", but no hedge of the radiologist's (``index.conclusion``).
 MASKED = "MASKED_QUALIFIER"
+TARGET_TYPE = "target"  # the type of a caller-supplied target's findings (annotate.phrase)
 
 
 def section_flag(flag: str, fail: Callable[[str], Exception]) -> str:

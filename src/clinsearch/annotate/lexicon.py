@@ -8,14 +8,16 @@ documented in docs/reference/lexicon.md.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from clinsearch.annotate.lexicon_cache import Include, load_cached
 from clinsearch.annotate.yaml_nodes import NodeReader, read_document
 from clinsearch.user_files import read_user_text
 
@@ -125,8 +127,6 @@ class Lexicon:
         """Load and validate a lexicon file (and those it includes); ``None`` loads the shipped
         radiology lexicon. A valid lexicon is kept parsed in the private cache
         (``lexicon_cache``), so that a cold start need not compose its YAML again."""
-        from clinsearch.annotate.lexicon_cache import load_lexicon  # it imports this module
-
         if path is None:
             folder = resources.files("clinsearch.annotate") / "data"
 
@@ -171,6 +171,11 @@ class LexiconStats:
     modifier_forms: int
 
 
+def slug(text: str) -> str:
+    """A lowercase snake_case concept id made from a name or an ontology id."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
 def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """Items in order, dropping case-insensitive repeats."""
     seen: set[str] = set()
@@ -181,9 +186,6 @@ def _unique(items: tuple[str, ...] | list[str]) -> tuple[str, ...]:
             seen.add(key)
             out.append(item)
     return tuple(out)
-
-
-Include = Callable[[str], tuple[str, str]]  # an included file's name -> (text, display name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,3 +560,53 @@ def dump_lexicon(lexicon: Lexicon) -> str:
                        for s in vocabulary.states.values()},
         }
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def load_lexicon(text: str, file: str | Path, include: Include,
+                 cache_dir: Path | None = None) -> Lexicon:
+    """``parse_lexicon(text, file, include)``, from the private cache when it holds a current
+    copy (``lexicon_cache``)."""
+    return load_cached(text, file, include, parse=parse_lexicon, to_data=_to_data,
+                       from_data=_from_data, code=[sys.modules[__name__]], cache_dir=cache_dir)
+
+
+def _to_data(lexicon: Lexicon) -> dict[str, Any]:
+    """The lexicon as JSON-ready data (``_from_data`` makes it back)."""
+    vocabulary = lexicon.anatomy_states
+    return {
+        "name": lexicon.name, "version": lexicon.version, "path": lexicon.path,
+        "sources": list(lexicon.sources), "plain_words": sorted(lexicon.plain_words),
+        "concepts": [[c.id, c.name, c.type, c.region, list(c.parents), list(c.terms),
+                      list(c.abbreviations), [[s, list(ids)] for s, ids in c.states],
+                      [list(code) for code in c.codes]]
+                     for c in lexicon.concepts.values()],
+        "modifiers": {cat: {v: list(f) for v, f in values.items()}
+                      for cat, values in lexicon.modifiers.items()},
+        "compounds": lexicon.compounds,
+        "relations": [[a, b, credit] for (a, b), credit in lexicon.modifier_relations.items()],
+        "states": [[s.name, s.polarity, list(s.words)] for s in vocabulary.states.values()],
+        "links": sorted(vocabulary.links), "coordinators": sorted(vocabulary.coordinators),
+    }
+
+
+def _from_data(data: dict[str, Any]) -> Lexicon:
+    """The lexicon ``_to_data`` gave (KeyError, TypeError or ValueError on another shape)."""
+    concepts = {
+        row[0]: Concept(row[0], row[1], row[2], row[3], tuple(row[4]), tuple(row[5]),
+                        tuple(row[6]), tuple((s, tuple(ids)) for s, ids in row[7]),
+                        tuple((system, code) for system, code in row[8]))
+        for row in data["concepts"]
+    }
+    states = {name: AnatomyState(name, polarity, tuple(words))
+              for name, polarity, words in data["states"]}
+    return Lexicon(
+        name=data["name"], version=data["version"], concepts=concepts,
+        modifiers={cat: {v: tuple(f) for v, f in values.items()}
+                   for cat, values in data["modifiers"].items()},
+        compounds={form: dict(parts) for form, parts in data["compounds"].items()},
+        modifier_relations={(a, b): float(credit) for a, b, credit in data["relations"]},
+        sources=tuple(data["sources"]), path=data["path"],
+        plain_words=frozenset(data["plain_words"]),
+        anatomy_states=StateVocabulary(states, frozenset(data["links"]),
+                                       frozenset(data["coordinators"])),
+    )

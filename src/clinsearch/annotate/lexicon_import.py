@@ -10,21 +10,22 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import re
 from collections.abc import Callable
 from pathlib import Path
 
-from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, Lexicon, dump_lexicon, parse_lexicon
+from clinsearch.annotate.lexicon import (
+    CONCEPT_TYPES,
+    Concept,
+    Lexicon,
+    dump_lexicon,
+    parse_lexicon,
+    slug,
+)
 from clinsearch.errors import InputError
 from clinsearch.exports import check_export_path, open_export
 from clinsearch.user_files import read_user_text
 
 OBO_SYNONYM_SCOPES = frozenset({"EXACT", "RELATED"})
-
-
-def slug(text: str) -> str:
-    """A lowercase snake_case concept id made from a name or an ontology id."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def _check_type(value: str, file: Path, line: int | None) -> str:

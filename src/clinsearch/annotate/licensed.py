@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept
-from clinsearch.annotate.lexicon_import import slug
+from clinsearch.annotate.lexicon import CONCEPT_TYPES, Concept, slug
 from clinsearch.annotate.yaml_nodes import data_text, read_document
 from clinsearch.errors import InputError
 

@@ -13,14 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clinsearch.annotate.finding import Finding, Polarity
+from clinsearch.annotate.finding import TARGET_TYPE, Finding, Polarity
 from clinsearch.errors import LimitError
 from clinsearch.limits import MAX_PHRASE_WORDS
 
 if TYPE_CHECKING:  # spaCy is imported only when a phrase is read
     from clinsearch.annotate.annotator import Annotator
-
-TARGET_TYPE = "target"  # the type of a caller-supplied target's findings (annotate.annotator)
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 # words that never start or end a phrase once its cues are removed ("free air [is] not seen")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,8 +22,7 @@ from clinsearch.errors import DataError, InputError
 
 if TYPE_CHECKING:
     from clinsearch.evaluate.compare import Comparison
-    from clinsearch.query_file import Query
-    from clinsearch.trec import Run
+    from clinsearch.search.method_spec import MethodSpec
 
 
 def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_query: bool) -> None:
@@ -48,129 +46,115 @@ def _print_comparison(comp: Comparison, fmt: str, test: str, alpha: float, per_q
             out.print(render.rich_from_rows(*queries, text_columns=cols))
 
 
-def _index_runs(
-    index: Path, queries: list[Query], methods: list[str], level: str, top: int,
-    save: Path | None, force: bool, options: dict[str, Any],
-) -> list[Run]:
-    """Search ``index`` with each method (plus the ``options`` from flags it takes); optionally
-    save each run as the export ``SAVE/LABEL.run`` (its path checked before the search)."""
-    from clinsearch import Index
-    from clinsearch.evaluate.runner import index_runs
-    from clinsearch.exports import check_export_path, export_folder
-    from clinsearch.search.registry import parse_method
-    from clinsearch.trec import write_run
-
-    specs = [parse_method(m, "--method") for m in methods]
-    check_flags_apply([s.method for s in specs], options)
-    written = {name for s in specs for name in s.options}
-    specs = [s.with_options(**options_for(s.method, options)) for s in specs]
-    folder = export_folder(save) if save is not None else None
-    names = [re.sub(r"[^\w.=-]+", "_", s.label) + ".run" for s in specs]
-    paths = [folder / name for name in names] if folder is not None else []
-    for path in paths:
-        if paths.count(path) > 1:
-            raise InputError(f"two methods would save their runs to {path}", field="--method")
-        check_export_path(path, force)
-    with method_errors_as_flags(written):
-        runs = index_runs(Index.open(index), queries, specs, level, top)
-    for run, path in zip(runs, paths, strict=False):
-        write_run(path, run, force=force)
-        err_console.print(f"wrote {path}", highlight=False)
-    return runs
-
-
 def _split_metrics(metrics: list[str] | None) -> list[str]:
     """Metric names from repeated and/or comma-separated ``--metric`` options."""
-    from clinsearch.evaluate.measures import DEFAULT_MEASURES
+    return [n for m in metrics or [] for n in m.split(",") if n.strip()]
 
-    names = [n for m in metrics or [] for n in m.split(",") if n.strip()]
-    return names or list(DEFAULT_MEASURES)
+
+_EvalRuns = Annotated[
+    list[Path] | None, typer.Argument(help="More run files (as --run).", show_default=False)
+]
+_EvalQrels = Annotated[
+    Path | None, typer.Option("--qrels", help="TREC qrels file: qid iteration docid grade.")
+]
+_EvalRun = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--run", help="TREC run file; repeat or list several. The first is the baseline."
+    ),
+]
+_EvalMetric = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--metric",
+        "-m",
+        help="Metric(s): map, rprec, p@K, ndcg@K, bpref, mrr, recall@K, or an ir_measures "
+        "name; repeat or comma-separate. Default: map rprec p@10 ndcg@10 bpref mrr "
+        "recall@1 recall@5 recall@100.",
+        show_default=False,
+    ),
+]
+_EvalFmt = Annotated[str, typer.Option("--format", help="table | markdown | json.")]
+_EvalGroups = Annotated[
+    Path | None,
+    typer.Option(
+        "--groups",
+        help="Queries TSV (qid, query[, kind]) whose kind column groups the results; "
+        "without kind, 'no M' queries are negative and the others positive.",
+    ),
+]
+_EvalPlotDir = Annotated[
+    Path | None,
+    typer.Option("--plot-dir", help="Write PNG plots into this folder (created if missing)."),
+]
+_EvalPerQuery = Annotated[
+    bool, typer.Option("--per-query", help="Also show every query's values.")
+]
+_EvalTest = Annotated[
+    str, typer.Option("--test", help="Paired test vs the first run: randomization | ttest.")
+]
+_EvalAlpha = Annotated[
+    float, typer.Option("--alpha", help="Significance level for the * marker.")
+]
+_EvalAllowUnknown = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unknown-queries",
+        help="Ignore (with a warning) run queries the qrels do not know, instead of failing.",
+    ),
+]
+_EvalIndex = Annotated[
+    Path | None,
+    typer.Option("--index", help="Index mode: search this index instead of reading runs."),
+]
+_EvalQueriesFile = Annotated[
+    Path | None,
+    typer.Option("--queries", help="Index mode: queries TSV (qid, query[, kind])."),
+]
+_EvalMethod = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--method",
+        help="Index mode: search method, repeatable; NAME or NAME:opt=value,... "
+        "(e.g. bm25, bm25:whole_report=true). The first is the baseline.",
+        show_default=False,
+    ),
+]
+_EvalLevel = Annotated[
+    str, typer.Option("--level", help="Index mode: sentence | report | visit | patient.")
+]
+_EvalTop = Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")]
+_EvalSaveRuns = Annotated[
+    Path | None,
+    typer.Option("--save-runs", help="Index mode: write each method's TREC run into this"
+                 " folder (created if missing)."),
+]
+_EvalForce = Annotated[
+    bool, typer.Option("--force", help="Replace existing files in --save-runs / --plot-dir.")
+]
 
 
 @app.command("eval")
 @with_method_flags
 def eval_command(
-    runs: Annotated[
-        list[Path] | None, typer.Argument(help="More run files (as --run).", show_default=False)
-    ] = None,
-    qrels: Annotated[
-        Path | None, typer.Option("--qrels", help="TREC qrels file: qid iteration docid grade.")
-    ] = None,
-    run: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--run", help="TREC run file; repeat or list several. The first is the baseline."
-        ),
-    ] = None,
-    metric: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--metric",
-            "-m",
-            help="Metric(s): map, rprec, p@K, ndcg@K, bpref, mrr, recall@K, or an ir_measures "
-            "name; repeat or comma-separate. Default: map rprec p@10 ndcg@10 bpref mrr "
-            "recall@1 recall@5 recall@100.",
-            show_default=False,
-        ),
-    ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table | markdown | json.")] = "table",
-    groups: Annotated[
-        Path | None,
-        typer.Option(
-            "--groups",
-            help="Queries TSV (qid, query[, kind]) whose kind column groups the results; "
-            "without kind, 'no M' queries are negative and the others positive.",
-        ),
-    ] = None,
-    plot_dir: Annotated[
-        Path | None,
-        typer.Option("--plot-dir", help="Write PNG plots into this folder (created if missing)."),
-    ] = None,
-    per_query: Annotated[
-        bool, typer.Option("--per-query", help="Also show every query's values.")
-    ] = False,
-    test: Annotated[
-        str, typer.Option("--test", help="Paired test vs the first run: randomization | ttest.")
-    ] = "randomization",
-    alpha: Annotated[
-        float, typer.Option("--alpha", help="Significance level for the * marker.")
-    ] = 0.05,
-    allow_unknown: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unknown-queries",
-            help="Ignore (with a warning) run queries the qrels do not know, instead of failing.",
-        ),
-    ] = False,
-    index: Annotated[
-        Path | None,
-        typer.Option("--index", help="Index mode: search this index instead of reading runs."),
-    ] = None,
-    queries_file: Annotated[
-        Path | None,
-        typer.Option("--queries", help="Index mode: queries TSV (qid, query[, kind])."),
-    ] = None,
-    method: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--method",
-            help="Index mode: search method, repeatable; NAME or NAME:opt=value,... "
-            "(e.g. bm25, bm25:whole_report=true). The first is the baseline.",
-            show_default=False,
-        ),
-    ] = None,
-    level: Annotated[
-        str, typer.Option("--level", help="Index mode: sentence | report | visit | patient.")
-    ] = "report",
-    top: Annotated[int, typer.Option("--top", help="Index mode: hits kept per query.")] = 1000,
-    save_runs: Annotated[
-        Path | None,
-        typer.Option("--save-runs", help="Index mode: write each method's TREC run into this"
-                     " folder (created if missing)."),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Replace existing files in --save-runs / --plot-dir.")
-    ] = False,
+    runs: _EvalRuns = None,
+    qrels: _EvalQrels = None,
+    run: _EvalRun = None,
+    metric: _EvalMetric = None,
+    fmt: _EvalFmt = "table",
+    groups: _EvalGroups = None,
+    plot_dir: _EvalPlotDir = None,
+    per_query: _EvalPerQuery = False,
+    test: _EvalTest = "randomization",
+    alpha: _EvalAlpha = 0.05,
+    allow_unknown: _EvalAllowUnknown = False,
+    index: _EvalIndex = None,
+    queries_file: _EvalQueriesFile = None,
+    method: _EvalMethod = None,
+    level: _EvalLevel = "report",
+    top: _EvalTop = 1000,
+    save_runs: _EvalSaveRuns = None,
+    force: _EvalForce = False,
     **flags: Any,
 ) -> None:
     """Score runs against qrels and compare them side by side, per query group.
@@ -181,14 +165,8 @@ def eval_command(
     --method bm25:whole_report=true (each method searches the index; the first is the baseline;
     a method option given as a flag applies to every method that takes it).
     """
-    from clinsearch.errors import InputError
-    from clinsearch.evaluate.compare import compare_runs
-    from clinsearch.evaluate.measures import parse_measure
-    from clinsearch.evaluate.plots import plot_paths, write_plots
+    from clinsearch.evaluate.evaluation import evaluate
     from clinsearch.evaluate.significance import TESTS
-    from clinsearch.exports import check_export_path, export_folder
-    from clinsearch.query_file import read_benchmark_queries
-    from clinsearch.trec import read_qrels, read_run
 
     if fmt not in ("table", "markdown", "json"):
         raise InputError(f"unknown format {fmt!r}; use table, markdown or json", field="--format")
@@ -196,31 +174,32 @@ def eval_command(
         raise InputError(f"unknown test {test!r}; use randomization or ttest", field="--test")
     if qrels is None:
         raise InputError("--qrels is required", field="--qrels")
-    paths = [*(run or []), *(runs or [])]
-    if (index is None) == (not paths):
-        raise InputError("give run files (--run) or an index (--index), not both", field="--run")
-    measures = [parse_measure(n) for n in _split_metrics(metric)]
-    for path in plot_paths(export_folder(plot_dir)) if plot_dir is not None else []:
-        check_export_path(path, force)  # before the work, so a bad path fails at once
-    judgements = read_qrels(qrels)
-    if index is not None:
-        if queries_file is None or not method:
-            raise InputError("--index needs --queries and at least one --method", field="--index")
-        queries = read_benchmark_queries(queries_file)
-        loaded = _index_runs(index, queries, method, level, top, save_runs, force,
-                             given_options(flags))
-    else:
-        if given_options(flags):
-            raise InputError("method options need index mode (--index)", field="--index")
-        loaded = [read_run(p) for p in paths]
-        queries = read_benchmark_queries(groups) if groups is not None else None
-    comp = compare_runs(judgements, loaded, measures, queries, allow_unknown=allow_unknown)
-    for warning in comp.warnings:
+    specs, written = _method_specs(method or [], given_options(flags), index is not None)
+    with method_errors_as_flags(written):
+        done = evaluate(
+            qrels, runs=[*(run or []), *(runs or [])], index=index,
+            queries=queries_file, methods=specs, level=level, top=top, save_runs=save_runs,
+            metrics=_split_metrics(metric), groups=groups, plot_dir=plot_dir, force=force,
+            allow_unknown=allow_unknown)
+    for warning in done.comparison.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
-    _print_comparison(comp, fmt, test, alpha, per_query)
-    if plot_dir is not None:
-        for path in write_plots(comp, judgements, loaded, plot_dir, force):
-            err_console.print(f"wrote {path}", highlight=False)
+    _print_comparison(done.comparison, fmt, test, alpha, per_query)
+    for path in done.written:
+        err_console.print(f"wrote {path}", highlight=False)
+
+
+def _method_specs(methods: list[str], options: dict[str, Any], index_mode: bool
+                  ) -> tuple[list[MethodSpec], set[str]]:
+    """The ``--method`` specs with the options given as flags applied to each method that
+    takes them, and the option names the specs wrote (their errors name them as written)."""
+    from clinsearch.search.registry import parse_method
+
+    if options and not index_mode:
+        raise InputError("method options need index mode (--index)", field="--index")
+    specs = [parse_method(m, "--method") for m in methods]
+    check_flags_apply([s.method for s in specs], options)
+    written = {name for s in specs for name in s.options}
+    return [s.with_options(**options_for(s.method, options)) for s in specs], written
 
 
 # --- benchmarks -------------------------------------------------------------------------------

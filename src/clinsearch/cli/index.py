@@ -46,14 +46,38 @@ from clinsearch.terminal import printable
 from clinsearch.text_checks import has_surrogate
 from clinsearch.user_files import read_user_text
 
+_IndexOut = Annotated[
+    Path, typer.Option("--out", "-o", help="Index directory to write (replaced if an index).")
+]
+_IndexDense = Annotated[
+    bool,
+    typer.Option(
+        "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
+    ),
+]
+_IndexTermModel = Annotated[
+    Path | None,
+    typer.Option(
+        help="Term encoder folder (from 'clinsearch train terms') to record in the index:"
+        " concept search, explain-query and cohort use it unless --term-model overrides."
+    ),
+]
+_IndexSectionContext = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--section-context",
+        help="SECTION=CONTEXT: what the findings of a section count as (indication,"
+        " historical, family, hypothetical, or none: the report's own), changing the shipped"
+        " meaning (indication=indication). Repeatable.",
+    ),
+]
+
 
 @app.command("index")
 def index_command(
     corpus: Corpus,
     fmt: CorpusFormat,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Index directory to write (replaced if an index).")
-    ],
+    out: _IndexOut,
     id_column: IdColumn = None,
     text_columns: TextColumns = None,
     patient_column: PatientColumn = None,
@@ -64,31 +88,12 @@ def index_command(
     date_format: DateFormat = "iso",
     skip_bad: SkipBad = False,
     workers: Workers = None,
-    dense: Annotated[
-        bool,
-        typer.Option(
-            "--dense", help="Also embed every sentence for --method dense/hybrid (slower build)."
-        ),
-    ] = False,
+    dense: _IndexDense = False,
     model: EncoderModel = None,
     device: DeviceOpt = None,
     lexicon: LexiconOpt = None,
-    term_model: Annotated[
-        Path | None,
-        typer.Option(
-            help="Term encoder folder (from 'clinsearch train terms') to record in the index:"
-            " concept search, explain-query and cohort use it unless --term-model overrides."
-        ),
-    ] = None,
-    section_context: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--section-context",
-            help="SECTION=CONTEXT: what the findings of a section count as (indication,"
-            " historical, family, hypothetical, or none: the report's own), changing the shipped"
-            " meaning (indication=indication). Repeatable.",
-        ),
-    ] = None,
+    term_model: _IndexTermModel = None,
+    section_context: _IndexSectionContext = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -96,27 +101,14 @@ def index_command(
 ) -> None:
     """Index a corpus into DIR: reports and sentences (Parquet), BM25 indexes (tantivy) and
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
-    from clinsearch import Index, IndexConfig
+    from clinsearch import Index
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
 
     check_engine(engine, fmt)
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
-    if model is not None and not dense:
-        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
-    components = IndexConfig().components + (("dense",) if dense else ())
-    options: dict[str, dict[str, Any]] = {}
-    if model:
-        options["dense"] = {"model": str(model)}
-    if lexicon:
-        options["findings"] = {"lexicon": str(lexicon)}
-    if section_context:
-        options.setdefault("findings", {})["section_context"] = section_meanings(section_context)
-    if term_model:
-        options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
-    config = IndexConfig(components=components, options=options)
+    config = _config(dense, model, lexicon, section_context, term_model)
     stats = ReadStats()
     if engine == "spark":
         from clinsearch.spark import build_index, spark_session
@@ -310,6 +302,27 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
                 f"id {shown(report_id)} is not in the index", file=path, line=number, field="id"
             )
     return ids
+
+
+def _config(dense: bool, model: Path | None, lexicon: Path | None,
+            section_context: list[str] | None, term_model: Path | None) -> Any:
+    """The index configuration the build flags ask for (the default components, and dense)."""
+    from clinsearch import IndexConfig
+    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
+
+    if model is not None and not dense:
+        raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
+    components = IndexConfig().components + (("dense",) if dense else ())
+    options: dict[str, dict[str, Any]] = {}
+    if model:
+        options["dense"] = {"model": str(model)}
+    if lexicon:
+        options["findings"] = {"lexicon": str(lexicon)}
+    if section_context:
+        options.setdefault("findings", {})["section_context"] = section_meanings(section_context)
+    if term_model:
+        options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
+    return IndexConfig(components=components, options=options)
 
 
 def _warm_term_vectors(index: Any) -> None:

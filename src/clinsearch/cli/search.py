@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from clinsearch.cli import app, console
 from clinsearch.cli.method_flags import (
@@ -111,30 +110,9 @@ def search_command(
 @app.command("methods")
 def methods_command() -> None:
     """List the search methods and the options each takes (for --method NAME:key=value,...)."""
-    from clinsearch.search.registry import METHODS, WRAPPER_PARAMS, method
+    from clinsearch.search.method_help import methods_help
 
-    table = Table(title="search methods", title_justify="left", show_lines=True)
-    for column in ("method", "option", "type", "default", "choices"):
-        table.add_column(column, no_wrap=True)
-    table.add_column("what", ratio=1)
-    for name in METHODS:
-        spec = method(name)
-        needs = f" (needs: {', '.join(spec.needs)})" if spec.needs else ""
-        table.add_row(name, "", "", "", "", escape(spec.help + needs))
-        for param in spec.params:
-            table.add_row("", *_param_cells(param))
-    table.add_row("every method", "", "", "", "", "")
-    for param in WRAPPER_PARAMS:
-        table.add_row("", *_param_cells(param))
-    console.print(table)
-
-
-def _param_cells(param: Any) -> list[str]:
-    """A parameter's name, type, default, choices and help as table cells."""
-    default = "" if param.default is None else str(param.default)
-    needs = f" (needs the {param.needs} component)" if param.needs else ""
-    return [param.name, param.kind, default, ", ".join(param.choices),
-            escape(param.help + needs)]
+    typer.echo(methods_help(console.width), nl=False)
 
 
 @app.command("explain-query")

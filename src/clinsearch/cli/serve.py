@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
-import logging
-import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,131 +27,81 @@ app.add_typer(users_app, name="users")
 app.add_typer(audit_app, name="audit")
 
 
+_ServeHost = Annotated[str, typer.Option(help="Address to bind; other than loopback only with"
+                                  " authentication (a users file with users).")]
+_ServePort = Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)]
+_ServeAuditLog = Annotated[
+    Path, typer.Option(help="Audit trail (JSON Lines, hash-chained; appended to).")
+]
+_ServeNoAuth = Annotated[
+    bool, typer.Option("--no-auth", help="Serve without tokens (loopback only).")
+]
+_ServeWorkbench = Annotated[
+    Path | None, typer.Option(help="The users' bundles, id lists, saved searches and"
+                              " history (SQLite, private; default: beside the audit log).")
+]
+_ServeAuditKey = Annotated[
+    Path | None, typer.Option(help="Key of the audit chain's HMACs, apart from the log"
+                              " (default: $CLINSEARCH_AUDIT_KEY, else audit.key in"
+                              " ~/.config/clinsearch; created on first use).")
+]
+_ServeAcceptAuditGap = Annotated[
+    str | None, typer.Option(help="Start although the audit log is missing or empty while"
+                             " its head remains (it was removed or replaced while the"
+                             " server was stopped): REASON, kept with your account name"
+                             " in the new chain's first record. Without it such a start"
+                             " is refused.", metavar="REASON")
+]
+_ServeRequestMemory = Annotated[
+    str | None, typer.Option(help="Memory the server may take beyond what it holds between"
+                             " requests (e.g. 4G; 0: no guard; default: half the memory"
+                             " available at start). Requests running when it is passed"
+                             " fail (503) instead of the server being killed.")
+]
+_ServeAuditSyslog = Annotated[
+    bool, typer.Option("--audit-syslog", help="Also send audit checkpoints to the local"
+                       " syslog (/dev/log), to keep them off this machine.")
+]
+_ServeAllowedHost = Annotated[
+    list[str] | None, typer.Option(help="A host name clients may reach the server by"
+                                   " (repeatable; loopback names always).")
+]
+_ServeAllowModel = Annotated[
+    list[Path] | None, typer.Option(help="A model folder clients may name (by its folder"
+                                    " name) in rerank=, model= or term_model= (repeatable).")
+]
+_ServeViewerMinCount = Annotated[
+    int, typer.Option(help="Counts below this are withheld from viewers, larger ones"
+                      " rounded; filters must select at least this many reports.", min=1)
+]
+
+
 @app.command("serve")
 def serve_command(
     index_dir: IndexDir,
-    host: Annotated[str, typer.Option(help="Address to bind; other than loopback only with"
-                                      " authentication (a users file with users).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8000,
-    audit_log: Annotated[
-        Path, typer.Option(help="Audit trail (JSON Lines, hash-chained; appended to).")
-    ] = Path("clinsearch-audit.jsonl"),
+    host: _ServeHost = "127.0.0.1",
+    port: _ServePort = 8000,
+    audit_log: _ServeAuditLog = Path("clinsearch-audit.jsonl"),
     users: UsersFile = None,
-    no_auth: Annotated[
-        bool, typer.Option("--no-auth", help="Serve without tokens (loopback only).")
-    ] = False,
-    workbench: Annotated[
-        Path | None, typer.Option(help="The users' bundles, id lists, saved searches and"
-                                  " history (SQLite, private; default: beside the audit log).")
-    ] = None,
-    audit_key: Annotated[
-        Path | None, typer.Option(help="Key of the audit chain's HMACs, apart from the log"
-                                  " (default: $CLINSEARCH_AUDIT_KEY, else audit.key in"
-                                  " ~/.config/clinsearch; created on first use).")
-    ] = None,
-    accept_audit_gap: Annotated[
-        str | None, typer.Option(help="Start although the audit log is missing or empty while"
-                                 " its head remains (it was removed or replaced while the"
-                                 " server was stopped): REASON, kept with your account name"
-                                 " in the new chain's first record. Without it such a start"
-                                 " is refused.", metavar="REASON")
-    ] = None,
-    audit_syslog: Annotated[
-        bool, typer.Option("--audit-syslog", help="Also send audit checkpoints to the local"
-                           " syslog (/dev/log), to keep them off this machine.")
-    ] = False,
-    allowed_host: Annotated[
-        list[str] | None, typer.Option(help="A host name clients may reach the server by"
-                                       " (repeatable; loopback names always).")
-    ] = None,
-    allow_model: Annotated[
-        list[Path] | None, typer.Option(help="A model folder clients may name (by its folder"
-                                        " name) in rerank=, model= or term_model= (repeatable).")
-    ] = None,
-    viewer_min_count: Annotated[
-        int, typer.Option(help="Counts below this are withheld from viewers, larger ones"
-                          " rounded; filters must select at least this many reports.", min=1)
-    ] = 10,
-    request_memory: Annotated[
-        str | None, typer.Option(help="Memory the server may take beyond what it holds between"
-                                 " requests (e.g. 4G; 0: no guard; default: half the memory"
-                                 " available at start). Requests running when it is passed"
-                                 " fail (503) instead of the server being killed.")
-    ] = None,
+    no_auth: _ServeNoAuth = False,
+    workbench: _ServeWorkbench = None,
+    audit_key: _ServeAuditKey = None,
+    accept_audit_gap: _ServeAcceptAuditGap = None,
+    audit_syslog: _ServeAuditSyslog = False,
+    allowed_host: _ServeAllowedHost = None,
+    allow_model: _ServeAllowModel = None,
+    viewer_min_count: _ServeViewerMinCount = 10,
+    request_memory: _ServeRequestMemory = None,
 ) -> None:
     """Serve the REST API and the web page for an index (models load once and stay warm;
     the server follows 'clinsearch add' and 'delete' without a restart)."""
-    import uvicorn
+    from clinsearch.server.launch import ServeOptions, serve
 
-    from clinsearch.server.access_log import log_config
-    from clinsearch.server.app import create_app
-    from clinsearch.server.audit import AuditLog
-    from clinsearch.server.live import LiveIndex
-    from clinsearch.server.memory_guard import (
-        MemoryGuard,
-        default_headroom,
-        parse_size,
-        share_freed_memory,
-    )
-    from clinsearch.server.model_names import allowed_models
-    from clinsearch.server.state import LOOPBACK_NAMES, ServerConfig
-    from clinsearch.server.workbench_store import WORKBENCH_FILE, WorkbenchStore
-
-    headroom = parse_size(request_memory) if request_memory is not None else None
-    if headroom != 0:
-        share_freed_memory()
-    store = _user_store(users)
-    if no_auth:
-        if not is_loopback(host):
-            raise ClinsearchError(f"--no-auth is allowed on loopback only, not on {host!r}")
-        user_store = None
-    elif store.users:
-        user_store = store
-    elif is_loopback(host):
-        raise ClinsearchError(
-            f"no users in {store.path}: add one with 'clinsearch users add NAME --role"
-            " researcher', or pass --no-auth to serve on loopback without tokens"
-        )
-    else:
-        raise ClinsearchError(
-            f"refusing to bind {host!r} without authentication: no users in {store.path}"
-            " (add one with 'clinsearch users add NAME --role researcher')"
-        )
-    hosts = {*LOOPBACK_NAMES, *(h.strip().lower() for h in allowed_host or ())}
-    if not is_wildcard(host):
-        hosts.add(host.strip("[]").lower())
-    config = ServerConfig(tuple(sorted(hosts)), allowed_models(allow_model or []),
-                          viewer_min_count)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s: %(message)s")
-    if audit_syslog:
-        _checkpoints_to_syslog()
-    audit = AuditLog(audit_log, audit_key, accept_gap=accept_audit_gap)
-    bench = WorkbenchStore(workbench or audit_log.parent / WORKBENCH_FILE)
-    with console.status("loading the index and warming the models"):
-        live = LiveIndex(index_dir)
-    live.start()
-    live.guard = MemoryGuard.start(default_headroom() if headroom is None else headroom)
-    logging.getLogger("clinsearch.server").info(
-        "memory guard: %s", f"requests stopped above {live.guard.limit >> 20:,} MiB resident"
-        if live.guard else "off")
-    snapshot = live.snapshot
-    console.print(
-        f"serving {escape(str(index_dir))} ({snapshot.generation},"
-        f" {snapshot.index.manifest.counts.reports:,} reports) on http://{host}:{port}/;"
-        f" auth: {'off (loopback)' if user_store is None else escape(str(store.path))};"
-        f" audit: {escape(str(audit_log))}"
-    )
-    try:
-        uvicorn.run(create_app(index_dir, user_store, audit, live, config, bench), host=host,
-                    port=port,
-                    log_level="info", access_log=True, log_config=log_config())
-    finally:
-        if live.guard:
-            live.guard.stop()
-        live.stop()
-        audit.checkpoint("stop")
-        audit.close()
-        bench.close()
+    options = ServeOptions(
+        index_dir, host, port, audit_log, users, no_auth, workbench, audit_key, audit_syslog,
+        tuple(allowed_host or ()), tuple(allow_model or ()), viewer_min_count, accept_audit_gap,
+        request_memory)
+    serve(options, lambda text: console.print(escape(text)), console.status)
 
 
 @users_app.command("add")
@@ -277,34 +224,8 @@ def _anchors(values: list[str]) -> dict[int, str]:
     return anchors
 
 
-def _checkpoints_to_syslog() -> None:
-    """Send the audit checkpoints to the local syslog as well."""
-    from logging.handlers import SysLogHandler
-
-    try:
-        handler = SysLogHandler(address="/dev/log")
-    except OSError as exc:
-        raise ClinsearchError(f"/dev/log: cannot reach syslog ({exc.strerror})") from None
-    handler.setFormatter(logging.Formatter("clinsearch: %(message)s"))
-    logging.getLogger("clinsearch.audit").addHandler(handler)
-
-
 def _user_store(users: Path | None) -> UserStore:
     """The users file ``--users`` names, else the default one."""
     from clinsearch.server.auth import UserStore, default_users_path
 
     return UserStore(users or default_users_path())
-
-
-def is_wildcard(host: str) -> bool:
-    """Whether ``host`` binds every address (0.0.0.0, ::), so names no host clients use."""
-    return host.strip("[]") in ("0.0.0.0", "::", "")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) resolves to loopback addresses only."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(i[4][0]).is_loopback for i in infos)

@@ -45,7 +45,7 @@ from clinsearch.index.links import link_tree
 from clinsearch.progress import track
 
 if TYPE_CHECKING:
-    from clinsearch.index.integrity import CoreRows
+    from clinsearch.index.component import CoreRows
 
 NAME = "bm25"
 FOLDER = "lexical"  # its folder in a generation, named as before so existing indexes open

@@ -290,3 +290,35 @@ def _overlaps(segment: Segment, keys: np.ndarray) -> bool:
     """Whether any of the sorted ``keys`` falls in the segment's key range."""
     at = int(np.searchsorted(keys, segment.first_key))
     return at < len(keys) and int(keys[at]) <= segment.last_key
+
+
+@dataclass(frozen=True)
+class CoreRows:
+    """The keys of the core tables that every component must agree with."""
+
+    report_keys: np.ndarray  # int64, one per report
+    sentence_keys: np.ndarray  # int64, report key of each sentence
+    sentence_indexes: np.ndarray  # int64, index of each sentence in its report
+
+    @classmethod
+    def read(cls, gen: Generation) -> CoreRows:
+        """Read the key columns of a generation's live reports and sentences."""
+        reports = gen.table("reports", ["key"])
+        sentences = gen.table("sentences", ["report_key", "index"])
+        return cls(
+            reports.column("key").to_numpy().astype(np.int64),
+            sentences.column("report_key").to_numpy().astype(np.int64),
+            sentences.column("index").to_numpy().astype(np.int64),
+        )
+
+    def same_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> bool:
+        """Whether (report key, sentence index) pairs are exactly the sentences, in any order."""
+        return np.array_equal(
+            np.sort(sentence_codes(keys, indexes)),
+            np.sort(sentence_codes(self.sentence_keys, self.sentence_indexes)),
+        )
+
+    def unknown_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> int:
+        """How many (report key, sentence index) pairs name no sentence."""
+        known = sentence_codes(self.sentence_keys, self.sentence_indexes)
+        return int((~np.isin(sentence_codes(keys, indexes), known)).sum())

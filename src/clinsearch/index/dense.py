@@ -31,7 +31,7 @@ from clinsearch.index.component import Change, Generation
 from clinsearch.index.links import link_file, link_tree
 
 if TYPE_CHECKING:
-    from clinsearch.index.integrity import CoreRows
+    from clinsearch.index.component import CoreRows
 
 NAME = "dense"
 META_FILE = "meta.json"
@@ -155,7 +155,9 @@ class DenseComponent:
         self._link(prev, gen)
         vectors = self._embed(
             gen, change.report_keys, encoder,
-            lambda texts: known_vectors(prev, prev.path / NAME, texts),
+            lambda texts: known_vectors(
+                prev, lambda: DenseSearcher(prev.path / NAME, prev.deleted_keys()).segments,
+                texts),
         )
         return self._write_new(gen, _identity(encoder), old.segments, *vectors)
 

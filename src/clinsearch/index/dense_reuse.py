@@ -8,8 +8,8 @@ then each match's rows (its windows) are read from the memory-mapped segment tha
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from pathlib import Path
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,12 +21,11 @@ INDEX_BITS = 20
 
 
 def known_vectors(
-    gen: Generation, folder: Path, texts: Collection[str]
+    gen: Generation, segments: Callable[[], Iterable[Any]], texts: Collection[str]
 ) -> dict[str, np.ndarray]:
     """For each of ``texts`` that a live sentence of ``gen`` has, its window vectors (rows of
-    the dense segments in ``folder``), shape ``(windows, dim)``."""
-    from clinsearch.index.dense import DenseSearcher
-
+    the dense segments ``segments()`` opens: ``index.dense``'s, passed in by it), shape
+    ``(windows, dim)``."""
     if not texts:
         return {}
     wanted = pa.array(list(texts), pa.string())
@@ -39,14 +38,13 @@ def known_vectors(
             break
     if not where:
         return {}
-    searcher = DenseSearcher(folder, gen.deleted_keys())
     keys = np.fromiter((k for k, _ in where.values()), np.int64, len(where))
     indexes = np.fromiter((i for _, i in where.values()), np.int64, len(where))
     if indexes.max() >= 1 << INDEX_BITS:
         return {}  # codes would collide: encode instead (no report has a million sentences)
     want = _codes(keys, indexes)
     found: list[np.ndarray | None] = [None] * len(where)
-    for segment in searcher.segments:
+    for segment in segments():
         starts = segment.starts
         ends = np.append(starts[1:], len(segment.vectors))
         code = _codes(segment.report_keys[starts], segment.sentence_indexes[starts])

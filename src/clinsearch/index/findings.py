@@ -37,7 +37,7 @@ from clinsearch.progress import progress_bar, track
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
     from clinsearch.annotate.context_rules import Conclusion
-    from clinsearch.index.integrity import CoreRows
+    from clinsearch.index.component import CoreRows
 
 NAME = "findings"
 FINDINGS_FILE = "findings.parquet"

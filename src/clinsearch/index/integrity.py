@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,43 +18,11 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import Generation, sentence_codes
+from clinsearch.index.component import CoreRows, Generation, sentence_codes
 from clinsearch.index.generations import LEASE, lease_current
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
 
 _UNRECORDED = (MANIFEST_FILE, LEASE)
-
-
-@dataclass(frozen=True)
-class CoreRows:
-    """The keys of the core tables that every component must agree with."""
-
-    report_keys: np.ndarray  # int64, one per report
-    sentence_keys: np.ndarray  # int64, report key of each sentence
-    sentence_indexes: np.ndarray  # int64, index of each sentence in its report
-
-    @classmethod
-    def read(cls, gen: Generation) -> CoreRows:
-        """Read the key columns of a generation's live reports and sentences."""
-        reports = gen.table("reports", ["key"])
-        sentences = gen.table("sentences", ["report_key", "index"])
-        return cls(
-            reports.column("key").to_numpy().astype(np.int64),
-            sentences.column("report_key").to_numpy().astype(np.int64),
-            sentences.column("index").to_numpy().astype(np.int64),
-        )
-
-    def same_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> bool:
-        """Whether (report key, sentence index) pairs are exactly the sentences, in any order."""
-        return np.array_equal(
-            np.sort(sentence_codes(keys, indexes)),
-            np.sort(sentence_codes(self.sentence_keys, self.sentence_indexes)),
-        )
-
-    def unknown_sentences(self, keys: np.ndarray, indexes: np.ndarray) -> int:
-        """How many (report key, sentence index) pairs name no sentence."""
-        known = sentence_codes(self.sentence_keys, self.sentence_indexes)
-        return int((~np.isin(sentence_codes(keys, indexes), known)).sum())
 
 
 def file_digests(

@@ -12,7 +12,7 @@ half.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,6 +52,7 @@ class HybridRetriever:
         index: IndexStore,
         *,
         make: Callable[..., Retriever],
+        registered: Collection[str] = ("bm25", "dense", "concept"),
         methods: str | None = None,
         fusion: str | None = None,
         weights: str | None = None,
@@ -65,8 +66,9 @@ class HybridRetriever:
         """``methods`` and ``weights`` are comma-separated, e.g. "bm25,dense", "bm25=1,dense=2";
         ``model`` goes to the dense method, ``term_model`` and ``context`` to the concept
         method; ``fusion`` defaults to ``default_fusion(methods)``; ``make(index, name,
-        **options)`` (the registry's, passed in by it) makes the fused methods' retrievers."""
-        names = _split(methods) if methods else default_methods(index)
+        **options)`` makes the fused methods' retrievers, of those ``registered`` (both passed
+        in by the registry, which this module does not import)."""
+        names = _split(methods) if methods else default_methods(index, registered)
         if "hybrid" in names or len(names) < 2:
             raise ClinsearchError(f"hybrid needs two or more other methods (got {names})")
         self.index = index
@@ -134,13 +136,11 @@ def method_reason(hit: Hit) -> str:
     return f"similarity {hit.score:.2f}"
 
 
-def default_methods(index: IndexStore) -> list[str]:
+def default_methods(index: IndexStore, registered: Collection[str]) -> list[str]:
     """bm25, then dense and concept when registered and the index has what they need."""
-    from clinsearch.search.registry import METHODS
-
     components = set(index.config.components)
     return ["bm25"] + [
-        name for name, needs in _NEEDS.items() if name in METHODS and needs in components
+        name for name, needs in _NEEDS.items() if name in registered and needs in components
     ]
 
 

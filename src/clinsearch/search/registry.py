@@ -145,7 +145,8 @@ METHODS: dict[str, Method | RetrieverFactory] = {
                       ("concepts", "bm25")),
     "dense": Method(dense.DenseRetriever, METHOD_PARAMS["dense"], "Dense retrieval: sentence"
                     " embeddings (index built with --dense).", ("dense",)),
-    # hybrid fuses other methods: it makes their retrievers with make_retriever
-    "hybrid": Method(partial(hybrid.HybridRetriever, make=make_retriever), METHOD_PARAMS["hybrid"],
-                     "Fuse the rankings of several methods.", ("bm25",)),
 }
+# hybrid fuses other methods: it makes their retrievers with make_retriever, of those registered
+METHODS["hybrid"] = Method(
+    partial(hybrid.HybridRetriever, make=make_retriever, registered=METHODS.keys()),
+    METHOD_PARAMS["hybrid"], "Fuse the rankings of several methods.", ("bm25",))

@@ -89,6 +89,16 @@ def index_command(
             " meaning (indication=indication). Repeatable.",
         ),
     ] = None,
+    tier_order: Annotated[
+        str | None,
+        typer.Option(
+            "--tier-order",
+            help="NAME,NAME,...: the order in which ranked search returns the tiers of a"
+            " finding's mentions (every tier of annotate/data/search_tiers.yaml once, e.g."
+            " stated,partial,indication,hedged,historical,hypothetical,family), changing the"
+            " shipped order.",
+        ),
+    ] = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -98,7 +108,12 @@ def index_command(
     the findings of every sentence (Parquet; concept, polarity, context, modifiers)."""
     from clinsearch import Index, IndexConfig
     from clinsearch.corpus.readers import ReadStats
-    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
+    from clinsearch.search.concept.tools import (
+        TERM_MODEL_OPTION,
+        TIER_ORDER_OPTION,
+        checked_term_model,
+        tier_names,
+    )
 
     check_engine(engine, fmt)
     mapping = reader_mapping(
@@ -116,6 +131,8 @@ def index_command(
         options.setdefault("findings", {})["section_context"] = section_meanings(section_context)
     if term_model:
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
+    if tier_order:
+        options.setdefault("concepts", {})[TIER_ORDER_OPTION] = tier_names(tier_order)
     config = IndexConfig(components=components, options=options)
     stats = ReadStats()
     if engine == "spark":

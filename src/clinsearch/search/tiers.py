@@ -1,0 +1,88 @@
+"""What a ranked search's tiers say to a user: each hit's trigger (the cue words that put it in
+its tier) and how many units each tier holds, shown instead of a bare "no matches".
+
+Concept search gives every hit its tier (``search.concept.ranking``); this module reads the
+triggers of the hits shown from the findings table and counts a query's units per tier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from clinsearch.hit import Hit
+from clinsearch.index.findings import FindingsTable
+from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.search.method_spec import MethodSpec
+    from clinsearch.search.session import SearchSession
+
+# Options of a method spec that concept search reads when counting its tiers.
+CONCEPT_OPTIONS = ("term_model", "context", "include_uncertain", "polarity")
+
+
+@dataclass(frozen=True, slots=True)
+class TierCount:
+    """How many units at a level a query finds in one tier."""
+
+    tier: str
+    label: str
+    count: int
+
+    def line(self, level: Level) -> str:
+        """E.g. ``stated only as the reason for the exam: 75 reports``."""
+        return f"{self.label}: {self.count} {level}{'' if self.count == 1 else 's'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "label": self.label, "count": self.count}
+
+
+def tier_counts(session: SearchSession, query: str, level: Level,
+                spec: MethodSpec) -> list[TierCount]:
+    """The units per tier the concept ranking of ``query`` holds (concept search, or hybrid's
+    concept part, with the spec's concept options), strongest tier first; [] when the method
+    has no concept ranking or the query is searched as text."""
+    if spec.method not in ("concept", "hybrid") or (
+            "concepts" not in session.index.config.components):
+        return []
+    if spec.method == "hybrid" and "concept" not in str(spec.options.get("methods") or "concept"):
+        return []
+    options = {k: v for k, v in spec.options.items() if k in CONCEPT_OPTIONS}
+    concept = session.retriever("concept", options)
+    label = concept.ranker.tiers.label  # type: ignore[attr-defined]
+    return [TierCount(name, label(name), n)
+            for name, n in concept.tier_counts(query, level)]  # type: ignore[attr-defined]
+
+
+def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
+    rule and category, or None when the finding is stated now), read from the findings table for
+    the hits' sentences only."""
+    wanted = {h.sentence_id for h in hits if "tier" in h.explanation}
+    if findings is None or not wanted:
+        return hits
+    table = findings.table(["sentence_id", "start", "trigger"],
+                           filters=[("sentence_id", "in", sorted(wanted))])
+    triggers = {(s, start): t for s, start, t in zip(
+        table.column("sentence_id").to_pylist(), table.column("start").to_pylist(),
+        table.column("trigger").to_pylist(), strict=True)}
+    out = []
+    for hit in hits:
+        if "tier" not in hit.explanation:
+            out.append(hit)
+            continue
+        found = [triggers.get((hit.sentence_id, m.get("finding_start")))
+                 for m in hit.explanation.get("matched", ())]
+        trigger = next((t for t in found if t), None)
+        shown = None if trigger is None else {k: trigger[k] for k in ("text", "rule", "category")}
+        out.append(replace(hit, explanation=hit.explanation | {"trigger": shown}))
+    return out
+
+
+def trigger_words(hit: Hit) -> str:
+    """The hit's tier and trigger in a few words, e.g. ``reason for the exam ("INDICATION:")``."""
+    label = str(hit.explanation.get("tier_label", ""))
+    trigger = hit.explanation.get("trigger") or {}
+    words = trigger.get("text") or (trigger.get("rule") if trigger else "")
+    return f'{label} ("{words}")' if words else label

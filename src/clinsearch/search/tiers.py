@@ -59,7 +59,8 @@ def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
     """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
     rule and category, or None when the finding is stated now), read from the findings table for
     the hits' sentences only."""
-    wanted = {h.sentence_id for h in hits if "tier" in h.explanation}
+    wanted = {h.sentence_id for h in hits
+              if "tier" in h.explanation and "trigger" not in h.explanation}
     if findings is None or not wanted:
         return hits
     table = findings.table(["sentence_id", "start", "trigger"],
@@ -69,7 +70,7 @@ def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
         table.column("trigger").to_pylist(), strict=True)}
     out = []
     for hit in hits:
-        if "tier" not in hit.explanation:
+        if "tier" not in hit.explanation or "trigger" in hit.explanation:  # read as text
             out.append(hit)
             continue
         found = [triggers.get((hit.sentence_id, m.get("finding_start")))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -22,11 +22,14 @@ from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED, TierOrder, tier_order
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import sentence_parts
-from clinsearch.index.concept_postings import ConceptIndex, flag_bits
+from clinsearch.index.concept_postings import ConceptIndex, context_flags, flag_bits
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.concept.patterns import PatternMatch, match
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.phrase import PhraseQuery
 
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
 WORDING_WEIGHT = TIE_WEIGHT  # so can wording (BM25), as much as similarity
@@ -260,7 +263,7 @@ class ConceptRanker:
             return tuple(out)
 
         return Ranking(sentences[candidates], best[candidates], parts,
-                       _first_named(self.tiers, first))
+                       query_tiers(self.tiers, first))
 
     def candidates(self, concept: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Findings of the concept, its descendants and its ancestors up to BROADER_DEPTH:
@@ -323,7 +326,7 @@ class ConceptRanker:
         table = self._tier_table(q, options, first)
         level = table[self._polarity[codes], contexts.astype(np.int64)]
         asserted = level < 0  # stated now: every asked part matched, or some
-        names = _first_named(self.tiers, first)
+        names = query_tiers(self.tiers, first)
         level_of = {n: i for i, names_ in enumerate(tier_levels(names)) for n in names_}
         level[asserted] = np.where(complete[asserted] >= COMPLETE, level_of[STATED],
                                    level_of[PARTIAL])
@@ -331,24 +334,17 @@ class ConceptRanker:
 
     def _tier_table(self, q: Finding, options: PolarityOptions, first: str | None
                     ) -> np.ndarray:
-        """Tier score levels by (polarity code, context bits) for query pattern ``q``: -1 where
-        the mention is stated now (its completeness decides between two tiers). A flag the
-        options admit counts as stated; a mention with several flags takes the weakest of their
-        tiers, unless it carries the flags the query states (that tier, which ``first`` puts
-        first)."""
-        level = {n: i for i, names in enumerate(tier_levels(_first_named(self.tiers, first)))
-                 for n in names}
+        """Tier score levels by (polarity code, context bits) for query pattern ``q``
+        (``mention_tier``): -1 where the mention is stated now (its completeness decides
+        between two tiers) or not returned (its polarity is never a candidate)."""
+        names = query_tiers(self.tiers, first)
+        level = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
         table = np.full((len(POLARITIES) + 1, 1 << len(CONTEXTS)), -1, np.int64)
-        hedge = "uncertain" not in options.allowed(q.polarity)
-        stated = flag_bits(q.context)
-        for bits in range(1 << len(CONTEXTS)):
-            flags = [c for c in CONTEXTS if bits & ~options.context_bits & flag_bits([c])]
-            if stated and (bits & stated) == stated:
-                table[:, bits] = level[first or q.context[0]]
-            elif flags:
-                table[:, bits] = max(level[c] for c in flags)
-            elif hedge:
-                table[POLARITIES.index("uncertain"), bits] = level[HEDGED]
+        for p, polarity in enumerate(POLARITIES):
+            for bits in range(1 << len(CONTEXTS)):
+                tier = mention_tier(polarity, context_flags(bits), q, options, names)
+                if tier not in (None, STATED):
+                    table[p, bits] = level[tier]
         return table
 
     def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
@@ -456,7 +452,27 @@ def tier_levels(names: tuple[str, ...]) -> list[tuple[str, ...]]:
     return levels
 
 
-def _first_named(order: TierOrder, first: str | None) -> tuple[str, ...]:
+def mention_tier(polarity: str, flags: Sequence[str], query: Finding | PhraseQuery,
+                 options: PolarityOptions, names: tuple[str, ...], complete: bool = True,
+                 ) -> str | None:
+    """The tier of a mention (``polarity``, context ``flags``) for a query pattern, None when
+    the query's polarity contradicts it. A flag the options admit counts as stated now; the
+    flags the query states give their tier (first in ``names``, the query's tier order); else
+    a mention with flags takes the weakest of their tiers; a hedge the options do not count
+    as stated is hedged; the rest is stated now, with every asked part (``complete``) or not."""
+    if polarity not in options.ranked(query.polarity):
+        return None
+    if query.context and set(query.context) <= set(flags):
+        return query.context[0]
+    own = [c for c in flags if c in CONTEXTS and c not in options.context]
+    if own:
+        return max(own, key=names.index)
+    if polarity == "uncertain" and "uncertain" not in options.allowed(query.polarity):
+        return HEDGED
+    return STATED if complete else PARTIAL
+
+
+def query_tiers(order: TierOrder, first: str | None) -> tuple[str, ...]:
     """The tier names of ``order``, ``first`` (a tier the query states) moved to the front."""
     names = order.names
     return (first, *(n for n in names if n != first)) if first else names

@@ -60,7 +60,7 @@ class ConceptRetriever:
                                     modifier_categories(tools.lexicon), index_tier_order(index))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.phrases = PhraseSearch(index, self.parser.annotator, self.options,
-                                    index_section_contexts(index))
+                                    index_section_contexts(index), self.ranker.tiers)
         self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:

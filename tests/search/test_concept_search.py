@@ -172,3 +172,22 @@ def test_cli_explain_query(index_path: Path) -> None:
     assert explained["groups"][0][0]["pattern"] == "disease|present|pneumonia|right|lower lobe"
     assert "lobar pneumonia" in explained["groups"][0][0]["also_matches"]
     assert explained["unknown_words"][0]["phrase"] == "zebra"
+
+
+def test_cli_cohort_counts_strictly_and_says_what_wider_tiers_add(index_path: Path) -> None:
+    runner = CliRunner()
+    strict = runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--json"])
+    assert strict.exit_code == 0, strict.output
+    record = json.loads(strict.stdout)
+    assert record["counts"] == {"patient": 2, "visit": 2, "report": 2}  # as before: asserted
+    assert record["counted_tiers"] == ["stated", "partial"]
+    assert record["wider_tiers"] == [{
+        "tier": "hedged", "label": "hedged, uncertain or an alternative",
+        "option": "--include-uncertain", "adds": {"patient": 1, "visit": 1, "report": 1}}]
+    table = runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--level", "report"])
+    assert ("+1 report if hedged, uncertain or an alternative counts (--include-uncertain)"
+            in " ".join(table.output.split()))
+    wide = json.loads(runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--json",
+                                          "--include-uncertain"]).stdout)
+    assert wide["counts"]["report"] == 3 and wide["wider_tiers"] == []
+    assert wide["counted_tiers"] == ["stated", "partial", "hedged"]

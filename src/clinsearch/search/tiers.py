@@ -1,5 +1,6 @@
-"""What a ranked search's tiers say to a user: each hit's trigger (the cue words that put it in
-its tier) and how many units each tier holds, shown instead of a bare "no matches".
+"""What the search tiers say to a user: each hit's trigger (the cue words that put it in its
+tier), how many units each tier holds (instead of a bare "no matches"), and for a cohort, which
+tiers it counts and how many more units each wider tier would add.
 
 Concept search gives every hit its tier (``search.concept.ranking``); this module reads the
 triggers of the hits shown from the findings table and counts a query's units per tier.
@@ -8,13 +9,17 @@ triggers of the hits shown from the findings table and counts a query's units pe
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED
 from clinsearch.hit import Hit
 from clinsearch.index.findings import FindingsTable
+from clinsearch.search.concept.ranking import PolarityOptions, parse_context
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
+    from clinsearch.index import IndexStore
     from clinsearch.search.method_spec import MethodSpec
     from clinsearch.search.session import SearchSession
 
@@ -87,3 +92,55 @@ def trigger_words(hit: Hit) -> str:
     trigger = hit.explanation.get("trigger") or {}
     words = trigger.get("text") or (trigger.get("rule") if trigger else "")
     return f'{label} ("{words}")' if words else label
+
+
+@dataclass(frozen=True, slots=True)
+class WiderTier:
+    """How many more units a cohort would count if one more tier counted, and the option that
+    counts it (``--context indication``, ``--include-uncertain``)."""
+
+    tier: str
+    label: str
+    option: str
+    adds: dict[str, int]
+
+    def line(self, level: str) -> str:
+        """E.g. ``+75 reports if stated only as the reason for the exam counts``."""
+        n = self.adds[level]
+        return f"+{n:,} {level}{'' if n == 1 else 's'} if {self.label} counts ({self.option})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "label": self.label, "option": self.option,
+                "adds": self.adds}
+
+
+def counted_tiers(options: PolarityOptions) -> list[str]:
+    """The tiers a cohort with ``options`` counts: stated now, and those the options admit."""
+    hedged = options.include_uncertain or options.polarity == "any"
+    return [STATED, PARTIAL, *([HEDGED] if hedged else []), *options.context]
+
+
+def wider_tiers(index: IndexStore, query: str, options: PolarityOptions,
+                counts: dict[str, int], term_model: str | Path | None = None
+                ) -> list[WiderTier]:
+    """For each tier the cohort does not count (the index's tier order), how many more units
+    ``query`` would count with it (``counts``: the cohort's own); tiers adding none left out."""
+    from clinsearch.search.cohort import Cohort
+    from clinsearch.search.concept.tools import index_tier_order
+
+    order = index_tier_order(index)
+    counted = counted_tiers(options)
+    out = []
+    for name in order.names:
+        if name in counted or name == PARTIAL:
+            continue
+        if name == HEDGED:
+            wider, option = replace(options, include_uncertain=True), "--include-uncertain"
+        else:
+            flags = parse_context([*options.context, name])
+            wider, option = replace(options, context=flags), f"--context {','.join(flags)}"
+        more = Cohort(index, wider, term_model).counts(query)
+        adds = {unit: int(more[unit]) - int(counts[unit]) for unit in more}  # type: ignore[index]
+        if any(adds.values()):
+            out.append(WiderTier(name, order.label(name), option, adds))
+    return out

@@ -205,6 +205,8 @@ class ConceptRanker:
         """``tiers``: the search tier order (default: the shipped one)."""
         self.index = index
         self.tiers = tiers or tier_order()
+        self._tier_tables: dict[tuple[str, tuple[str, ...], PolarityOptions, str | None],
+                                np.ndarray] = {}
         self.hierarchy = hierarchy
         self.categories = categories  # modifier value -> category: unstated beats conflicting
         self.vectors = vectors
@@ -336,7 +338,15 @@ class ConceptRanker:
                     ) -> np.ndarray:
         """Tier score levels by (polarity code, context bits) for query pattern ``q``
         (``mention_tier``): -1 where the mention is stated now (its completeness decides
-        between two tiers) or not returned (its polarity is never a candidate)."""
+        between two tiers) or not returned (its polarity is never a candidate). Memoised: it
+        depends on the query pattern's polarity and context only."""
+        key = (q.polarity, q.context, options, first)
+        if key not in self._tier_tables:
+            self._tier_tables[key] = self._new_tier_table(q, options, first)
+        return self._tier_tables[key]  # read by fancy indexing only: never changed
+
+    def _new_tier_table(self, q: Finding, options: PolarityOptions, first: str | None
+                        ) -> np.ndarray:
         names = query_tiers(self.tiers, first)
         level = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
         table = np.full((len(POLARITIES) + 1, 1 << len(CONTEXTS)), -1, np.int64)

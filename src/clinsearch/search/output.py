@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clinsearch.hit import Hit
-from clinsearch.search.tiers import TierCount, trigger_words
+from clinsearch.search.tiers import ASSERTED, STATED, TierCount, trigger_words
 from clinsearch.terminal import printable, printable_runs
 from clinsearch.trec import run_line
 from clinsearch.units import Level
@@ -49,7 +49,8 @@ def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None,
     why = any("summary" in hit.explanation for hit in hits)
     if why:
         table.add_column("matched", ratio=1)
-    tiered = any("tier" in hit.explanation for hit in hits)
+    # a tier column when some hit is weaker than stated now (the matched column explains those)
+    tiered = any(hit.explanation.get("tier", STATED) not in ASSERTED for hit in hits)
     if tiered:
         table.add_column("tier", ratio=1)
     for hit in hits:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from clinsearch.search.method_spec import MethodSpec
     from clinsearch.search.session import SearchSession
 
+ASSERTED = (STATED, PARTIAL)  # tiers of mentions stated now: no cue put them there
 # Options of a method spec that concept search reads when counting its tiers.
 CONCEPT_OPTIONS = ("term_model", "context", "include_uncertain", "polarity")
 
@@ -62,20 +63,21 @@ def tier_counts(session: SearchSession, query: str, level: Level,
 
 def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
     """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
-    rule and category, or None when the finding is stated now), read from the findings table for
-    the hits' sentences only."""
-    wanted = {h.sentence_id for h in hits
-              if "tier" in h.explanation and "trigger" not in h.explanation}
-    if findings is None or not wanted:
-        return hits
-    table = findings.table(["sentence_id", "start", "trigger"],
-                           filters=[("sentence_id", "in", sorted(wanted))])
-    triggers = {(s, start): t for s, start, t in zip(
-        table.column("sentence_id").to_pylist(), table.column("start").to_pylist(),
-        table.column("trigger").to_pylist(), strict=True)}
+    rule and category; None for a mention stated now), read from the findings table for the
+    sentences of the hits in weaker tiers only (a query whose hits are all stated now reads
+    nothing)."""
+    needed = [h for h in hits if _needs_trigger(h)]
+    wanted = sorted({h.sentence_id for h in needed if h.explanation["tier"] not in ASSERTED})
+    triggers: dict[tuple[str, int], Any] = {}
+    if findings is not None and wanted:
+        table = findings.table(["sentence_id", "start", "trigger"],
+                               filters=[("sentence_id", "in", wanted)])
+        triggers = {(s, start): t for s, start, t in zip(
+            table.column("sentence_id").to_pylist(), table.column("start").to_pylist(),
+            table.column("trigger").to_pylist(), strict=True)}
     out = []
     for hit in hits:
-        if "tier" not in hit.explanation or "trigger" in hit.explanation:  # read as text
+        if not _needs_trigger(hit):
             out.append(hit)
             continue
         found = [triggers.get((hit.sentence_id, m.get("finding_start")))
@@ -84,6 +86,11 @@ def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
         shown = None if trigger is None else {k: trigger[k] for k in ("text", "rule", "category")}
         out.append(replace(hit, explanation=hit.explanation | {"trigger": shown}))
     return out
+
+
+def _needs_trigger(hit: Hit) -> bool:
+    """Whether a hit has a tier but no trigger yet (phrase search gives its own)."""
+    return "tier" in hit.explanation and "trigger" not in hit.explanation
 
 
 def trigger_words(hit: Hit) -> str:

@@ -6,7 +6,7 @@ fused). The index holds every component (bm25, findings, concepts, dense); it is
 ``--index`` when that folder holds no index yet, and reused otherwise. Skips with a message when
 ../shared/data is absent.
 
-    python -m benchmarks.performance.bench_latency --index /tmp/iu-all
+    python -m benchmarks.performance.bench_latency --index /tmp/iu-all [--methods bm25,concept]
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--index", type=Path, required=True, help="index folder (reused or built)")
     parser.add_argument("--queries", type=int, default=200, help="how many benchmark queries")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated methods to time (default: all four)")
     args = parser.parse_args()
     found = iu_index_and_bench(args.index, ALL_COMPONENTS)
     if found is None:
@@ -44,7 +46,7 @@ def main() -> int:
     print("| method | p50 ms | p95 ms | p95 of per-query minima ms | p50 vs bm25 |")
     print("| --- | ---: | ---: | ---: | ---: |")
     base = None
-    for method in METHODS:
+    for method in args.methods.split(","):
         p50, p95, p95_min = latencies(
             lambda q, m=method: index.search(q, level="report", top=TOP, method=m), queries
         )

@@ -13,6 +13,7 @@ concept postings extracted again by this code: the sentences and the dense vecto
 not depend on the annotator) are reused, which saves the slow sentence encoding.
 
 Run: python -m benchmarks.quality.bench_clinical --index IDX [--reannotate-from OLD] [--qids FILE]
+     [--methods concept,hybrid]
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def main() -> int:
                     help="also report the figures on the queries listed in this file")
     ap.add_argument("--save-qids", type=Path, default=None, help="write this run's qids here")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--methods", default=",".join(METHODS),
+                    help="comma-separated method specs to run (default: the three above)")
     args = ap.parse_args()
     csv = iu_csv()
     if csv is None:
@@ -81,7 +84,8 @@ def main() -> int:
         args.save_qids.write_text("\n".join(q.qid for q in bench.queries) + "\n", "utf-8")
     print(f"benchmark: {bench.summary()}")
     started = time.perf_counter()
-    runs = index_runs(index, bench.queries, [parse_method(m) for m in METHODS], "report", 1000)
+    methods = [parse_method(m) for m in args.methods.split(",")]
+    runs = index_runs(index, bench.queries, methods, "report", 1000)
     print(f"searched in {time.perf_counter() - started:.0f} s")
     print_maps(bench, runs, "all queries of this lexicon's benchmark")
     if args.qids:

@@ -32,8 +32,14 @@ def test_the_shared_tokenizer_is_medspacys_clinical_one() -> None:
 
     reference = create_medspacy_tokenizer(English())
     shared = tokenizer()
+    def setting_of(tok: object, name: str) -> object:
+        # a regex's bound method equals another only on the same compiled object, which
+        # re's cache may have let go since: compare the patterns
+        value = getattr(tok, name)
+        return getattr(getattr(value, "__self__", None), "pattern", value)
+
     for setting in ("prefix_search", "suffix_search", "infix_finditer", "token_match",
                     "url_match", "faster_heuristics", "rules"):
-        assert getattr(shared, setting) == getattr(reference, setting), setting
+        assert setting_of(shared, setting) == setting_of(reference, setting), setting
     text = "Pt c/o chf+cp; R-sided 1.5cm opacity (see http://x.org), can't exclude PNA."
     assert [t.text for t in shared(text)] == [t.text for t in reference(text)]

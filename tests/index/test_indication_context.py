@@ -83,14 +83,23 @@ def test_no_hits_names_the_indication(built: Index) -> None:
     assert "never present" in reason and "1 indication" in reason and "--context" in reason
 
 
+def tiered(index: Index, query: str, method: str = "concept") -> list[tuple[str, str]]:
+    """Each hit's report id and search tier, best first."""
+    return [(h.id, h.explanation.get("tier", "")) for h in index.search(query, "report", 10,
+                                                                          method)]
+
+
 def test_search_and_filters_read_the_flag(built: Index) -> None:
     def found(query: str, method: str, **options: object) -> set[str]:
         return {h.id for h in built.search(query, "report", 10, method, **options)}
 
-    assert found("cough", "concept") == {"i3"}
-    assert found("cough", "concept:context=indication") == {"i1", "i3"}
+    # ranked search returns the reason for the exam too, a tier below the report's own finding
+    assert tiered(built, "cough") == [("i3", "stated"), ("i1", "indication")]
+    assert tiered(built, "cough", "concept:context=indication") == [("i1", "stated"),
+                                                                   ("i3", "stated")]
     assert found("pneumonia", "concept:context=historical,indication") == {"i1", "i2", "i3"}
-    assert found("fever", "hybrid:context=indication,methods=bm25,concept") == {"i2"}
+    assert tiered(built, "fever", "hybrid:context=indication,methods=bm25,concept")[0] == (
+        "i2", "stated")
     assert found("cough", "bm25", filters=ReportFilters(context="indication")) == {"i1"}
     with pytest.raises(Exception, match="unknown context 'reason'"):
         found("cough", "concept:context=reason")
@@ -101,17 +110,16 @@ def test_a_query_that_says_history_of_asks_for_the_historical_mentions(built: In
     historical mentions, wherever written (i1's is also the reason for the exam), never the
     current X (i2)."""
     for method in ("concept", "hybrid:methods=bm25,concept"):
-        hits = built.search("history of pneumonia", "report", 10, method)
-        assert [h.id for h in hits][:2] and {h.id for h in hits} >= {"i1", "i3"}
-        if method == "concept":
-            assert {h.id for h in hits} == {"i1", "i3"}
+        hits = tiered(built, "history of pneumonia", method)
+        # the historical tier first; the current pneumonia (i2) after it, never before
+        assert {i for i, _ in hits[:2]} == {"i1", "i3"} and hits[2] == ("i2", "stated")
+        assert {t for _, t in hits[:2]} == {"historical"}
     assert members(built, "history of pneumonia") == {"i1", "i3"}
     assert members(built, "history of pneumonia") == members(built,
                                                              "pneumonia context:historical")
     assert members(built, '"history of pneumonia" context:indication') == {"i1"}  # both flags
     # the same for a phrase no lexicon names, searched as text
-    assert {h.id for h in built.search("history of zebra stripes", "report", 10,
-                                       "concept")} == {"i4"}
+    assert tiered(built, "history of zebra stripes") == [("i4", "historical")]
     assert members(built, "history of zebra stripes") == {"i4"}
     assert 'mentions "giraffe spots" present in historical context' in no_hits_reason(
         built, "history of giraffe spots")
@@ -123,9 +131,11 @@ def test_a_phrase_searched_as_text_carries_its_sections_flag(built: Index) -> No
     def found(query: str, method: str = "concept") -> set[str]:
         return {h.id for h in built.search(query, "report", 10, method)}
 
-    assert found("zebra stripes") == set()
-    assert found("zebra stripes", "concept:context=historical,indication") == {"i4"}
-    assert found("zebra stripes", "concept:context=historical") == set()  # both flags asked
+    assert tiered(built, "zebra stripes") == [("i4", "historical")]  # the weaker flag's tier
+    assert tiered(built, "zebra stripes", "concept:context=historical,indication") == [
+        ("i4", "stated")]
+    assert tiered(built, "zebra stripes", "concept:context=historical") == [
+        ("i4", "indication")]  # one flag admitted: the other's tier
     assert members(built, "zebra stripes") == set()
     assert members(built, "zebra stripes", "historical", "indication") == {"i4"}
     assert members(built, "zebra stripes context:indication") == {"i4"}
@@ -180,8 +190,8 @@ def test_an_index_built_before_the_flag_keeps_reading(tmp_path: Path) -> None:
     assert members(old, "cough") == {"i3"}
     assert members(old, "cough", "historical") == {"i1", "i3"}
     assert members(old, "cough context:indication") == set()  # no error: rebuild for the flag
-    assert {h.id for h in old.search("cough", "report", 10, "concept:context=indication")} == {
-        "i3"}
+    assert tiered(old, "cough", "concept:context=indication") == [("i3", "stated"),
+                                                                  ("i1", "historical")]
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +208,10 @@ def test_the_api_widens_and_narrows_with_the_flag(server: Server) -> None:
         assert answer.status == 200, answer.text
         return {hit["id"] for hit in answer.json()["hits"]}
 
-    assert search(method="concept") == {"i3"}
+    assert search(method="concept") == {"i1", "i3"}  # i1's cough: the reason for the exam
+    tiers = server.call("GET", "/api/search", role=None,
+                        params={"q": "cough", "method": "concept"}).json()["tiers"]
+    assert [(t["tier"], t["count"]) for t in tiers] == [("stated", 1), ("indication", 1)]
     assert search(method="concept", context="indication") == {"i1", "i3"}
     assert search(method="bm25", section="indication") == {"i1"}
     answer = server.call("POST", "/api/cohort", role=None,
@@ -214,7 +227,7 @@ def test_the_api_reads_the_context_a_query_states(server: Server) -> None:
     answer = server.call("GET", "/api/search", role=None,
                          params={"q": "history of pneumonia", "method": "concept"})
     assert answer.status == 200, answer.text
-    assert {hit["id"] for hit in answer.json()["hits"]} == {"i1", "i3"}
+    assert {hit["id"] for hit in answer.json()["hits"][:2]} == {"i1", "i3"}
     for query, members in (("history of pneumonia", {"i1", "i3"}),
                            ("history of zebra stripes", {"i4"})):
         answer = server.call("POST", "/api/cohort", role=None,

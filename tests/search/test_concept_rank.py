@@ -81,7 +81,7 @@ def test_more_complete_patterns_rank_higher(ranker: ConceptRanker, parser: Query
     assert order[:2] == ["a#0", "f#0"]
     assert order.index("k#0") < order.index("b#0") < order.index("c#0")
     assert "g#0" in order
-    assert "d#0" not in order and "e#0" not in order
+    assert "d#0" not in order and order[-1] == "e#0"  # negated never; hedged last, a tier lower
 
 
 def test_unstated_side_ranks_between_same_and_other_side(
@@ -115,8 +115,13 @@ def test_modifier_stated_elsewhere_in_the_report_earns_partial_credit(
 def test_polarity_is_respected_by_default_and_widened_on_request(
     ranker: ConceptRanker, parser: QueryParser
 ) -> None:
-    assert "d#0" not in ranked(ranker, parser, "pneumonia")
-    assert "e#0" not in ranked(ranker, parser, "pneumonia")
+    plain = ranker.rank(parser.parse("pneumonia"), PolarityOptions())
+    order = [sentence_id(ranker, s) for s in plain.sentences]
+    assert "d#0" not in order  # a negated mention never ranks for a positive query
+    assert order[-1] == "e#0"  # the hedged mention ranks, in the hedged tier, after the rest
+    tiers = dict(zip(order, plain.tier(plain.scores), strict=True))
+    assert tiers["e#0"] == "hedged" and tiers["c#0"] == "stated" and tiers["a#0"] == "stated"
+    assert plain.scores[-1] < plain.scores[-2] - 1  # a tier apart, not a tie-break
     widened = ranked(ranker, parser, "pneumonia", include_uncertain=True)
     assert "e#0" in widened and "d#0" not in widened
     assert widened.index("e#0") > widened.index("k#0")  # uncertain scores below present

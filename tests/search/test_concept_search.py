@@ -62,8 +62,10 @@ def test_concept_search_ranks_complete_matches_first(index_path: Path) -> None:
 
 def test_polarity_options_widen_concept_search(index_path: Path) -> None:
     index = Index.open(index_path)
-    plain = {h.id for h in index.search("pneumonia", "report", 10, "concept")}
-    assert plain == {"r1", "r5"}
+    plain = index.search("pneumonia", "report", 10, "concept")
+    assert {h.id for h in plain[:2]} == {"r1", "r5"}  # stated now, then the hedged r3
+    assert [(h.id, h.explanation["tier"]) for h in plain[2:]] == [("r3", "hedged")]
+    assert plain[2].explanation["tier_label"] == "hedged, uncertain or an alternative"
     uncertain = {h.id for h in index.search("pneumonia", "report", 10, "concept",
                                             include_uncertain=True)}
     assert uncertain == {"r1", "r3", "r5"}
@@ -77,7 +79,8 @@ def test_synonyms_and_levels(index_path: Path) -> None:
     index = Index.open(index_path)
     assert [h.id for h in index.search("enlarged heart", "patient", 10, "concept")] == ["p3"]
     visits = index.search("pneumonia", "visit", 10, "concept")
-    assert sorted((h.patient_id, h.visit_id) for h in visits) == [("p1", "v1"), ("p4", "v1")]
+    stated = [h for h in visits if h.explanation["tier"] == "stated"]
+    assert sorted((h.patient_id, h.visit_id) for h in stated) == [("p1", "v1"), ("p4", "v1")]
 
 
 def test_cohort_counts_and_scopes(index_path: Path) -> None:
@@ -110,7 +113,27 @@ def test_cli_search_concept_table_json_and_trec(index_path: Path, tmp_path: Path
     lines = [line.split() for line in trec.output.splitlines()]
     assert {(line[0], line[2]) for line in lines} >= {("q1", "r3"), ("q2", "r3")}
     table = runner.invoke(app, ["search", str(index_path), "pneumonia", "--method", "concept"])
-    assert table.exit_code == 0 and "pneumonia exact" in table.output
+    assert table.exit_code == 0 and "pneumonia" in table.output
+    assert ("tiers: stated now with every asked modifier: 2 reports · hedged, uncertain or an"
+            " alternative: 1 report") in " ".join(table.output.split())
+
+
+def test_cli_search_says_each_hits_tier_and_trigger(index_path: Path) -> None:
+    result = CliRunner().invoke(app, ["search", str(index_path), "pneumonia", "--method",
+                                      "concept", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["tiers"] == [
+        {"tier": "stated", "label": "stated now with every asked modifier", "count": 2},
+        {"tier": "hedged", "label": "hedged, uncertain or an alternative", "count": 1}]
+    hedged = record["hits"][-1]
+    assert hedged["id"] == "r3" and hedged["explanation"]["tier"] == "hedged"
+    assert hedged["explanation"]["trigger"]["text"].lower() == "possible"
+    assert record["hits"][0]["explanation"]["trigger"] is None  # stated now: no cue
+    negated = json.loads(CliRunner().invoke(app, [
+        "search", str(index_path), "no pneumonia", "--method", "concept", "--format",
+        "json"]).stdout)
+    assert [h["id"] for h in negated["hits"]] == ["r2"]  # never the positive mentions
 
 
 def test_cli_cohort_prints_counts_and_exports(index_path: Path, tmp_path: Path) -> None:
@@ -149,3 +172,22 @@ def test_cli_explain_query(index_path: Path) -> None:
     assert explained["groups"][0][0]["pattern"] == "disease|present|pneumonia|right|lower lobe"
     assert "lobar pneumonia" in explained["groups"][0][0]["also_matches"]
     assert explained["unknown_words"][0]["phrase"] == "zebra"
+
+
+def test_cli_cohort_counts_strictly_and_says_what_wider_tiers_add(index_path: Path) -> None:
+    runner = CliRunner()
+    strict = runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--json"])
+    assert strict.exit_code == 0, strict.output
+    record = json.loads(strict.stdout)
+    assert record["counts"] == {"patient": 2, "visit": 2, "report": 2}  # as before: asserted
+    assert record["counted_tiers"] == ["stated", "partial"]
+    assert record["wider_tiers"] == [{
+        "tier": "hedged", "label": "hedged, uncertain or an alternative",
+        "option": "--include-uncertain", "adds": {"patient": 1, "visit": 1, "report": 1}}]
+    table = runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--level", "report"])
+    assert ("+1 report if hedged, uncertain or an alternative counts (--include-uncertain)"
+            in " ".join(table.output.split()))
+    wide = json.loads(runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--json",
+                                          "--include-uncertain"]).stdout)
+    assert wide["counts"]["report"] == 3 and wide["wider_tiers"] == []
+    assert wide["counted_tiers"] == ["stated", "partial", "hedged"]

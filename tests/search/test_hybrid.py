@@ -125,3 +125,13 @@ def test_tiered_hybrid_keeps_concept_tiers_first(concept_index: Index) -> None:
         assert found == sorted(found, reverse=True)
         mixed += any(found) and not all(found)
     assert mixed  # some query's top 6 holds both kinds, so the order above is tested
+
+
+def test_tiered_hybrid_names_concept_search_tiers(concept_index: Index) -> None:
+    concept = concept_index.search("right pleural effusion", "report", 100, "concept")
+    tiers = {h.id: h.explanation["tier"] for h in concept}
+    assert {"stated", "partial"} <= set(tiers.values())
+    fused = concept_index.search("right pleural effusion", "report", 100, "hybrid")
+    named = [(h.id, h.explanation.get("tier")) for h in fused if h.id in tiers]
+    assert named == [(i, tiers[i]) for i, _ in named]  # each fused hit keeps its tier
+    assert [h.id for h in fused][: len(tiers)] == [i for i, _ in named]  # concept's units first

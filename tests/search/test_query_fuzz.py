@@ -6,9 +6,10 @@ hedges, negations, "or", misspellings, case changes, punctuation, unicode and ve
 over the bundled sample corpus with a tiny dense encoder and a tiny term model, in batches:
 all of them go through query understanding (the parser concept and hybrid search share) and
 the cohort parser, and each through one of the 16 (method, level) pairs in turn (625 per pair,
-to keep the test cheap). Every search must return a list of hits; the cohort parser must
-either parse a query or raise its syntax error, and cohort evaluation (every 10th query) may
-only raise that error too.
+to keep the test cheap). Every search must return a list of hits (a query of more words than
+``clinsearch.limits`` allows a phrase may be refused with its LimitError instead); the cohort
+parser must either parse a query or raise its syntax error, and cohort evaluation (every 10th
+query) may only raise that error or a LimitError too.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ import yaml
 
 from clinsearch import Index, IndexConfig
 from clinsearch.annotate.lexicon import SHIPPED, Lexicon
+from clinsearch.annotate.phrase import phrase_words
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+from clinsearch.errors import LimitError
+from clinsearch.limits import MAX_PHRASE_WORDS
 from clinsearch.search.cohort import Cohort, CohortSyntaxError, parse
 from clinsearch.units import LEVELS
 
@@ -150,10 +154,19 @@ def test_no_query_crashes_search_or_the_cohort_parser(
     parser = index.session.retriever("concept", {}).parser
     assert len(parser.parse_many(queries)) == len(queries)
     pairs = [(m, level) for m in METHODS for level in LEVELS]
+    refused = 0
     for k, (method, level) in enumerate(pairs):
         batch = queries[k::len(pairs)]
+        long = [q for q in batch if phrase_words(q) > MAX_PHRASE_WORDS]
+        batch = [q for q in batch if q not in long]
         results = index.search_many(batch, level, 3, method)
         assert len(results) == len(batch) and all(isinstance(r, list) for r in results)
+        for query in long:  # over the bound: refused with LimitError, or searched
+            try:
+                assert isinstance(index.search(query, level, 3, method), list)
+            except LimitError:
+                refused += 1
+    assert refused > 0
     cohort = Cohort(index.path, term_model=tiny)
     parsed = 0
     for i, query in enumerate(queries):
@@ -164,4 +177,6 @@ def test_no_query_crashes_search_or_the_cohort_parser(
                 cohort.counts(query)
         except CohortSyntaxError as exc:
             assert exc.query == query and 0 <= exc.position <= len(query)
+        except LimitError:  # a phrase of too many words or variants: refused before any work
+            refused += 1
     assert parsed > len(queries) // 2

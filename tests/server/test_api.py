@@ -295,3 +295,23 @@ def test_a_phrase_no_concept_names_is_matched_as_text(server: Server) -> None:
     concept = server.call("GET", "/api/search", params={"q": "pneumothorax",
                                                         "method": "concept", "top": 1}).json()
     assert concept["hits"][0]["explanation"]["match"] == "concept"
+
+
+def test_search_hits_say_their_tier_and_trigger(server: Server) -> None:
+    answer = server.call("GET", "/api/search", params={
+        "q": "pneumonia", "method": "concept", "level": "sentence", "top": 100}).json()
+    tiers = {t["tier"]: t for t in answer["tiers"]}
+    assert list(tiers)[:2] == ["stated", "partial"]  # strongest first
+    assert tiers["indication"]["label"] == "stated only as the reason for the exam"
+    assert tiers["hypothetical"]["count"] == 7  # "Cough, rule out pneumonia." in 7 reports
+    by_tier = {h["explanation"]["tier"]: h for h in answer["hits"]}
+    assert by_tier["hypothetical"]["explanation"]["trigger"]["text"] == "rule out"
+    assert by_tier["hedged"]["explanation"]["trigger"]["text"] == "cannot be excluded"
+    assert by_tier["stated"]["explanation"]["trigger"] is None
+    order = [h["explanation"]["tier"] for h in answer["hits"]]
+    assert order == sorted(order, key=list(tiers).index)  # tier by tier
+    negated = server.call("GET", "/api/search", params={
+        "q": "no pneumonia", "method": "concept", "level": "sentence", "top": 100}).json()
+    assert {h["explanation"]["tier"] for h in negated["hits"]} <= {"stated", "partial"}
+    assert all(f["polarity"] != "present" for h in negated["hits"] for f in h["findings"]
+               if f["concept"] == "pneumonia")

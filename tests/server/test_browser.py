@@ -93,3 +93,32 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
                str(expected))
     assert target.read_bytes() == expected.read_bytes()
     assert target.read_text().count("\n") == counts["report"] + 1
+
+
+def test_search_shows_tier_headers_and_badges(browser: webdriver.Chrome, server: Server,
+                                              tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(server.base + "/")
+    wait(browser, lambda b: b.find_element(By.ID, "token").is_displayed()
+         or b.find_element(By.ID, "q").is_displayed())
+    if browser.find_element(By.ID, "token").is_displayed():  # not logged in by another test
+        browser.find_element(By.ID, "token").send_keys(server.tokens["researcher"])
+        browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    search_box = wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+    browser.find_element(By.ID, "filters").click()
+    Select(browser.find_element(By.ID, "per-page")).select_by_visible_text("50")
+    search_box.clear()
+    search_box.send_keys("pneumonia" + Keys.ENTER)
+    head = wait(browser, ec.presence_of_element_located(
+        (By.CSS_SELECTOR, '#results .tier-head[data-tier="indication"]')))
+    assert head.text == "stated only as the reason for the exam: 4 reports"
+    heads = [h.get_attribute("data-tier")
+             for h in browser.find_elements(By.CSS_SELECTOR, "#results .tier-head")]
+    assert heads == ["stated", "partial", "indication"]  # in the tier order, each once
+    badges = browser.find_elements(By.CSS_SELECTOR, '#results .tier-badge[data-tier="indication"]')
+    assert len(badges) == 4
+    assert all(b.text == "stated only as the reason for the exam · “indication”" for b in badges)
+    status = browser.find_element(By.ID, "search-status").text
+    assert "by tier: stated now with every asked modifier: 24" in status
+    shoot(browser, "screenshot-tiers.png", tmp_path)

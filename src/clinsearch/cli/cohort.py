@@ -80,9 +80,11 @@ def cohort_command(
     spark_master: SparkMaster = None,
 ) -> None:
     from clinsearch.exports import check_export_path
+    from clinsearch.index import IndexStore
     from clinsearch.search.cohort import Cohort, write_members_csv
     from clinsearch.search.concept.ranking import PolarityOptions, parse_context
     from clinsearch.search.method_params import POLARITY_MODES
+    from clinsearch.search.tiers import counted_tiers, wider_tiers
     from clinsearch.units import check_level
 
     check_level(level)
@@ -96,19 +98,29 @@ def cohort_command(
     if engine == "spark":
         counts, members = _spark_cohort(index_dir, query, level, want_members, options,
                                         term_model, spark_master)
+        wider: list[Any] = []
     else:
-        cohort = Cohort(index_dir, options, term_model)
+        store = IndexStore.open(index_dir)
+        cohort = Cohort(store, options, term_model)
         counts = cohort.counts(query)
         for warning in cohort.warnings(query):
             typer.echo(f"warning: {warning}", err=True)
         members = cohort.members(query, level) if want_members else []  # type: ignore[arg-type]
+        wider = wider_tiers(store, query, options, counts, term_model)  # type: ignore[arg-type]
     if export:
         write_members_csv(members, level, export, force)  # type: ignore[arg-type]
+    counted = counted_tiers(options)
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
+                               "counted_tiers": counted,
+                               "wider_tiers": [w.to_dict() for w in wider],
                                "exported": str(export) if export else None}))
         return
     print_counts(query, counts)
+    console.print("tiers counted: " + ", ".join(counted), highlight=False)
+    count_level = level if level in counts else "report"
+    for more in wider:  # what each wider tier would add, and the option that counts it
+        console.print(escape(more.line(count_level)), highlight=False)
     if show:
         print_members(members[:show], level)
     if export:

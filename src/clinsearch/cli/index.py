@@ -71,6 +71,16 @@ _IndexSectionContext = Annotated[
         " meaning (indication=indication). Repeatable.",
     ),
 ]
+_IndexTierOrder = Annotated[
+    str | None,
+    typer.Option(
+        "--tier-order",
+        help="NAME,NAME,...: the order in which ranked search returns the tiers of a"
+        " finding's mentions (every tier of annotate/data/search_tiers.yaml once, e.g."
+        " stated,partial,indication,hedged,historical,hypothetical,family), changing the"
+        " shipped order.",
+    ),
+]
 
 
 @app.command("index")
@@ -94,6 +104,7 @@ def index_command(
     lexicon: LexiconOpt = None,
     term_model: _IndexTermModel = None,
     section_context: _IndexSectionContext = None,
+    tier_order: _IndexTierOrder = None,
     engine: Engine = "local",
     spark_master: SparkMaster = None,
     partitions: Partitions = None,
@@ -108,7 +119,8 @@ def index_command(
     mapping = reader_mapping(
         id_column, text_columns, patient_column, visit_column, type_column, date_column, suffix
     )
-    config = _config(dense, model, lexicon, section_context, term_model)
+    config = _config(dense, model, lexicon, section_context, term_model,
+                     tier_order)
     stats = ReadStats()
     if engine == "spark":
         from clinsearch.spark import build_index, spark_session
@@ -305,10 +317,16 @@ def _ids_from_file(path: Path, index: Any) -> list[str]:
 
 
 def _config(dense: bool, model: Path | None, lexicon: Path | None,
-            section_context: list[str] | None, term_model: Path | None) -> Any:
+            section_context: list[str] | None, term_model: Path | None,
+            tier_order: str | None) -> Any:
     """The index configuration the build flags ask for (the default components, and dense)."""
     from clinsearch import IndexConfig
-    from clinsearch.search.concept.tools import TERM_MODEL_OPTION, checked_term_model
+    from clinsearch.search.concept.tools import (
+        TERM_MODEL_OPTION,
+        TIER_ORDER_OPTION,
+        checked_term_model,
+        tier_names,
+    )
 
     if model is not None and not dense:
         raise ClinsearchError("--model needs --dense (it chooses the sentence encoder)")
@@ -322,6 +340,8 @@ def _config(dense: bool, model: Path | None, lexicon: Path | None,
         options.setdefault("findings", {})["section_context"] = section_meanings(section_context)
     if term_model:
         options["concepts"] = {TERM_MODEL_OPTION: checked_term_model(term_model)}
+    if tier_order:
+        options.setdefault("concepts", {})[TIER_ORDER_OPTION] = tier_names(tier_order)
     return IndexConfig(components=components, options=options)
 
 

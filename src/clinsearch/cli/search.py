@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,11 +74,13 @@ def search_command(
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
     from clinsearch import Index
+    from clinsearch.index.findings import FindingsTable
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
     from clinsearch.search.polarity import polarity_options
     from clinsearch.search.registry import parse_method
+    from clinsearch.search.tiers import tier_counts, with_triggers
     from clinsearch.units import check_level
 
     if (query is None) == (queries is None):
@@ -103,8 +106,12 @@ def search_command(
             results = index.search_many([q.text for q in chunk], level, top, spec)
         for q, hits in zip(chunk, results, strict=True):
             reason = "" if hits else no_hits_reason(index, q.text)
+            tiers = []
+            if output != "trec":  # run lines stay plain; tables and JSON show tiers and cues
+                hits = with_triggers(FindingsTable.optional(index.generation), hits)
+                tiers = tier_counts(index.session, q.text, level, spec)
             _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
-                        lines=queries is not None, empty_reason=reason)
+                        lines=queries is not None, empty_reason=reason, tiers=tiers)
 
 
 @app.command("methods")
@@ -163,16 +170,19 @@ def _print_hits(
     *,
     lines: bool,
     empty_reason: str = "",
+    tiers: Sequence[Any] = (),
 ) -> None:
     """Print one query's hits as a table, JSON (one line each in batch mode) or TREC lines;
-    a query with no hits says why (in the table, the JSON, or on stderr beside TREC lines)."""
+    a query with no hits says why (in the table, the JSON, or on stderr beside TREC lines);
+    ``tiers``: the units per tier (``search.tiers.TierCount``), in the caption and the JSON."""
     from clinsearch.search.output import hits_table, json_record, json_text, trec_lines
 
     if output == "table":
         title = escape(printable(f"{qid}: {query}" if lines else query))
-        console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason)))
+        console.print(hits_table(hits, level, title=title, empty_reason=escape(empty_reason),
+                                 tiers=tiers))
     elif output == "json":
-        typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason),
+        typer.echo(json_text(json_record(qid, query, level, method, hits, empty_reason, tiers),
                              lines=lines))
     else:
         for line in trec_lines(qid, hits, tag):

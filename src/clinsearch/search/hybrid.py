@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from clinsearch.search.retriever import Retriever
 
 TIER_ANCHOR = "concept"
+TIER_FIELDS = ("tier", "tier_label", "trigger")  # a concept hit's search tier, kept when fused
 # Concept scores are completeness plus tie-breaks (similarity in [-1, 1], wording in [0, 1]):
 # scores closer than this may be equally complete, so they share a tier.
 CONCEPT_TIE_SPAN = 2 * TIE_WEIGHT + WORDING_WEIGHT
@@ -102,12 +103,16 @@ class HybridRetriever:
         ranks: dict[str, dict[str, int]] = {}
         why: dict[str, dict[str, str]] = {}
         matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
+        tiers: dict[str, dict[str, Any]] = {}  # ... and the unit's search tier
         for name, run in zip(self.names, runs, strict=True):
             for hit in run:
                 ranks.setdefault(hit.id, {})[name] = hit.rank
                 why.setdefault(hit.id, {})[name] = method_reason(hit)
                 if "match" in hit.explanation:
                     matched[hit.id] = hit.explanation["match"]
+                if "tier" in hit.explanation:
+                    tiers[hit.id] = {k: hit.explanation[k] for k in TIER_FIELDS
+                                     if k in hit.explanation}
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
                     shown[hit.id] = hit
         hits = []
@@ -120,7 +125,7 @@ class HybridRetriever:
                 "shown_from": shown[unit].explanation.get("method"),
                 "summary": " · ".join(f"{name} #{ranks[unit][name]}: {reason}"
                                       for name, reason in why[unit].items()),
-            } | ({"match": matched[unit]} if unit in matched else {})
+            } | ({"match": matched[unit]} if unit in matched else {}) | tiers.get(unit, {})
             hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
         return hits
 

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clinsearch.hit import Hit
+from clinsearch.search.tiers import ASSERTED, STATED, TierCount, trigger_words
 from clinsearch.terminal import printable, printable_runs
 from clinsearch.trec import run_line
 from clinsearch.units import Level
@@ -33,9 +34,10 @@ def highlighted(hit: Hit) -> Text:
 
 
 def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None,
-               empty_reason: str = "") -> Table:
-    """A table of rank, ids, score and the best sentence with matched terms highlighted; with
-    no hits, the caption says why (``empty_reason``)."""
+               empty_reason: str = "", tiers: Sequence[TierCount] = ()) -> Table:
+    """A table of rank, ids, score and the best sentence with matched terms highlighted, and
+    each hit's tier with its trigger where the method ranks by tiers; the caption gives the
+    units per tier (``tiers``), or with no hits says why (``empty_reason``)."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("rank", justify="right")
     columns = _ID_COLUMNS[level]
@@ -47,21 +49,31 @@ def hits_table(hits: Sequence[Hit], level: Level, title: str | None = None,
     why = any("summary" in hit.explanation for hit in hits)
     if why:
         table.add_column("matched", ratio=1)
+    # a tier column when some hit is weaker than stated now (the matched column explains those)
+    tiered = any(hit.explanation.get("tier", STATED) not in ASSERTED for hit in hits)
+    if tiered:
+        table.add_column("tier", ratio=1)
     for hit in hits:
         ids = [Text(printable(str(getattr(hit, name)), one_line=True)) for name in columns]
         cells = [str(hit.rank), *ids, f"{hit.score:.3f}", highlighted(hit)]
         if why:
             cells.append(Text(printable(str(hit.explanation.get("summary", "")))))
+        if tiered:
+            cells.append(Text(printable(trigger_words(hit))))
         table.add_row(*cells)
-    if not hits:
+    if tiers:
+        table.caption = "tiers: " + " · ".join(t.line(level) for t in tiers)
+    elif not hits:
         table.caption = f"no matches: {empty_reason}" if empty_reason else "no matches"
     return table
 
 
 def json_record(
-    qid: str, query: str, level: Level, method: str, hits: Sequence[Hit], empty_reason: str = ""
+    qid: str, query: str, level: Level, method: str, hits: Sequence[Hit], empty_reason: str = "",
+    tiers: Sequence[TierCount] = (),
 ) -> dict[str, Any]:
-    """One query's results as a JSON-ready dict (with ``no_hits_reason`` when there are none)."""
+    """One query's results as a JSON-ready dict (with ``no_hits_reason`` when there are none,
+    and the units per tier, ``tiers``, where the method ranks by tiers)."""
     record: dict[str, Any] = {
         "qid": qid,
         "query": query,
@@ -69,6 +81,8 @@ def json_record(
         "method": method,
         "hits": [hit.to_dict() for hit in hits],
     }
+    if tiers:
+        record["tiers"] = [t.to_dict() for t in tiers]
     if not hits and empty_reason:
         record["no_hits_reason"] = empty_reason
     return record

@@ -1,21 +1,23 @@
 """Negation-aware search for a phrase that names no lexicon concept ("no free air").
 
 Candidates are the sentences holding every word of the phrase (BM25, best first); each is read
-by the annotator's ConText rules with the phrase as the target, and kept when the phrase is
-mentioned there with the polarity (and context) the query asks for. Hits say they were matched
-as text (``explanation["match"] == "text"``).
+by the annotator's ConText rules with the phrase as the target. Ranked search keeps those that
+mention the phrase in a way the query does not contradict, by search tier as concept search
+does; cohorts keep those with the polarity (and context) the query asks for (``accepts``). Hits
+say they were matched as text (``explanation["match"] == "text"``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from clinsearch.annotate.finding import Finding, section_flags
+from clinsearch.annotate.finding import Finding, Trigger, section_flags
 from clinsearch.annotate.phrase import (
     PhraseQuery,
     Span,
@@ -23,10 +25,18 @@ from clinsearch.annotate.phrase import (
     read_phrase_query,
     substring_spans,
 )
+from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED, TierOrder
 from clinsearch.hit import Hit
 from clinsearch.index.bm25 import BM25Searcher
+from clinsearch.index.findings import SECTION_CATEGORY, SECTION_RULE
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.concept.ranking import PolarityOptions
+from clinsearch.search.concept.ranking import (
+    TIER_STEP,
+    PolarityOptions,
+    mention_tier,
+    query_tiers,
+    tier_levels,
+)
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.units import Level
@@ -38,7 +48,7 @@ if TYPE_CHECKING:
 TEXT_MATCH = "text"  # ``explanation["match"]`` of a hit matched as text
 CONCEPT_MATCH = "concept"
 MAX_GAP_WORDS = 3  # other words allowed between two words of the phrase in a sentence
-_MIN_FIRST_FETCH = 64
+_MIN_TIER_FETCH = 256  # BM25 sentences read at first: tiers order what has been read
 _WORD = re.compile(r"\w+")
 
 
@@ -102,23 +112,29 @@ class PhraseSearch:
     """Phrase queries over an index's sentences, polarity read by ConText."""
 
     def __init__(self, index: IndexStore, annotator: Annotator, options: PolarityOptions,
-                 sections: Mapping[str, str]) -> None:
-        """``sections``: the index's section meanings (lower-case name -> context flag)."""
+                 sections: Mapping[str, str], tiers: TierOrder) -> None:
+        """``sections``: the index's section meanings (lower-case name -> context flag);
+        ``tiers``: the index's search tier order."""
         self.lookup = index.lookup
         self.bm25: BM25Searcher = index.component("bm25")
         self.annotator = annotator
         self.options = options
         self.sections = sections
+        self.tiers = tiers
 
     def search(self, query: PhraseQuery, level: Level, top: int,
                note: str = "") -> list[Hit]:
-        """The ``top`` best hits at ``level``: sentences mentioning the phrase as asked, ranked
-        by BM25; ``note`` says why the query was searched as text."""
+        """The ``top`` best hits at ``level``: sentences mentioning the phrase in a way the
+        query does not contradict, by tier (as concept search ranks them), then BM25; ``note``
+        says why the query was searched as text. Tiers order the candidates read so far: the
+        first read is ``_MIN_TIER_FETCH`` BM25 sentences or more."""
         terms = self.bm25.terms(query.phrase)
         if not terms:
             return []
+        names = query_tiers(self.tiers, query.context[0] if query.context else None)
+        levels = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
         read: dict[str, list[Finding]] = {}  # sentence text -> the phrase's mentions
-        mentions: dict[tuple[str, str | None], list[Span]] = {}  # ... accepted, per section
+        mentions: dict[tuple[str, str | None], Mention] = {}  # the best, per section
 
         def keys(rows: np.ndarray) -> list[tuple[str, str | None]]:
             """Each row's text and the flag its section gives."""
@@ -134,17 +150,61 @@ class PhraseSearch:
             read.update(zip(new, phrase_mentions(self.annotator, new, spans), strict=True))
             for text, section in found:
                 if (text, section) not in mentions:
-                    mentions[text, section] = [(f.start, f.end) for f in read[text]
-                                               if accepts(f, query, self.options, section)]
-            keep = np.array([bool(mentions[k]) for k in found], dtype=bool)
-            return Scored(ranked.scores[keep], rows[keep], ranked.exhausted)
+                    mentions[text, section] = _best_mention(
+                        read[text], query, self.options, section, names, levels)
+            keep = np.array([mentions[k].spans != () for k in found], dtype=bool)
+            scale = float(ranked.scores.max()) if len(ranked.scores) else 1.0
+            scores = ranked.scores[keep] / scale - TIER_STEP * np.array(
+                [mentions[k].level for k, kept in zip(found, keep, strict=True) if kept])
+            order = np.argsort(-scores, kind="stable")
+            return Scored(scores[order], rows[keep][order], ranked.exhausted)
 
-        first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
+        first = max(top if level == "sentence" else 4 * top, _MIN_TIER_FETCH)
         best = top_groups(fetch, partial(self.lookup.groups, level, "sentence"), top, first)
-        shown = keys(best.rows)
+        shown = [mentions[k] for k in keys(best.rows)]
         explanation = text_explanation(query, note)
         return make_hits(self.lookup, level, best.scores, best.rows,
-                         [tuple(mentions[k]) for k in shown], [explanation] * len(shown))
+                         [m.spans for m in shown],
+                         [explanation | m.explanation(self.tiers) for m in shown])
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """How a sentence mentions a phrase query, at best: the spans of its mentions in its best
+    tier (none: no mention the query does not contradict), that tier, its score level and
+    the trigger of its first mention there."""
+
+    spans: tuple[Span, ...]
+    tier: str = ""
+    level: int = 0
+    trigger: dict[str, Any] | None = None
+
+    def explanation(self, tiers: TierOrder) -> dict[str, Any]:
+        """The tier fields of a hit's explanation, as concept search gives them."""
+        return {"tier": self.tier, "tier_label": tiers.label(self.tier), "trigger": self.trigger}
+
+
+def _best_mention(found: list[Finding], query: PhraseQuery, options: PolarityOptions,
+                  section: str | None, names: tuple[str, ...], levels: Mapping[str, int]
+                  ) -> Mention:
+    """The best ``Mention`` among a sentence's readings of the phrase (``section``: the flag
+    its section gives)."""
+    tiered = []
+    for f in found:
+        flags = (*f.context, *([section] if section else []))
+        tier = mention_tier(f.polarity, flags, query, options, names)
+        if tier is not None:
+            tiered.append((levels[tier], tier, f))
+    if not tiered:
+        return Mention(())
+    level, tier, _ = min(tiered, key=lambda t: t[0])
+    best = [f for lv, _, f in tiered if lv == level]
+    trigger = next((f.trigger for f in best if f.trigger is not None), None)
+    if trigger is None and section and tier not in (STATED, PARTIAL, HEDGED):
+        trigger = Trigger(SECTION_RULE, SECTION_CATEGORY, section, None, None)
+    shown = None if trigger is None else {
+        "text": trigger.text, "rule": trigger.rule, "category": trigger.category}
+    return Mention(tuple((f.start, f.end) for f in best), tier, level, shown)
 
 
 def text_explanation(query: PhraseQuery, note: str = "") -> dict[str, Any]:

@@ -1,29 +1,35 @@
 """Rank sentences by how completely their finding patterns match the query's patterns.
 
 Candidates come from the concept postings (the query concept, its descendants, and its near
-ancestors), filtered by polarity; each distinct candidate pattern is scored once by
-``patterns.match`` and, to break ties, by the cosine between the query pattern's and the
-candidate pattern's mean term vectors ([SyedaMahmood2021], 3.5-3.6) together with the query's
-wording in the sentence (BM25).
+ancestors): every mention the query's polarity does not contradict. Each falls in a search tier
+(``annotate.tiers``: stated now, hedged, the reason for the exam, historical, ...), and tiers
+rank first: a sentence scores ``TIER_STEP`` per tier below its own plus its completeness. Each
+distinct candidate pattern is scored once by ``patterns.match`` and, to break ties, by the
+cosine between the query pattern's and the candidate pattern's mean term vectors
+([SyedaMahmood2021], 3.5-3.6) together with the query's wording in the sentence (BM25).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from clinsearch.annotate.finding import CONTEXTS, POLARITIES, Finding, modifier_values
 from clinsearch.annotate.hierarchy import Hierarchy
+from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED, TierOrder, tier_order
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import sentence_parts
-from clinsearch.index.concept_postings import ConceptIndex, flag_bits
+from clinsearch.index.concept_postings import ConceptIndex, context_flags, flag_bits
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
 from clinsearch.search.concept.patterns import PatternMatch, match
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.phrase import PhraseQuery
 
 TIE_WEIGHT = 0.001  # similarity can reorder equally complete candidates, never others
 WORDING_WEIGHT = TIE_WEIGHT  # so can wording (BM25), as much as similarity
@@ -32,6 +38,12 @@ MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept 
 # A query part that only an embedding mapping gave ("cardiomegally" -> cardiomegaly) counts this
 # much: its hits rank below every true match of the same completeness.
 APPROXIMATE_CREDIT = 0.5
+# Score distance between two tiers: more than any completeness with its tie-breaks (about 0..1),
+# so a tier's worst sentence still ranks above the next tier's best. The first tier scores its
+# completeness, each later one TIER_STEP less; stated now with some asked modifiers shares a step
+# with stated now with every one when it follows it (completeness orders the two already).
+TIER_STEP = 2.0
+COMPLETE = 1 - 1e-9  # completeness at which every asked part (modifiers too) matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +73,13 @@ class PolarityOptions:
     def context_bits(self) -> int:
         """The admitted context flags as bits of ``CONTEXTS``."""
         return flag_bits(self.context)
+
+    def ranked(self, query_polarity: str) -> tuple[str, ...]:
+        """The candidate polarities ranked search returns for a query pattern: those
+        ``allowed``, and for a positive query hedged mentions (a tier of their own); never the
+        contradicting one, nor a hedge for "no X" (a hedge leans towards the finding)."""
+        hedged = ("uncertain",) if query_polarity == "present" else ()
+        return tuple(p for p in POLARITIES if p in (*self.allowed(query_polarity), *hedged))
 
 
 def parse_context(text: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -120,13 +139,28 @@ class PartMatch:
 
 class Ranking:
     """Candidate sentences best first (score, then sentence code), and the parts each one
-    matched (built on demand). Only the best ``n`` asked for are put in order (``top``)."""
+    matched (built on demand). Only the best ``n`` asked for are put in order (``top``).
+    ``tiers``: the query's tier names, strongest first (``tier``)."""
 
     def __init__(self, candidates: np.ndarray, scores: np.ndarray,
-                 parts: Callable[[int], tuple[PartMatch, ...]]) -> None:
+                 parts: Callable[[int], tuple[PartMatch, ...]],
+                 tiers: tuple[str, ...] = ()) -> None:
         self._candidates = candidates  # sentence codes, ascending
         self._scores = scores
         self._parts = parts
+        self.tiers = tiers
+
+    def tier(self, scores: np.ndarray) -> list[str]:
+        """The tier name of each of ``scores`` (scores of this ranking)."""
+        scores = np.asarray(scores, float)
+        offset = _tier_offset(scores)
+        levels = tier_levels(self.tiers)
+        out = []
+        for level, rest in zip((-offset / TIER_STEP).astype(int).tolist(),
+                               (scores - offset).tolist(), strict=True):
+            names = levels[min(max(level, 0), len(levels) - 1)]
+            out.append(names[0] if len(names) == 1 or rest >= COMPLETE else names[1])
+        return out
 
     def __len__(self) -> int:
         return len(self._candidates)
@@ -166,8 +200,13 @@ class ConceptRanker:
     """Scores candidate findings against parsed queries over one loaded concept index."""
 
     def __init__(self, index: ConceptIndex, hierarchy: Hierarchy,
-                 vectors: TermVectors | None, categories: Mapping[str, str] | None = None) -> None:
+                 vectors: TermVectors | None, categories: Mapping[str, str] | None = None,
+                 tiers: TierOrder | None = None) -> None:
+        """``tiers``: the search tier order (default: the shipped one)."""
         self.index = index
+        self.tiers = tiers or tier_order()
+        self._tier_tables: dict[tuple[str, tuple[str, ...], PolarityOptions, str | None],
+                                np.ndarray] = {}
         self.hierarchy = hierarchy
         self.categories = categories  # modifier value -> category: unstated beats conflicting
         self.vectors = vectors
@@ -187,10 +226,11 @@ class ConceptRanker:
         Arrays span the candidate sentences only, never the corpus.
         """
         sites = query.sites or tuple(() for _ in query.groups)
+        first = stated_tier(query)
         # Per group, per anatomy site: the sentences mentioning it and its words as a modifier.
         site_masks = [[(self._site_sentences(a.concept), _site_words(a)) for a in anatomy]
                       for anatomy in sites]
-        found = [[self._best_per_sentence(q, options, masks) for q in group]
+        found = [[self._best_per_sentence(q, options, masks, first) for q in group]
                  for group, masks in zip(query.groups, site_masks, strict=True)]
         # Candidate sentence codes, sorted; everything below is indexed by position in them.
         codes_found = [s for part in found for s, _, _ in part]
@@ -199,7 +239,10 @@ class ConceptRanker:
         if len(codes_found) == 1:  # one pattern: its values are the scores (the same numbers)
             _, picked, values = found[0][0]
             credit = APPROXIMATE_CREDIT if query.groups[0][0].concept in query.approximate else 1
-            best, winner, rows = values * credit, np.zeros(len(values), np.int64), [[picked]]
+            if credit != 1:
+                offset = _tier_offset(values)
+                values = offset + (values - offset) * credit
+            best, winner, rows = values, np.zeros(len(values), np.int64), [[picked]]
         else:
             best, winner, rows = _combine(query, found, sentences)
         n = len(sentences)
@@ -221,7 +264,8 @@ class ConceptRanker:
                     out.append(self._explained(q, row, sentence, sites[g], site_masks[g]))
             return tuple(out)
 
-        return Ranking(sentences[candidates], best[candidates], parts)
+        return Ranking(sentences[candidates], best[candidates], parts,
+                       query_tiers(self.tiers, first))
 
     def candidates(self, concept: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Findings of the concept, its descendants and its ancestors up to BROADER_DEPTH:
@@ -241,20 +285,17 @@ class ConceptRanker:
         return np.unique(self.index.lookup(concept).sentences)
 
     def _best_per_sentence(self, q: Finding, options: PolarityOptions,
-                           sites: list[tuple[np.ndarray, set[str]]]
+                           sites: list[tuple[np.ndarray, set[str]]], first: str | None = None,
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each candidate sentence of pattern ``q``: its best finding row and that value."""
+        """For each candidate sentence of pattern ``q``: its best finding row and that value
+        (its tier's offset plus its completeness; ``first``: the tier the query states)."""
         rows, sentences, codes, contexts = self.candidates(q.concept)
         accepted = np.zeros(len(POLARITIES) + 1, bool)  # the last: an unknown polarity (-1)
-        accepted[[POLARITIES.index(p) for p in options.allowed(q.polarity)]] = True
+        accepted[[POLARITIES.index(p) for p in options.ranked(q.polarity)]] = True
         keep = accepted[self._polarity][codes]
-        stated = flag_bits(q.context)
-        if stated:  # "history of X" narrows to mentions carrying the flag, like context:
-            keep &= (contexts & stated) == stated
-        else:
-            keep &= (contexts & ~options.context_bits) == 0
         if not keep.all():
-            rows, codes, sentences = rows[keep], codes[keep], sentences[keep]
+            rows, codes, sentences, contexts = (rows[keep], codes[keep], sentences[keep],
+                                                contexts[keep])
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
             return rows, rows, np.zeros(0)
         unique, inverse = _dense(codes, len(self._polarity))
@@ -278,12 +319,43 @@ class ConceptRanker:
             total = scores.total[inverse]
             for term in terms:
                 total = total + term
-            values = total / np.maximum(parts[inverse], 1)
-            values = values + TIE_WEIGHT * scores.similarity[inverse]
+            complete = total / np.maximum(parts[inverse], 1)
+            values = complete + TIE_WEIGHT * scores.similarity[inverse]
         else:  # the same arithmetic per pattern, then spread to its rows
+            complete = (scores.total / np.maximum(parts, 1))[inverse]
             values = (scores.total / np.maximum(parts, 1)
                       + TIE_WEIGHT * scores.similarity)[inverse]
-        return _best_of_each(sentences, rows, values)
+        table = self._tier_table(q, options, first)
+        level = table[self._polarity[codes], contexts.astype(np.int64)]
+        asserted = level < 0  # stated now: every asked part matched, or some
+        names = query_tiers(self.tiers, first)
+        level_of = {n: i for i, names_ in enumerate(tier_levels(names)) for n in names_}
+        level[asserted] = np.where(complete[asserted] >= COMPLETE, level_of[STATED],
+                                   level_of[PARTIAL])
+        return _best_of_each(sentences, rows, values - TIER_STEP * level)
+
+    def _tier_table(self, q: Finding, options: PolarityOptions, first: str | None
+                    ) -> np.ndarray:
+        """Tier score levels by (polarity code, context bits) for query pattern ``q``
+        (``mention_tier``): -1 where the mention is stated now (its completeness decides
+        between two tiers) or not returned (its polarity is never a candidate). Memoised: it
+        depends on the query pattern's polarity and context only."""
+        key = (q.polarity, q.context, options, first)
+        if key not in self._tier_tables:
+            self._tier_tables[key] = self._new_tier_table(q, options, first)
+        return self._tier_tables[key]  # read by fancy indexing only: never changed
+
+    def _new_tier_table(self, q: Finding, options: PolarityOptions, first: str | None
+                        ) -> np.ndarray:
+        names = query_tiers(self.tiers, first)
+        level = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
+        table = np.full((len(POLARITIES) + 1, 1 << len(CONTEXTS)), -1, np.int64)
+        for p, polarity in enumerate(POLARITIES):
+            for bits in range(1 << len(CONTEXTS)):
+                tier = mention_tier(polarity, context_flags(bits), q, options, names)
+                if tier not in (None, STATED):
+                    table[p, bits] = level[tier]
+        return table
 
     def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
@@ -351,22 +423,74 @@ def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, 
     rows: list[list[np.ndarray]] = []
     for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
         total = np.zeros(n)
+        tier = np.full(n, np.inf)  # a sentence ranks in the weakest tier of its parts
         seen = np.zeros(n, dtype=bool)
         rows.append([])
         for q, (codes, picked, values) in zip(group, part, strict=True):
             at = np.searchsorted(sentences, codes)
+            offset = _tier_offset(values)
+            values = values - offset
             if q.concept in query.approximate:
                 values = values * APPROXIMATE_CREDIT
             total[at] += values
+            tier[at] = np.minimum(tier[at], offset)
             seen[at] = True
             best_row = np.full(n, -1)
             best_row[at] = picked
             rows[-1].append(best_row)
-        total /= len(group)
+        total = total / len(group) + np.where(seen, tier, 0)
         better = seen & (total > best)
         best[better] = total[better]
         winner[better] = g
     return best, winner, rows
+
+
+def stated_tier(query: ParsedQuery) -> str | None:
+    """The tier a query states ("history of X": historical), which ranks first; None."""
+    return next((q.context[0] for group in query.groups for q in group if q.context), None)
+
+
+def tier_levels(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Tier names by score level: one each, but ``partial`` shares ``stated``'s level when it
+    follows it."""
+    levels: list[tuple[str, ...]] = []
+    for name in names:
+        if name == PARTIAL and levels and levels[-1] == (STATED,):
+            levels[-1] = (STATED, PARTIAL)
+        else:
+            levels.append((name,))
+    return levels
+
+
+def mention_tier(polarity: str, flags: Sequence[str], query: Finding | PhraseQuery,
+                 options: PolarityOptions, names: tuple[str, ...], complete: bool = True,
+                 ) -> str | None:
+    """The tier of a mention (``polarity``, context ``flags``) for a query pattern, None when
+    the query's polarity contradicts it. A flag the options admit counts as stated now; the
+    flags the query states give their tier (first in ``names``, the query's tier order); else
+    a mention with flags takes the weakest of their tiers; a hedge the options do not count
+    as stated is hedged; the rest is stated now, with every asked part (``complete``) or not."""
+    if polarity not in options.ranked(query.polarity):
+        return None
+    if query.context and set(query.context) <= set(flags):
+        return query.context[0]
+    own = [c for c in flags if c in CONTEXTS and c not in options.context]
+    if own:
+        return max(own, key=names.index)
+    if polarity == "uncertain" and "uncertain" not in options.allowed(query.polarity):
+        return HEDGED
+    return STATED if complete else PARTIAL
+
+
+def query_tiers(order: TierOrder, first: str | None) -> tuple[str, ...]:
+    """The tier names of ``order``, ``first`` (a tier the query states) moved to the front."""
+    names = order.names
+    return (first, *(n for n in names if n != first)) if first else names
+
+
+def _tier_offset(values: np.ndarray) -> np.ndarray:
+    """The tier part of scores (a multiple of ``TIER_STEP``; the rest is completeness)."""
+    return TIER_STEP * np.round((values - 0.5) / TIER_STEP)
 
 
 def _within(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:

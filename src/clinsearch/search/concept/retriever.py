@@ -26,7 +26,11 @@ from clinsearch.search.concept.ranking import (
     PolarityOptions,
     parse_context,
 )
-from clinsearch.search.concept.tools import index_concept_tools, index_section_contexts
+from clinsearch.search.concept.tools import (
+    index_concept_tools,
+    index_section_contexts,
+    index_tier_order,
+)
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
@@ -52,10 +56,10 @@ class ConceptRetriever:
         self.parser = tools.parser
         concepts: ConceptIndex = index.component("concepts")
         self.ranker = ConceptRanker(concepts, tools.hierarchy, tools.pattern_vectors(),
-                                    modifier_categories(tools.lexicon))
+                                    modifier_categories(tools.lexicon), index_tier_order(index))
         self.options = PolarityOptions(include_uncertain, polarity, parse_context(context))
         self.phrases = PhraseSearch(index, self.parser.annotator, self.options,
-                                    index_section_contexts(index))
+                                    index_section_contexts(index), self.ranker.tiers)
         self.bm25 = index.component("bm25")
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
@@ -82,12 +86,32 @@ class ConceptRetriever:
         codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
         parts = [ranking.parts(code) for code in codes.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
+        tiers = ranking.tier(best.scores)
         return make_hits(
             self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
-            [self._explain(parsed, int(row), p, m)
-             for row, p, m in zip(best.rows.tolist(), parts, marks, strict=True)],
+            [self._explain(parsed, int(row), p, m) | self._tier(t)
+             for row, p, m, t in zip(best.rows.tolist(), parts, marks, tiers, strict=True)],
         )
+
+    def tier_units(self, query: str, level: Level) -> list[tuple[str, np.ndarray]]:
+        """The units at ``level`` (group numbers, sorted) the query finds in each tier (by
+        their best sentence), strongest tier first, tiers without any left out; [] for a query
+        searched as text."""
+        parsed = self.parser.parse(query)
+        if text_reason(parsed):
+            return []
+        ranking = self.ranker.rank(parsed, self.options)
+        codes, scores = ranking.top(len(ranking))
+        rows = self.lookup.sentence_rows(*sentence_parts(codes))
+        units, first = np.unique(self.lookup.groups(level, "sentence", rows), return_index=True)
+        tiers = np.asarray(ranking.tier(scores[first]))
+        return [(name, units[tiers == name]) for name in ranking.tiers
+                if bool((tiers == name).any())]
+
+    def _tier(self, name: str) -> dict[str, str]:
+        """A hit's tier as explanation fields: its name and label."""
+        return {"tier": name, "tier_label": self.ranker.tiers.label(name)}
 
     def _wording(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """BM25 of the query per sentence code, scaled to 0..1 (sentence codes, scores): a
@@ -131,6 +155,7 @@ class ConceptRetriever:
             names.append(idx.patterns[code].name)
             entry = {
                 "query_pattern": part.query.pattern,
+                "finding_start": idx.spans(part.row)[0][0],  # in the report: finds its trigger
                 "pattern": idx.patterns[code].text,
                 **part.match.explain(),
                 "similarity": round(part.similarity, 4),

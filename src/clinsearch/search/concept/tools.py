@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.errors import ClinsearchError
+from clinsearch.annotate.tiers import TierOrder, tier_order
+from clinsearch.errors import ClinsearchError, InputError
 from clinsearch.gc_pause import collector_paused
 from clinsearch.search.query_parser import QueryParser
 from clinsearch.search.vocabulary import TermVectors
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 TERM_MODEL = "term model"  # how errors name the folder
 TERM_MODEL_OPTION = "term_model"  # key in the ``concepts`` component's index options
+TIER_ORDER_OPTION = "tier_order"  # ... the search tiers' order, when not the shipped one
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +106,23 @@ def index_section_contexts(index: IndexStore) -> dict[str, str]:
 
     options: Any = index.config.options.get("findings", {})
     return section_contexts(options.get("section_context"))
+
+
+def index_tier_order(index: IndexStore) -> TierOrder:
+    """The search tier order of ``index``: the shipped one (annotate/data/search_tiers.yaml),
+    or the order recorded as the index was built (``--tier-order``)."""
+    options: Any = index.config.options.get("concepts", {})
+    return tier_order(options.get(TIER_ORDER_OPTION))
+
+
+def tier_names(text: str) -> list[str]:
+    """``--tier-order`` "a,b,..." as tier names, checked against the shipped tiers."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    try:
+        tier_order(names)
+    except InputError as exc:
+        raise InputError(exc.message, field="--tier-order") from None
+    return names
 
 
 def index_term_model(index: IndexStore) -> str | None:

@@ -9,12 +9,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError, LimitError
+from clinsearch.index.findings import FindingsTable
 from clinsearch.limits import MAX_QUERY_TEXT, MAX_TOP
 from clinsearch.search.cohort import COUNT_LEVELS
 from clinsearch.search.concept.ranking import parse_context
 from clinsearch.search.filters import ReportFilters
 from clinsearch.search.polarity import polarity_options
 from clinsearch.search.registry import checked_options, parse_method
+from clinsearch.search.tiers import TierCount, tier_counts, with_triggers
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
 from clinsearch.server.model_names import with_allowed_models
@@ -45,10 +47,11 @@ def search(
     exact: bool = False,
 ) -> dict[str, Any]:
     """``Index.search`` with the CLI's method spec, level, polarity and filters; ``bundle:NAME``
-    stands for the bundle's terms. With ``exact`` (and on pages beyond RESULT_CAP),
-    ``asserting`` holds the exact numbers of patients, visits, reports and sentences that
-    assert the query, as the cohort counts them (None when the query is not findings of the
-    lexicon), and the hits page through at least all of them."""
+    stands for the bundle's terms. Each hit says its search tier and trigger; ``tiers`` holds
+    the units per tier of the concept ranking (unfiltered searches). With ``exact`` (and on
+    pages beyond RESULT_CAP), ``asserting`` holds the exact numbers of patients, visits,
+    reports and sentences that assert the query, as the cohort counts them (None when the query
+    is not findings of the lexicon), and the hits page through at least all of them."""
     if not 1 <= top <= MAX_TOP:
         raise LimitError(f"top must be between 1 and {MAX_TOP} (got {top})")
     searched = expand_bundles(state, user, q)
@@ -68,6 +71,8 @@ def search(
     def run(snap: Snapshot) -> tuple[bool, list[dict[str, Any]], dict[str, Any], str]:
         if not user.sees_text:
             check_filters_wide(snap.index, filters, threshold)
+        if not filters.active:  # units per tier of the concept ranking (unfiltered only)
+            tiers.extend(tier_counts(snap.index.session, searched, level, spec))
         # findings in other contexts also count: not the cohort's reading
         if (exact or offset + top > RESULT_CAP) and not context:
             sets.update(_asserting(snap, searched, polarity, filters))
@@ -96,6 +101,7 @@ def search(
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}
         stated = stated_polarities(snap, searched)
+        page_hits = with_triggers(FindingsTable.optional(snap.index.generation), page_hits)
         shown = [hit_record(h, snap) for h in page_hits]
         for record in shown:  # hits stating the query's finding the other way are marked
             record["against_query"] = against_query(record["findings"], stated)
@@ -103,6 +109,7 @@ def search(
 
     asserting: dict[str, Any] = {}
     sets: dict[str, Any] = {}
+    tiers: list[TierCount] = []
     capped, shown, counts, generation = state.live.run(run)
     audit.record("search", params, counts, generation, {
         kind: [h[f"{kind[:-1]}_id"] for h in shown if h[f"{kind[:-1]}_id"]]
@@ -114,7 +121,10 @@ def search(
                                  asserting or counts)
     answer = {"hits": shown, "total": counts["total"], "total_capped": capped,
               "asserting": asserting or None, "searched": searched,
-              "offset": offset, "top": top, "generation": generation}
+              "offset": offset, "top": top, "generation": generation,
+              "tiers": [t.to_dict() | ({} if user.sees_text else {"count": viewer_count(
+                  t.count, threshold, f"tier {t.tier} {level}".encode() + b"\0" + t.units,
+                  state.count_key)}) for t in tiers]}
     return answer if user.sees_text else answer | {"count_threshold": threshold}
 
 

@@ -163,8 +163,9 @@ async function search() {
   $("search-status").textContent = (state.info.user.role === "viewer"
     ? `${countText(data.total, data.count_threshold)}${plus} matching ${level}s (counts only for your role)`
     : `${first}–${data.offset + data.hits.length} of ${data.total}${plus} ranked ${level}s`) + exact +
-    (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "");
-  renderHits(data.hits);
+    (data.searched !== $("q").value ? ` · searched: ${data.searched}` : "") +
+    ((data.tiers || []).length ? " · by tier: " + data.tiers.map((t) => `${t.label}: ${countText(t.count, data.count_threshold)}`).join(" · ") : "");
+  renderHits(data.hits, data.tiers || []);
   setUrl("search", searchParams());
   $("save-search-form").hidden = !data.asserting;  // a saved search follows what asserts it
   $("prev").disabled = data.offset === 0;
@@ -184,6 +185,12 @@ function hitCard(hit) {
   if (against.length) meta.append(el("span", { class: "badge against-badge", text: `states it as ${against.join(" / ")}` }));
   if (hit.explanation && hit.explanation.match === "text")
     meta.append(el("span", { class: "badge", text: "matched as text", title: hit.explanation.fallback || "" }));
+  const tier = hit.explanation && hit.explanation.tier;
+  if (tier && tier !== "stated") {  // weaker than stated now: say which tier, and the cue words
+    const cue = hit.explanation.trigger ? hit.explanation.trigger.text || hit.explanation.trigger.rule : "";
+    meta.append(el("span", { class: `badge tier-badge tier-${tier}`, "data-tier": tier,
+      text: hit.explanation.tier_label + (cue ? ` · “${cue}”` : ""), title: "search tier (and the words that put the hit there)" }));
+  }
   const card = el("article", { class: "hit" + (against.length ? " against" : ""), "data-report": hit.report_id }, meta,
     el("p", { class: "sentence" }, marked(hit.sentence, findingsShown(hit.findings), hit.highlights)));
   const why = hit.explanation && (hit.explanation.summary || hit.explanation.method);
@@ -191,12 +198,28 @@ function hitCard(hit) {
   return card;
 }
 
-function renderHits(hits) {
+// A header before the first hit of each tier: "stated only as the reason for the exam: 75 reports".
+function tierHeads(hits, tiers) {
+  const level = $("level").value;
+  const heads = new Map(tiers.map((t) => [t.tier, `${t.label}: ${t.count === null ? "a few" : t.count} ${level}${t.count === 1 ? "" : "s"}`]));
+  const out = [];
+  let last = null;
+  for (const h of hits) {
+    const tier = h.explanation && h.explanation.tier;
+    if (tier && tier !== last && heads.has(tier) && tiers.length > 1)
+      out.push(el("h3", { class: "tier-head", "data-tier": tier, text: heads.get(tier) }));
+    last = tier || last;
+    out.push(hitCard(h));
+  }
+  return out;
+}
+
+function renderHits(hits, tiers = []) {
   const box = $("results");
   if (!$("group").checked) {
     // hits that state the query's finding the other way are ranked apart, after the others
     const apart = hits.filter((h) => (h.against_query || []).length);
-    const cards = hits.filter((h) => !(h.against_query || []).length).map(hitCard);
+    const cards = tierHeads(hits.filter((h) => !(h.against_query || []).length), tiers);
     if (apart.length) cards.push(el("h3", { class: "against-head", text: `${apart.length} hit${apart.length > 1 ? "s" : ""} on this page state the finding the other way (ranked apart):` }), ...apart.map(hitCard));
     box.replaceChildren(...cards);
     return;

@@ -1,0 +1,154 @@
+"""What the search tiers say to a user: each hit's trigger (the cue words that put it in its
+tier), how many units each tier holds (instead of a bare "no matches"), and for a cohort, which
+tiers it counts and how many more units each wider tier would add.
+
+Concept search gives every hit its tier (``search.concept.ranking``); this module reads the
+triggers of the hits shown from the findings table and counts a query's units per tier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED
+from clinsearch.hit import Hit
+from clinsearch.index.findings import FindingsTable
+from clinsearch.search.concept.ranking import PolarityOptions, parse_context
+from clinsearch.units import Level
+
+if TYPE_CHECKING:
+    from clinsearch.index import IndexStore
+    from clinsearch.search.method_spec import MethodSpec
+    from clinsearch.search.session import SearchSession
+
+ASSERTED = (STATED, PARTIAL)  # tiers of mentions stated now: no cue put them there
+# Options of a method spec that concept search reads when counting its tiers.
+CONCEPT_OPTIONS = ("term_model", "context", "include_uncertain", "polarity")
+
+
+@dataclass(frozen=True, slots=True)
+class TierCount:
+    """How many units at a level a query finds in one tier."""
+
+    tier: str
+    label: str
+    count: int
+    units: bytes = b""  # the units counted (group numbers), to key a viewer's count offset
+
+    def line(self, level: Level) -> str:
+        """E.g. ``stated only as the reason for the exam: 75 reports``."""
+        return f"{self.label}: {self.count} {level}{'' if self.count == 1 else 's'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "label": self.label, "count": self.count}
+
+
+def tier_counts(session: SearchSession, query: str, level: Level,
+                spec: MethodSpec) -> list[TierCount]:
+    """The units per tier the concept ranking of ``query`` holds (concept search, or hybrid's
+    concept part, with the spec's concept options), strongest tier first; [] when the method
+    has no concept ranking or the query is searched as text."""
+    if spec.method not in ("concept", "hybrid") or (
+            "concepts" not in session.index.config.components):
+        return []
+    if spec.method == "hybrid" and "concept" not in str(spec.options.get("methods") or "concept"):
+        return []
+    options = {k: v for k, v in spec.options.items() if k in CONCEPT_OPTIONS}
+    concept = session.retriever("concept", options)
+    label = concept.ranker.tiers.label  # type: ignore[attr-defined]
+    return [TierCount(name, label(name), len(units), units.astype("<i8").tobytes())
+            for name, units in concept.tier_units(query, level)]  # type: ignore[attr-defined]
+
+
+def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
+    rule and category; None for a mention stated now), read from the findings table for the
+    sentences of the hits in weaker tiers only (a query whose hits are all stated now reads
+    nothing)."""
+    needed = [h for h in hits if _needs_trigger(h)]
+    wanted = sorted({h.sentence_id for h in needed if h.explanation["tier"] not in ASSERTED})
+    triggers: dict[tuple[str, int], Any] = {}
+    if findings is not None and wanted:
+        table = findings.table(["sentence_id", "start", "trigger"],
+                               filters=[("sentence_id", "in", wanted)])
+        triggers = {(s, start): t for s, start, t in zip(
+            table.column("sentence_id").to_pylist(), table.column("start").to_pylist(),
+            table.column("trigger").to_pylist(), strict=True)}
+    out = []
+    for hit in hits:
+        if not _needs_trigger(hit):
+            out.append(hit)
+            continue
+        found = [triggers.get((hit.sentence_id, m.get("finding_start")))
+                 for m in hit.explanation.get("matched", ())]
+        trigger = next((t for t in found if t), None)
+        shown = None if trigger is None else {k: trigger[k] for k in ("text", "rule", "category")}
+        out.append(replace(hit, explanation=hit.explanation | {"trigger": shown}))
+    return out
+
+
+def _needs_trigger(hit: Hit) -> bool:
+    """Whether a hit has a tier but no trigger yet (phrase search gives its own)."""
+    return "tier" in hit.explanation and "trigger" not in hit.explanation
+
+
+def trigger_words(hit: Hit) -> str:
+    """The hit's tier and trigger in a few words, e.g. ``reason for the exam ("INDICATION:")``."""
+    label = str(hit.explanation.get("tier_label", ""))
+    trigger = hit.explanation.get("trigger") or {}
+    words = trigger.get("text") or (trigger.get("rule") if trigger else "")
+    return f'{label} ("{words}")' if words else label
+
+
+@dataclass(frozen=True, slots=True)
+class WiderTier:
+    """How many more units a cohort would count if one more tier counted, and the option that
+    counts it (``--context indication``, ``--include-uncertain``)."""
+
+    tier: str
+    label: str
+    option: str
+    adds: dict[str, int]
+
+    def line(self, level: str) -> str:
+        """E.g. ``+75 reports if stated only as the reason for the exam counts``."""
+        n = self.adds[level]
+        return f"+{n:,} {level}{'' if n == 1 else 's'} if {self.label} counts ({self.option})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "label": self.label, "option": self.option,
+                "adds": self.adds}
+
+
+def counted_tiers(options: PolarityOptions) -> list[str]:
+    """The tiers a cohort with ``options`` counts: stated now, and those the options admit."""
+    hedged = options.include_uncertain or options.polarity == "any"
+    return [STATED, PARTIAL, *([HEDGED] if hedged else []), *options.context]
+
+
+def wider_tiers(index: IndexStore, query: str, options: PolarityOptions,
+                counts: dict[str, int], term_model: str | Path | None = None
+                ) -> list[WiderTier]:
+    """For each tier the cohort does not count (the index's tier order), how many more units
+    ``query`` would count with it (``counts``: the cohort's own); tiers adding none left out."""
+    from clinsearch.search.cohort import Cohort
+    from clinsearch.search.concept.tools import index_tier_order
+
+    order = index_tier_order(index)
+    counted = counted_tiers(options)
+    out = []
+    for name in order.names:
+        if name in counted or name == PARTIAL:
+            continue
+        if name == HEDGED:
+            wider, option = replace(options, include_uncertain=True), "--include-uncertain"
+        else:
+            flags = parse_context([*options.context, name])
+            wider, option = replace(options, context=flags), f"--context {','.join(flags)}"
+        more = Cohort(index, wider, term_model).counts(query)
+        adds = {unit: int(more[unit]) - int(counts[unit]) for unit in more}  # type: ignore[index]
+        if any(adds.values()):
+            out.append(WiderTier(name, order.label(name), option, adds))
+    return out

@@ -41,8 +41,10 @@ REPORTS = (
            "No pneumonia. No acute cardiopulmonary abnormality."),
     # the impression states what the findings section denies
     report("reversed", "No pleural effusion.", "Small left pleural effusion."),
-    # a denied side is another finding
+    # a denied side is another finding, and a site's normal state denies no finding placed
     report("sides", "Small left pleural effusion.", "No right pleural effusion."),
+    report("site_normal", "The left lung is clear.",
+           "Right lower lobe pneumonia."),
     # a differential in the next sentence offers alternatives to the reading before it
     report("differential_next", "Patchy right lower lobe opacity, most consistent with pneumonia. "
            "Atelectasis or aspiration are also possible.", "As above."),
@@ -85,7 +87,7 @@ def test_cohorts_count_what_the_impression_concludes(built: Index) -> None:
     assert members(built, "pleural effusion") == {"agreed", "degree", "masked", "sides"}
     assert members(built, "cardiomegaly") == {"chronic"}
     assert members(built, "pneumothorax") == {"silent", "described"}
-    assert members(built, "pneumonia") == {"mixed", "same_named"}
+    assert members(built, "pneumonia") == {"mixed", "same_named", "site_normal"}
     # a contradiction is in no cohort of either reading
     for rid, finding in (("dropped", "pneumothorax"), ("denied", "pneumonia"),
                          ("reversed", "pleural effusion")):

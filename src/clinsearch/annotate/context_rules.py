@@ -49,7 +49,7 @@ RADIOLOGY_FILE = "context_radiology.yaml"
 RULE_FILE_KEYS = ("masks", "replace_defaults", "terminating_types", "sections",
                   "hedging_modifiers", "conclusion", "rules")
 MASK = "MASK"  # pattern token key: any of the file's ``masks`` (de-identification tokens)
-CONCLUSION_KEYS = ("section", "governs", "normal", "acute", "differential",
+CONCLUSION_KEYS = ("section", "governs", "normal", "acute", "denied_by", "differential",
                    "differential_types")
 HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
@@ -100,6 +100,7 @@ class Conclusion:
     acute: tuple[str, ...] = ()
     differential: tuple[str, ...] = ()
     differential_types: tuple[str, ...] = ()
+    denied_by: tuple[str, ...] = ()  # trigger categories of a denial (none listed: any absence)
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -171,9 +172,11 @@ def _conclusion(reader: NodeReader, node: yaml.Node) -> Conclusion:
         if reader.scalar(item, "differential_types") not in CONCEPT_TYPES:
             raise reader.fail(item, "differential_types",
                               f"unknown concept type (allowed: {', '.join(CONCEPT_TYPES)})")
+    if not all(_CATEGORY_RE.match(c) for c in kept("denied_by")):
+        raise reader.fail(fields["denied_by"], "denied_by", "categories must be UPPER_CASE names")
     return Conclusion(reader.scalar(fields["section"], "section").lower(), lower("governs"),
                       lower("normal"), kept("acute"), lower("differential"),
-                      kept("differential_types"))
+                      kept("differential_types"), kept("denied_by"))
 
 
 def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:

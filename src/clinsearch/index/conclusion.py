@@ -11,8 +11,9 @@ the columns of whole reports' findings before the table is written, by the rule 
 2. **The impression hedges**: the findings section states a finding present and the
    impression names it only as uncertain (a mask alone is no hedge of the radiologist's): the
    finding reads uncertain, the impression's sentence its trigger (``impression hedges``).
-3. **A contradiction**: one section states a finding present and the other denies it (not just
-   a degree; a denied side is another finding): every mention of it in both reads uncertain,
+3. **A contradiction**: one section states a finding present and the other denies it (by a cue
+   of the ``denied_by`` categories, not a site's normal state; not just a degree; a denied
+   side is another finding): every mention of it in both reads uncertain,
    each with the other section's sentence as its trigger (``findings and impression disagree``),
    so that neither the finding's cohort nor its absence's counts what the report leaves in
    doubt. A bare finding (no side, size or site) of the ``acute`` concepts that the impression
@@ -81,7 +82,7 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
             for i in ours:
                 if polarity[i] != "present":
                     continue
-                denial = _denial(columns, i, theirs)
+                denial = _denial(columns, i, theirs, rule.denied_by)
                 if denial is not None:
                     changes.append((i, "uncertain", CONTRADICTION_RULE,
                                     _with_cue(columns, denial, texts)))
@@ -98,15 +99,18 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
             _change(columns, row, new, name, CONCLUSION_CATEGORY, words)
 
 
-def _denial(columns: dict[str, Any], row: int, others: Sequence[int]) -> int | None:
-    """The first of ``others`` that denies the finding of ``row`` (not a degree of it, not
-    another side of it), when none of them states it present; else None."""
+def _denial(columns: dict[str, Any], row: int, others: Sequence[int],
+            denied_by: Sequence[str]) -> int | None:
+    """The first of ``others`` that denies the finding of ``row`` (by a cue of a ``denied_by``
+    category, when any is named; not a degree of it, not another side of it), when none of
+    them states it present; else None."""
     polarity = columns["polarity"]
     if any(polarity[j] == "present" for j in others):
         return None
     sides = _values(columns, row, _SIDE)
     for j in others:
-        if polarity[j] != "absent" or _values(columns, j, _DEGREE):
+        if polarity[j] != "absent" or _values(columns, j, _DEGREE) or (
+                denied_by and (columns["trigger"][j] or {}).get("category") not in denied_by):
             continue
         denied = _values(columns, j, _SIDE)
         if not sides or not denied or sides & denied:

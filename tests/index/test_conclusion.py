@@ -45,6 +45,8 @@ REPORTS = (
     report("sides", "Small left pleural effusion.", "No right pleural effusion."),
     report("site_normal", "The left lung is clear.",
            "Right lower lobe pneumonia."),
+    # an anatomy word is no finding: "lungs" stated and "clear lungs" concluded disagree on nothing
+    report("anatomy", "The lungs are well expanded.", "No acute pulmonary findings."),
     # a differential in the next sentence offers alternatives to the reading before it
     report("differential_next", "Patchy right lower lobe opacity, most consistent with pneumonia. "
            "Atelectasis or aspiration are also possible.", "As above."),
@@ -112,6 +114,8 @@ def test_a_contradiction_reads_uncertain_with_the_other_sentence_as_trigger(buil
         ("uncertain", rule, "No pleural effusion.")]
     assert reading(built, "described", "pneumonia")[0] == (
         "uncertain", rule, "No pneumonia.")
+    assert all(f.finding.trigger is None or f.finding.trigger.category != "CONCLUSION"
+               for f in built.report("anatomy").findings)
     assert reading(built, "dropped", "pneumothorax") == [
         ("uncertain", "impression says nothing acute", "No acute cardiopulmonary")]
 

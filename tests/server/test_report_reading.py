@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinsearch import Index
+from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import Report
 
 from .conftest import serving
@@ -18,7 +18,7 @@ TEXT = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most 
 def test_the_report_view_shows_report_level_triggers(tmp_path: Path) -> None:
     index = tmp_path / "idx"
     Index.build([Report(id="R1", patient_id="P1", visit_id="V1", text=TEXT)], index,
-                progress=False)
+                IndexConfig(components=("bm25", "findings", "concepts")), progress=False)
     with serving(index, tmp_path / "audit.jsonl", tmp_path / "server.log") as server:
         view = server.call("GET", "/api/reports/R1", role=None).json()
     found = {f["concept"]: f for f in view["findings"]}

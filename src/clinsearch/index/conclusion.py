@@ -62,7 +62,7 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
     concluded: dict[tuple[int, str], list[int]] = {}
     governed: dict[tuple[int, str], list[int]] = {}
     for i, section in enumerate(sections):
-        if context[i]:
+        if context[i] or columns["type"][i] == "anatomy":  # an anatomy word is where, no finding
             continue
         if section == rule.section:
             concluded.setdefault((keys[i], concepts[i]), []).append(i)

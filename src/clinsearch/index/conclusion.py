@@ -53,11 +53,11 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
     """Change, in place, the polarity (and pattern and trigger) of the findings that the
     report-level reading of ``rule`` changes; ``sentences`` are the rows' sentences
     (``report_key``, ``index``, ``section``, ``start``, ``text``) of whole reports."""
+    keys, indexes = _pylist(columns["report_key"]), _pylist(columns["sentence_index"])
     texts = _sentence_texts(sentences)
     if rule.differential:
-        _differentials(columns, texts, rule)
-    keys = columns["report_key"].to_pylist()
-    sections = [(s or "").lower() for s in columns["section"].to_pylist()]
+        _differentials(columns, keys, indexes, texts, rule)
+    sections = [(s or "").lower() for s in _pylist(columns["section"])]
     concepts, polarity, context = columns["concept"], columns["polarity"], columns["context"]
     concluded: dict[tuple[int, str], list[int]] = {}
     governed: dict[tuple[int, str], list[int]] = {}
@@ -75,7 +75,8 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
                   and (columns["trigger"][j] or {}).get("category") != MASKED]
         present = [i for i in rows if polarity[i] == "present"]
         if present and said and not any(polarity[j] == "present" for j in said) and hedges:
-            changes += [(i, "uncertain", HEDGE_RULE, _with_cue(columns, hedges[0], texts))
+            changes += [(i, "uncertain", HEDGE_RULE, _sentence(columns, hedges[0], keys,
+                                                                   indexes, texts))
                         for i in present]
             continue
         for ours, theirs in ((rows, said), (said, rows)):
@@ -85,9 +86,9 @@ def apply_conclusion(columns: dict[str, Any], sentences: pa.Table, rule: Conclus
                 denial = _denial(columns, i, theirs, rule.denied_by)
                 if denial is not None:
                     changes.append((i, "uncertain", CONTRADICTION_RULE,
-                                    _with_cue(columns, denial, texts)))
+                                    _sentence(columns, denial, keys, indexes, texts)))
                     changes.append((denial, "uncertain", CONTRADICTION_RULE,
-                                    _with_cue(columns, i, texts)))
+                                    _sentence(columns, i, keys, indexes, texts)))
     normal = _normal_statements(sentences, rule)
     for (report, concept), rows in governed.items():
         if concept not in rule.acute or report not in normal or (report, concept) in concluded:
@@ -123,13 +124,11 @@ def _values(columns: dict[str, Any], row: int, category: str) -> set[str]:
     return {m["value"] for m in columns["modifiers"][row] if m["category"] == category}
 
 
-def _differentials(columns: dict[str, Any], texts: dict[tuple[int, int], tuple[int, str]],
-                   rule: Conclusion) -> None:
+def _differentials(columns: dict[str, Any], keys: Sequence[int], indexes: Sequence[int],
+                   texts: dict[tuple[int, int], tuple[int, str]], rule: Conclusion) -> None:
     """Hedge the findings a ``differential`` sentence offers alternatives to (see the module
-    docstring, 1)."""
-    keys = columns["report_key"].to_pylist()
-    indexes = columns["sentence_index"].to_pylist()
-    sections = columns["section"].to_pylist()
+    docstring, 1); ``keys`` and ``indexes`` are the rows' report keys and sentence indexes."""
+    sections = _pylist(columns["section"])
     by_sentence: dict[tuple[int, int], list[int]] = {}
     for i, key in enumerate(zip(keys, indexes, strict=True)):
         by_sentence.setdefault(key, []).append(i)
@@ -155,17 +154,22 @@ def _differentials(columns: dict[str, Any], texts: dict[tuple[int, int], tuple[i
                 _change(columns, i, "uncertain", DIFFERENTIAL_RULE, DIFFERENTIAL_CATEGORY, words)
 
 
-def _with_cue(columns: dict[str, Any], row: int,
+def _sentence(columns: dict[str, Any], row: int, keys: Sequence[int], indexes: Sequence[int],
               texts: dict[tuple[int, int], tuple[int, str]]) -> Words:
     """The words that state ``row``'s reading: its whole sentence (the finding's words when
     the sentence is unknown)."""
-    key = (columns["report_key"][row].as_py(), columns["sentence_index"][row].as_py())
+    key = (keys[row], indexes[row])
     if key not in texts:
         return columns["text"][row], columns["start"][row], columns["end"][row]
     base, text = texts[key]
     lead = len(text) - len(text.lstrip())
     words = text.strip()
     return words, base + lead, base + lead + len(words)
+
+
+def _pylist(column: Any) -> list[Any]:
+    """A column's values as a list (an Arrow array's or a list's)."""
+    return column.to_pylist() if isinstance(column, pa.Array | pa.ChunkedArray) else list(column)
 
 
 def _sentence_texts(sentences: pa.Table) -> dict[tuple[int, int], tuple[int, str]]:

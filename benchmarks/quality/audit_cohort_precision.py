@@ -12,14 +12,17 @@ no report text is ever stored there. Prints each cohort's size, how many of its 
 judged, the precision of the judged ones and the incorrect ones counted by reason; ``--show``
 prints the unjudged members' text (findings and impression) for a judge to read, on the
 terminal only. ``--census COHORT`` prints instead that cohort's precision over all its members
-with a Wilson 95% interval, once every member is judged.
+with a Wilson 95% interval, once every member is judged. ``--baseline OLD_IDX`` (an index the
+code before a change built) compares each cohort with its members there: how many entered and
+left, and every sampled member that entered and no judge has judged yet is flagged ``NEW``
+(its precision is not known until a judge reads it: nothing is assumed of it).
 
 The index must be built by the code under test (findings are extracted at build time):
 ``clinsearch index ../shared/data/iu_xray/indiana_reports.csv --format iu-xray --skip-bad
 --out IDX``; ``--index`` builds it when the folder does not exist.
 
 Run: python benchmarks/quality/audit_cohort_precision.py --index IDX [--show] [--seed N]
-     [--census COHORT]
+     [--census COHORT] [--baseline OLD_IDX]
 """
 
 from __future__ import annotations
@@ -135,17 +138,22 @@ def main() -> int:
     parser.add_argument("--show", action="store_true", help="print unjudged members' text")
     parser.add_argument("--census", choices=COHORTS, metavar="COHORT",
                         help="precision over all of a fully judged cohort's members")
+    parser.add_argument("--baseline", type=Path, metavar="OLD_IDX",
+                        help="an index built before a change: flag the members that entered")
     args = parser.parse_args()
     index = open_index(args.index)
     if index is None:
         return 0
+    baseline = Index.open(args.baseline) if args.baseline else None
     judgments = read_judgments(JUDGMENTS)
     if args.census:
         return census(index, judgments, args.census)
     cohort = Cohort(index)
-    print("| cohort | members | sampled | judged | correct | precision |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    before = Cohort(baseline) if baseline is not None else None
+    print("| cohort | members | entered / left | sampled | judged | correct | precision |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     unjudged: list[tuple[str, str]] = []
+    new: set[tuple[str, str]] = set()
     rejected: Counter[str] = Counter()
     for query in COHORTS:
         members = [m.report_id for m in cohort.members(query, "report")]
@@ -155,13 +163,21 @@ def main() -> int:
         unjudged += [(query, uid) for uid in drawn if (query, uid) not in judgments]
         rejected.update(j.reason or "unclassed" for j in judged if j.judgment == "incorrect")
         precision = f"{correct / len(judged):.3f}" if judged else "-"
-        print(f"| {query} | {len(members)} | {len(drawn)} | {len(judged)} | {correct} |"
+        moved = "-"
+        if before is not None:
+            old = {m.report_id for m in before.members(query, "report")}
+            entered = set(members) - old
+            new.update((query, uid) for uid in drawn if uid in entered)
+            moved = f"{len(entered)} / {len(old - set(members))}"
+        print(f"| {query} | {len(members)} | {moved} | {len(drawn)} | {len(judged)} | {correct} |"
               f" {precision} |")
     print("\nincorrect sampled members by cause: "
           + (", ".join(f"{cause} {n}" for cause, n in rejected.most_common()) or "none"))
-    print(f"\nunjudged sampled members: {len(unjudged)}")
+    print(f"\nunjudged sampled members: {len(unjudged)}"
+          + (f" ({len(new & set(unjudged))} NEW: entered since the baseline)"
+             if before is not None else ""))
     for query, uid in unjudged:
-        print(f"- {query}: {uid}")
+        print(f"- {query}: {uid}" + (" NEW" if (query, uid) in new else ""))
         if args.show:
             print("    " + " ".join(index.report(uid).report.text.split()))
     return 0

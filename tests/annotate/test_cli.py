@@ -168,3 +168,25 @@ def test_lexicon_import_command(tmp_path: Path, mini_path: Path) -> None:
     runner.invoke(app, [*args, "--lexicon", str(mini_path)])
     gone = runner.invoke(app, ["lexicon", "lookup", "pneumonia", "--lexicon", str(replaced)])
     assert gone.exit_code == 1
+
+
+def test_explain_report_shows_the_report_level_reading_and_its_trigger() -> None:
+    """Issue 38: with --report the text is read as an index reads a report, and a reading the
+    whole report changes carries its rule and the other sentence's words."""
+    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most consistent"
+            " with pneumonia. Aspiration or edema are also possible.\n"
+            "IMPRESSION: No acute cardiopulmonary disease.")
+    result = runner.invoke(app, ["explain", "--report", "--format", "json", text])
+    assert result.exit_code == 0, result.output
+    found = {f["concept"]: f for f in json.loads(result.output)["findings"]}
+    assert found["pneumothorax"]["polarity"] == "uncertain"
+    assert found["pneumothorax"]["trigger"]["rule"] == "impression says nothing acute"
+    trigger = found["pneumonia"]["trigger"]
+    assert (found["pneumonia"]["polarity"], trigger["rule"], trigger["category"]) == (
+        "uncertain", "differential in the next sentence", "DIFFERENTIAL")
+    assert text[trigger["start"]:trigger["end"]] == "also possible"
+    assert found["opacity"]["polarity"] == "present"
+    # one sentence at a time, neither reading is there
+    alone = runner.invoke(app, ["explain", "--format", "json", text])
+    assert {f["concept"]: f["polarity"] for f in json.loads(alone.output)["findings"]}[
+        "pneumothorax"] == "present"

@@ -151,3 +151,74 @@ def test_a_mask_does_not_cut_a_hedge_short(
 def test_a_mask_before_anatomy_leaves_its_state_alone(
         shipped_annotator: Annotator, text: str) -> None:
     assert reading(shipped_annotator, text) == {"cardiomegaly": "absent"}
+
+
+# Issue 38: a mask before a list of findings, or before a "combination of" them, hedges the
+# list as a whole; a negation still wins, and what is not in the list is left alone.
+@pytest.mark.parametrize(
+    ("text", "expected", "rule"),
+    [
+        ("XXXX atelectasis, pneumonia, or effusion.",
+         {"atelectasis": "uncertain", "pneumonia": "uncertain", "pleural_effusion": "uncertain"},
+         "mask before a list"),
+        ("Hazy lung bases, XXXX combination of edema, infiltrate and effusions.",
+         {"pulmonary_edema": "uncertain", "infiltrate": "uncertain",
+          "pleural_effusion": "uncertain"}, "mask combination of"),
+        ("XXXX combination of scarring and atelectasis with a small left effusion.",
+         {"scarring": "uncertain", "atelectasis": "uncertain", "pleural_effusion": "present"},
+         "mask combination of"),
+        ("XXXX bibasilar atelectasis and small bilateral effusions.",
+         {"atelectasis": "uncertain", "pleural_effusion": "uncertain"}, MASK_RULE),
+    ],
+)
+def test_a_mask_before_a_list_hedges_the_list(
+        shipped_annotator: Annotator, text: str, expected: dict[str, str], rule: str) -> None:
+    findings = [f for f in shipped_annotator.annotate(text) if f.type != "anatomy"]
+    assert {f.concept: f.polarity for f in findings} == expected
+    assert all(f.trigger is not None and f.trigger.rule == rule
+               and f.trigger.category == "MASKED_QUALIFIER"
+               for f in findings if f.polarity == "uncertain")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # one finding after a bare mask: the mask hides a describing word
+        ("XXXX atelectasis.", {"atelectasis": "present"}),
+        # the list ends at a word that joins no list ("with", "in")
+        ("XXXX opacity in the right lower lobe with a calcified granuloma.",
+         {"opacity": "present", "calcified_granuloma": "present"}),
+        # devices are no findings a hidden hedge is about ("median sternotomy wires")
+        ("XXXX sternotomy wires and surgical clips.",
+         {"sternotomy_wires": "present", "surgical_instruments": "present"}),
+        # a negation before the mask wins
+        ("No XXXX combination of atelectasis, infiltrate, effusions.",
+         {"atelectasis": "absent", "infiltrate": "absent", "pleural_effusion": "absent"}),
+        ("No XXXX atelectasis, consolidation or effusion.",
+         {"atelectasis": "absent", "consolidation": "absent", "pleural_effusion": "absent"}),
+    ],
+)
+def test_what_a_mask_leaves_outside_its_list(
+        shipped_annotator: Annotator, text: str, expected: dict[str, str]) -> None:
+    assert reading(shipped_annotator, text) == expected
+
+
+LIST_RULE = ("masks: [xxxx]\nrules:\n  - {literal: m, category: MASKED_QUALIFIER, "
+             "pattern: [{MASK: true}],\n     metadata: {list: %s}}\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ("{joins: [or]}", "rules.yaml:4: field 'min_items': missing"),
+        ("{min_items: 0, joins: [or]}", "rules.yaml:4: field 'min_items': must be a whole"),
+        ("{min_items: 2, joins: [or], kinds: [x]}", "rules.yaml:4: field 'kinds': unknown list"),
+        ("{min_items: 2, joins: [or], types: [illness]}",
+         "rules.yaml:4: field 'types': unknown concept type"),
+        ("[or]", "rules.yaml:4: field 'list': expected a mapping"),
+    ],
+)
+def test_a_bad_list_cue_names_file_line_and_field(value: str, where: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_rule_file(LIST_RULE % value, "rules.yaml")
+    assert str(caught.value).startswith(where)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clinsearch.annotate.annotator import annotator_for
+from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.annotate.modifiers import ModifierMatcher
 from clinsearch.annotate.surface import abbreviation_variants, term_variants
@@ -233,3 +234,35 @@ def test_compound_dilatations_are_each_dilatation_they_name(lexicon: Lexicon, co
                                                             parents: tuple[str, ...]) -> None:
     """A search for hydroureter (or a dilated renal pelvis) finds the compound word too."""
     assert lexicon.concepts[concept].parents == parents
+
+
+# Issue 38: a related but different finding is its own concept, never a kind of the finding it
+# resembles, so a cohort of that finding includes it only by choice ("pneumonia OR pneumonitis").
+@pytest.mark.parametrize(
+    ("text", "concept", "resembles"),
+    [
+        ("Findings consistent with pneumonitis.", "pneumonitis", "pneumonia"),
+        ("Most consistent with atypical infectious process.", "atypical_infection", "pneumonia"),
+        ("Small left hemothorax.", "hemothorax", "pleural_effusion"),
+        ("Small left hemopneumothorax.", "hemopneumothorax", "pleural_effusion"),
+        ("Small left hemopneumothorax.", "hemopneumothorax", "pneumothorax"),
+        ("Enlarged cardiomediastinal silhouette.", "enlarged_cardiomediastinum", "cardiomegaly"),
+        ("The cardiomediastinal silhouette is mildly enlarged.", "enlarged_cardiomediastinum",
+         "cardiomegaly"),
+    ],
+)
+def test_a_near_neighbour_is_its_own_concept(lexicon: Lexicon, text: str, concept: str,
+                                             resembles: str) -> None:
+    found = {f.concept for f in annotator_for().annotate(text) if f.type != "anatomy"}
+    assert found == {concept}
+    assert concept not in Hierarchy.from_lexicon(lexicon).descendants(resembles)
+
+
+def test_what_a_near_neighbour_says_of_the_finding_it_resembles() -> None:
+    """A normal cardiomediastinal silhouette is a normal heart; an atypical pneumonia is a
+    pneumonia and an atypical infection."""
+    found = {f.concept: f.polarity for f in annotator_for().annotate(
+        "The cardiomediastinal silhouette is normal in size.") if f.type != "anatomy"}
+    assert found == {"cardiomegaly": "absent", "enlarged_cardiomediastinum": "absent"}
+    hierarchy = Hierarchy.from_lexicon(Lexicon.load())
+    assert {"pneumonia", "atypical_infection"} <= set(hierarchy.ancestors("atypical_pneumonia"))

@@ -19,6 +19,7 @@ from clinsearch.annotate.context_rules import (
     ALTERNATIVE,
     HEDGING_MODIFIER,
     WITHIN_NORMAL,
+    ListCue,
     applicable,
     context_of,
     deciding,
@@ -210,11 +211,14 @@ class Annotator:
         shown = [i for i in range(len(ents)) if i not in dropped]
         attached = dict(zip(shown, attach(doc, clauses, mentions, [anchors[i] for i in shown]),
                             strict=True))
+        types = [self._type(e.label_) for e in ents]
+        off_list = _off_list(doc, ents, types, skippable)
         findings: list[Finding] = []
         for i, ent in enumerate(ents):
-            concept_type = self._type(ent.label_)
+            concept_type = types[i]
             cues = [m for m in ent._.modifiers
-                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))]
+                    if not spans_overlap(m.modifier_span, (ent.start, ent.end))
+                    and (i, tuple(m.modifier_span)) not in off_list]
             raw = [m.category for m in cues]
             categories = applicable(raw, concept_type)
             decided = deciding(categories)
@@ -319,6 +323,38 @@ class Annotator:
         span = doc[mention.start : mention.end]
         start, end = offsets[span.start_char], offsets[span.end_char - 1] + 1
         return Modifier(mention.category, mention.value, text[start:end], start, end)
+
+
+def _off_list(doc: Doc, ents: Sequence[Span], types: Sequence[str],
+              skippable: frozenset[int]) -> set[tuple[int, tuple[int, int]]]:
+    """(finding index, cue span) pairs where a list cue (``ListCue``: "XXXX atelectasis,
+    infiltrate or effusion") does not reach the finding: it is not in the list of findings
+    right after the cue (joined by the cue's ``joins`` words, modifiers and anatomy alone), or
+    that list is shorter than the cue's ``min_items``."""
+    by_cue: dict[tuple[int, int], tuple[ListCue, list[int]]] = {}
+    for i, ent in enumerate(ents):
+        for m in ent._.modifiers:
+            cue = ListCue.of(m.rule.metadata)
+            if cue is not None and types[i] not in ("anatomy", STATE_TYPE):
+                by_cue.setdefault(tuple(m.modifier_span), (cue, []))[1].append(i)
+    if not by_cue:
+        return set()
+    passable = skippable | {t for i, e in enumerate(ents) if types[i] in ("anatomy", STATE_TYPE)
+                            for t in range(e.start, e.end)}
+    out: set[tuple[int, tuple[int, int]]] = set()
+    for span, (cue, targets) in by_cue.items():
+        items: list[int] = []
+        at = span[1]
+        for i in sorted(targets, key=lambda k: ents[k].start):
+            gap = {doc[t].lower_ for t in range(at, ents[i].start) if t not in passable}
+            if gap - cue.joins or (not items and gap) or (cue.types
+                                                          and types[i] not in cue.types):
+                break
+            items.append(i)
+            at = ents[i].end
+        kept = items if len(items) >= cue.min_items else []
+        out |= {(i, span) for i in targets if i not in kept}
+    return out
 
 
 def _hedged_alike(findings: list[Finding], sentences: list[int]) -> list[Finding]:

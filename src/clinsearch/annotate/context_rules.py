@@ -28,6 +28,7 @@ from clinsearch.annotate import context_cues
 from clinsearch.annotate.context_cues import RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
 from clinsearch.annotate.finding import MASKED, NO_CONTEXT, section_flag
+from clinsearch.annotate.lexicon import CONCEPT_TYPES
 from clinsearch.annotate.yaml_nodes import SAFE_LOADER, NodeReader, read_document
 from clinsearch.cache_dir import default_cache_dir
 from clinsearch.errors import InputError
@@ -38,6 +39,8 @@ PROBABLE = "PROBABLE_EXISTENCE"  # "most likely X": a hedge that also ends a neg
 ALTERNATIVE = "ALTERNATIVE"  # "A or B", "A versus B": each alternative is uncertain
 HEDGES = frozenset({POSSIBLE, PROBABLE, ALTERNATIVE, MASKED})
 RULE_NAME = "rule"  # metadata key: the literal of the rule a phrase was expanded from
+LIST = "list"  # metadata key: the cue modifies a list of findings right after it (``ListCue``)
+LIST_KEYS = ("min_items", "joins", "types")
 INDICATION = "INDICATION"
 WITHIN_NORMAL = "WITHIN_NORMAL"  # "... is within normal limits": absent, unless anatomy
 MAX_EXPANSION = 5000  # patterns matching more phrases than this stay token patterns
@@ -46,7 +49,8 @@ RADIOLOGY_FILE = "context_radiology.yaml"
 RULE_FILE_KEYS = ("masks", "replace_defaults", "terminating_types", "sections",
                   "hedging_modifiers", "conclusion", "rules")
 MASK = "MASK"  # pattern token key: any of the file's ``masks`` (de-identification tokens)
-CONCLUSION_KEYS = ("section", "governs", "normal", "acute")
+CONCLUSION_KEYS = ("section", "governs", "normal", "acute", "denied_by", "differential",
+                   "differential_types")
 HEDGING_MODIFIER = "HEDGING_MODIFIER"  # the trigger category of a hedging modifier value
 RULE_KEYS = ("literal", "category", "direction", "pattern", "max_scope", "terminated_by",
              "allowed_types", "excluded_types", "max_targets", "metadata")
@@ -83,15 +87,20 @@ class RuleFile:
 
 @dataclass(frozen=True)
 class Conclusion:
-    """The section that concludes a report (the impression) and the sections it governs: a
-    finding those state present that the conclusion names only as uncertain reads uncertain;
-    a bare one (no modifiers) that it denies, or, for the ``acute`` concepts (lexicon ids), does
-    not name beside one of its ``normal`` phrases, reads absent (``index.conclusion``)."""
+    """How a whole report is read after its sentences (``index.conclusion``): the section that
+    concludes it (the impression) and the sections it governs: a finding those state present
+    that the conclusion names only as uncertain reads uncertain; one stated in one and denied
+    in the other reads uncertain on both sides, as does a bare one of the ``acute`` concepts
+    (lexicon ids) beside one of its ``normal`` phrases; a ``differential`` phrase hedges the
+    ``differential_types`` findings of the sentence before it."""
 
     section: str
     governs: tuple[str, ...]
     normal: tuple[str, ...] = ()
     acute: tuple[str, ...] = ()
+    differential: tuple[str, ...] = ()
+    differential_types: tuple[str, ...] = ()
+    denied_by: tuple[str, ...] = ()  # trigger categories of a denial (none listed: any absence)
 
 
 def parse_rule_file(text: str, file: str | Path) -> RuleFile:
@@ -153,9 +162,21 @@ def _conclusion(reader: NodeReader, node: yaml.Node) -> Conclusion:
     def lower(key: str) -> tuple[str, ...]:
         return tuple(v.lower() for v in reader.strings(fields[key], key)) if key in fields else ()
 
+    def kept(key: str) -> tuple[str, ...]:
+        return tuple(reader.strings(fields[key], key)) if key in fields else ()
+
+    if "differential" in fields and "differential_types" not in fields:
+        raise reader.fail(node, "differential_types", "missing (the types a differential hedges)")
+    for item in reader.sequence(fields["differential_types"], "differential_types") if (
+            "differential_types" in fields) else ():
+        if reader.scalar(item, "differential_types") not in CONCEPT_TYPES:
+            raise reader.fail(item, "differential_types",
+                              f"unknown concept type (allowed: {', '.join(CONCEPT_TYPES)})")
+    if not all(_CATEGORY_RE.match(c) for c in kept("denied_by")):
+        raise reader.fail(fields["denied_by"], "denied_by", "categories must be UPPER_CASE names")
     return Conclusion(reader.scalar(fields["section"], "section").lower(), lower("governs"),
-                      lower("normal"), tuple(reader.strings(fields["acute"], "acute"))
-                      if "acute" in fields else ())
+                      lower("normal"), kept("acute"), lower("differential"),
+                      kept("differential_types"), kept("denied_by"))
 
 
 def section_contexts(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -192,6 +213,8 @@ def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any,
         raise reader.fail(fields["max_scope"], "max_scope", "must be a whole number of at least 1")
     if "terminated_by" in fields:
         reader.strings(fields["terminated_by"], "terminated_by")
+    if "metadata" in fields and LIST in reader.mapping(fields["metadata"], "metadata"):
+        _list_cue(reader, reader.mapping(fields["metadata"], "metadata")[LIST])
     if "pattern" in fields:
         tokens = reader.sequence(fields["pattern"], "pattern")
         for token in tokens:
@@ -204,6 +227,48 @@ def _checked_rule(reader: NodeReader, node: yaml.Node, rule: Any,
     except Exception as exc:  # medspaCy's own checks of the rule, located at the rule
         raise reader.fail(node, None, f"not a valid ConText rule: {exc}") from None
     return dict(rule)
+
+
+@dataclass(frozen=True)
+class ListCue:
+    """A cue that modifies only a list of findings right after it (a rule's ``metadata:
+    list``): the findings joined by nothing but ``joins`` words and their own modifiers and
+    anatomy, at least ``min_items`` of them ("XXXX atelectasis, infiltrate or effusion"), of
+    the concept ``types`` (any when empty): another one ends the list."""
+
+    min_items: int
+    joins: frozenset[str]
+    types: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, metadata: Mapping[str, Any] | None) -> ListCue | None:
+        """The list reading of a rule's metadata (already validated), None when it has none."""
+        spec = (metadata or {}).get(LIST)
+        if spec is None:
+            return None
+        return cls(int(spec["min_items"]), frozenset(str(w).lower() for w in spec["joins"]),
+                   frozenset(spec.get("types") or ()))
+
+
+def _list_cue(reader: NodeReader, node: yaml.Node) -> None:
+    """Check a rule's ``metadata: list``: a mapping of ``min_items`` (a whole number of at
+    least 1), ``joins`` (a list of words) and optional ``types`` (concept types)."""
+    fields = reader.mapping(node, "list")
+    for key, key_node in reader.key_nodes(node).items():
+        if key not in LIST_KEYS:
+            raise reader.fail(key_node, key, f"unknown list key (allowed: {', '.join(LIST_KEYS)})")
+    for required in LIST_KEYS[:2]:
+        if required not in fields:
+            raise reader.fail(node, required, "missing")
+    if not reader.scalar(fields["min_items"], "min_items").isdigit() or int(
+            reader.scalar(fields["min_items"], "min_items")) < 1:
+        raise reader.fail(fields["min_items"], "min_items", "must be a whole number of at least 1")
+    if not reader.strings(fields["joins"], "joins"):
+        raise reader.fail(fields["joins"], "joins", "must list at least one word")
+    for item in reader.sequence(fields["types"], "types") if "types" in fields else ():
+        if reader.scalar(item, "types") not in CONCEPT_TYPES:
+            raise reader.fail(item, "types",
+                              f"unknown concept type (allowed: {', '.join(CONCEPT_TYPES)})")
 
 
 def _unmasked(reader: NodeReader, node: yaml.Node, token: dict[str, Any],

@@ -54,9 +54,15 @@ def explain_cmd(
     format: Annotated[
         str, typer.Option("--format", help="table (marked text, one line per finding) or json.")
     ] = "table",
+    report: Annotated[
+        bool, typer.Option("--report", help="Read the text as a whole report, as an index does: "
+                           "sections, sentences, and the report-level reading (differentials, "
+                           "what the impression concludes).")
+    ] = False,
 ) -> None:
-    """Show the findings of one sentence: spans marked in the text and a table of patterns,
-    with the cue (trigger) that made each finding absent, uncertain or not asserted now."""
+    """Show the findings of one sentence (or, with --report, one report): spans marked in the
+    text and a table of patterns, with the cue (trigger) that made each finding absent,
+    uncertain or not asserted now."""
     import json
 
     from clinsearch.annotate.annotator import annotator_for
@@ -65,7 +71,13 @@ def explain_cmd(
 
     if format not in ("table", "json"):
         raise ClinsearchError(f"unknown --format {format[:40]!r} (table or json)")
-    findings = annotator_for(str(lexicon) if lexicon else None).annotate(sentence)
+    annotator = annotator_for(str(lexicon) if lexicon else None)
+    if report:
+        from clinsearch.index.report_view import read_report
+
+        findings = read_report(sentence, annotator)
+    else:
+        findings = annotator.annotate(sentence)
     if format == "json":
         print(json.dumps({"findings": [finding_to_dict(f) for f in findings]}, indent=2))
     else:

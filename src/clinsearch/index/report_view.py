@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from clinsearch.annotate.finding import Finding, Modifier, Trigger
 from clinsearch.corpus.model import Report, Section, Sentence
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Generation
 from clinsearch.index.findings import FindingsTable
+
+if TYPE_CHECKING:
+    from clinsearch.annotate.annotator import Annotator
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +72,7 @@ def read_report_view(gen: Generation, report_id: str, key: int | None = None) ->
     table = FindingsTable.optional(gen)
     found = table.table(report_keys=[row["key"]]).to_pylist() if table else []
     findings = tuple(
-        LocatedFinding(f["sentence_id"], _finding(f)) for f in sorted(found, key=_finding_order)
+        LocatedFinding(f["sentence_id"], row_finding(f)) for f in sorted(found, key=_finding_order)
     )
     return ReportView(report, _sections(sentences), sentences, findings)
 
@@ -83,7 +88,7 @@ def _sections(sentences: tuple[Sentence, ...]) -> tuple[Section, ...]:
     return tuple(sections)
 
 
-def _finding(row: dict[str, Any]) -> Finding:
+def row_finding(row: dict[str, Any]) -> Finding:
     """A findings-table row as a Finding (offsets into the report)."""
     modifiers = tuple(
         Modifier(m["category"], m["value"], m["text"], m["start"], m["end"])
@@ -93,6 +98,27 @@ def _finding(row: dict[str, Any]) -> Finding:
     return Finding(row["concept"], row["name"], row["type"], row["text"], row["start"],
                    row["end"], row["polarity"], tuple(row["context"] or ()), modifiers,
                    None if trigger is None else Trigger(**trigger))
+
+
+def read_report(text: str, annotator: Annotator, batch_size: int = 256) -> list[Finding]:
+    """The findings of one report's ``text`` as an index reads them: segmented into sections
+    and sentences, each sentence annotated, then the section meanings and the whole-report
+    reading (``index.conclusion``) applied; offsets into ``text`` (``explain --report``)."""
+    from clinsearch.annotate.context_rules import conclusion, section_contexts
+    from clinsearch.corpus.segment import Segmenter
+    from clinsearch.index.findings import SENTENCE_COLUMNS, annotate_sentences
+
+    report = Report(id="report", patient_id="", visit_id="", text=text)
+    sentences = Segmenter().segment(report).sentences
+    values = {"report_key": [0] * len(sentences), "id": [s.id for s in sentences],
+              "report_id": [s.report_id for s in sentences], "visit_id": [""] * len(sentences),
+              "patient_id": [""] * len(sentences), "index": [s.index for s in sentences],
+              "section": [s.section for s in sentences], "start": [s.start for s in sentences],
+              "text": [s.text for s in sentences]}
+    table = pa.table({name: values[name] for name in SENTENCE_COLUMNS})
+    rows = annotate_sentences(table, annotator, batch_size, sections=section_contexts(),
+                              conclusion=conclusion()).to_pylist()
+    return [row_finding(row) for row in sorted(rows, key=_finding_order)]
 
 
 def _finding_order(row: dict[str, Any]) -> tuple[int, int]:
@@ -121,7 +147,7 @@ class SentenceFindings:
                               for m in row["modifiers"] or ()],
                 "trigger": trigger,
             }
-            self._by_sentence.setdefault(row["sentence_id"], []).append(_finding(shifted))
+            self._by_sentence.setdefault(row["sentence_id"], []).append(row_finding(shifted))
         for findings in self._by_sentence.values():
             findings.sort(key=lambda f: f.start)
 

@@ -13,6 +13,7 @@ from clinsearch.hit import Hit
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.auth import UserStore
 from clinsearch.server.live import LiveIndex
+from clinsearch.server.review_store import ReviewStore
 from clinsearch.server.workbench_store import WorkbenchStore
 
 HITS_CACHE = 256  # queries whose hits are kept for paging
@@ -37,7 +38,7 @@ class ServerConfig:
 @dataclass
 class ServerState:
     """The live index, the users (None: no auth), the audit log, the users' workbench (bundles,
-    lists, saved searches, history), the configuration and the paging cache."""
+    lists, saved searches, history, chart reviews), the configuration and the paging cache."""
 
     live: LiveIndex
     users: UserStore | None
@@ -46,6 +47,10 @@ class ServerState:
     config: ServerConfig = field(default_factory=ServerConfig)
     hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
+    reviews: ReviewStore = field(init=False)  # chart reviews, in the workbench's file
+
+    def __post_init__(self) -> None:
+        self.reviews = ReviewStore(self.workbench.path)
 
     def cached_hits(self, key: tuple[Any, ...]) -> list[Hit] | None:
         """The hits computed for ``key`` (generation, query, method, level, options), if kept."""

@@ -121,8 +121,11 @@ class ReviewStore:
     """The reviews in the workbench database at ``path`` (its own connection to the file)."""
 
     def __init__(self, path: str | Path) -> None:
-        WorkbenchStore(path).close()  # creates the file private, as the workbench does
         self.path = Path(path)
+        if not self.path.exists():  # created private, as the workbench does; never reopened
+            # here when it exists: closing any descriptor of the file would drop the POSIX
+            # locks of this process's other connections to it (the server's workbench)
+            WorkbenchStore(self.path).close()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._db.execute("PRAGMA busy_timeout=5000")

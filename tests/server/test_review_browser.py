@@ -150,6 +150,10 @@ def test_two_reviewers_judge_a_sample_blind_and_the_page_shows_the_clis_figures(
     reason = rejected[noted].find_element(By.CSS_SELECTOR, ".reason")
     assert NOTE in reason.text and not reason.find_elements(By.TAG_NAME, "img")
     assert browser.title == "clinsearch"
+    assert browser.find_element(By.CSS_SELECTOR, f'#review-list tr[data-review="{review_id}"]'
+                                " td.precision").text == shown["precision"]
+    browser.find_elements(By.CSS_SELECTOR, "#review-items button")[1].click()
+    wait(browser, ec.visibility_of_element_located((By.CSS_SELECTOR, "#review-reader .hl")))
     shoot(browser, "screenshot-review.png", tmp_path)
 
     # the export carries the review's figures in its header

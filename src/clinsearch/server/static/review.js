@@ -33,7 +33,7 @@ async function loadReviews() {
     el("tbody", {}, ...listed.reviews.map((r) => el("tr", { "data-review": String(r.id) },
       el("th", { scope: "row", text: r.name }), el("td", {}, el("code", { text: r.query })),
       el("td", { text: r.owner }), el("td", { text: r.created.slice(0, 16).replace("T", " ") }),
-      el("td", { text: share(r.figures.precision) }),
+      el("td", { class: "precision", text: share(r.figures.precision) }),
       el("td", {}, el("button", { type: "button", text: "Open", onclick: () => openReview(r.id) })))))));
 }
 
@@ -71,6 +71,8 @@ async function openReview(id) {
 }
 
 function showFigures(f, counts) {
+  const listed = document.querySelector(`#review-list tr[data-review="${rv.review.id}"] td.precision`);
+  if (listed) listed.textContent = share(f.precision);
   for (const unit of ["patient", "visit", "report"]) setFigure("rv-" + unit, String(counts[unit] ?? ""), counts[unit]);
   setFigure("rv-precision", share(f.precision), f.precision);
   $("rv-interval").textContent = f.precision === null ? "n/a" : `${share(f.precision_low)}-${share(f.precision_high)}`;

@@ -136,7 +136,8 @@ def test_two_reviewers_judge_a_sample_blind_and_the_page_shows_the_clis_figures(
     assert {row.get_attribute("data-report") for row in rows} == disputed
     for _ in disputed:
         left = len(browser.find_elements(By.CSS_SELECTOR, "#review-disagreements tbody tr"))
-        browser.find_element(By.CSS_SELECTOR, "#review-disagreements tbody tr button:nth-child(2)").click()
+        browser.find_element(By.CSS_SELECTOR,  # settled as "does not meet"
+                             "#review-disagreements tbody tr button:nth-child(2)").click()
         wait(browser, lambda b, n=left: len(b.find_elements(
             By.CSS_SELECTOR, "#review-disagreements tbody tr")) == n - 1)
     shown = page_figures(browser)

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from clinsearch.search.cohort import Cohort
+from clinsearch.server.small_counts import viewer_count
+from clinsearch.server.state import VIEWER_MIN_COUNT
+
 from .conftest import Server
 
 
@@ -46,6 +50,11 @@ def test_a_viewer_sees_figures_only_and_may_not_review(server: Server, review: d
     shown = server.call("GET", f"/api/reviews/{rid}", role="viewer")
     assert shown.status == 200 and "figures" in shown.json()
     assert "items" not in shown.json() and uid not in shown.text
+    exact = Cohort(server.index).counts("cardiomegaly")
+    assert shown.json()["counts"] == {u: viewer_count(n, VIEWER_MIN_COUNT)
+                                      for u, n in exact.items()}  # as every count it sees
+    assert shown.json()["figures"]["members"] == viewer_count(exact["report"],
+                                                              VIEWER_MIN_COUNT)
     for method, path, body in [
             ("GET", f"/api/reviews/{rid}/reports/{uid}", None),
             ("PUT", f"/api/reviews/{rid}/judgments/{uid}", {"verdict": "meets"}),

@@ -34,6 +34,7 @@ from clinsearch.server.reviews import (
     rejected_rows,
     start_review,
 )
+from clinsearch.server.small_counts import viewer_count
 from clinsearch.server.state import ServerState
 from clinsearch.units import check_level
 
@@ -89,7 +90,7 @@ def start(body: StartRequest, user: TextReader, audit: Audit, state: State) -> d
     found = state.reviews.state(review)
     audit.record("review/start", body.model_dump(), {"sampled": len(found.items)},
                  review.generation, {"reports": [i.report_id for i in found.items]})
-    return _shown(found, user)
+    return _shown(found, user, state.config.viewer_min_count)
 
 
 @router.get("", summary="The reviews the caller owns or is listed on, with their figures")
@@ -97,7 +98,8 @@ def reviews(user: Caller, audit: Audit, state: State) -> dict[str, Any]:
     """Newest first; figures only (no report ids)."""
     found = [state.reviews.state(r) for r in state.reviews.reviews(user.name)]
     audit.record("review/list", {}, {"reviews": len(found)}, "")
-    return {"reviews": [_summary(s) for s in found]}
+    threshold = state.config.viewer_min_count
+    return {"reviews": [_summary(s, user, threshold) for s in found]}
 
 
 @router.get("/{review_id}", summary="A review: its figures, and for a reviewer its sample")
@@ -105,7 +107,7 @@ def review(review_id: int, user: Caller, audit: Audit, state: State) -> dict[str
     """The figures beside the cohort's exact counts; for a reviewer, the sampled report ids in
     their blind order with the caller's own verdicts (never another reviewer's)."""
     found = _visible(state, user, review_id)
-    shown = _shown(found, user)
+    shown = _shown(found, user, state.config.viewer_min_count)
     audit.record("review", {"id": review_id}, {"sampled": len(found.items)},
                  found.review.generation,
                  {"reports": [i["report_id"] for i in shown.get("items", [])]})
@@ -272,18 +274,26 @@ def _unblinded(found: ReviewState, user: User) -> bool:
     return not found.review.blind and user.sees_text
 
 
-def _summary(found: ReviewState) -> dict[str, Any]:
+def _summary(found: ReviewState, user: User, threshold: int) -> dict[str, Any]:
+    """A review's name, cohort and figures; for a viewer the cohort's counts (and the
+    members and non-members they rest on) withheld or rounded as every count it sees."""
     r = found.review
+    counts: dict[str, Any] = dict(r.counts)
+    figures = asdict(found.figures())
+    if not user.sees_text:
+        counts = {unit: viewer_count(n, threshold) for unit, n in counts.items()}
+        for key in ("members", "nonmember_pool"):
+            figures[key] = viewer_count(figures[key], threshold)
     return {"id": r.id, "name": r.name, "owner": r.owner, "query": r.query,
-            "created": r.created, "generation": r.generation, "counts": r.counts,
-            "figures": asdict(found.figures())}
+            "created": r.created, "generation": r.generation, "counts": counts,
+            "figures": figures}
 
 
-def _shown(found: ReviewState, user: User) -> dict[str, Any]:
+def _shown(found: ReviewState, user: User, threshold: int) -> dict[str, Any]:
     """A review as the caller may see it: figures for all; the sample, in its blind order,
     with the caller's own verdicts, for a reviewer."""
     r = found.review
-    shown = _summary(found) | {
+    shown = _summary(found, user, threshold) | {
         "state": r.state, "seed": r.seed, "size": r.size, "strata": r.strata,
         "blind": r.blind, "required": r.required, "reviewers": r.reviewers,
         "verdicts": list(VERDICTS), "is_owner": r.owner == user.name,

@@ -73,7 +73,9 @@ async function openReview(id) {
 function showFigures(f, counts) {
   const listed = document.querySelector(`#review-list tr[data-review="${rv.review.id}"] td.precision`);
   if (listed) listed.textContent = share(f.precision);
-  for (const unit of ["patient", "visit", "report"]) setFigure("rv-" + unit, String(counts[unit] ?? ""), counts[unit]);
+  for (const unit of ["patient", "visit", "report"]) {  // null: withheld from the viewer role (small)
+    setFigure("rv-" + unit, counts[unit] === null ? "few" : String(counts[unit] ?? ""), counts[unit]);
+  }
   setFigure("rv-precision", share(f.precision), f.precision);
   $("rv-interval").textContent = f.precision === null ? "n/a" : `${share(f.precision_low)}-${share(f.precision_high)}`;
   $("rv-interval").dataset.low = String(f.precision_low ?? "");

@@ -2,7 +2,8 @@
 saved cohort (and 3 non-members for recall), judges them blind; a second reviewer does the same
 without seeing the first one's verdicts; the owner settles the disagreements; the page's
 precision, Wilson interval and kappa equal what ``clinsearch review show`` prints for the same
-store, and the cohort export the page downloads carries them in its header.
+store, the cohort export the page downloads carries them in its header, and a listed viewer
+sees the figures only.
 
 Set ``CLINSEARCH_SCREENSHOTS=docs/images`` to refresh the how-to's screenshot.
 """
@@ -103,7 +104,7 @@ def test_two_reviewers_judge_a_sample_blind_and_the_page_shows_the_clis_figures(
     nonmembers = browser.find_element(By.ID, "review-nonmembers")
     nonmembers.clear()
     nonmembers.send_keys("3")
-    browser.find_element(By.ID, "review-reviewers").send_keys("admin1")
+    browser.find_element(By.ID, "review-reviewers").send_keys("admin1, viewer1")
     browser.find_element(By.ID, "review-second").click()
     browser.find_element(By.CSS_SELECTOR, "#review-form button[type=submit]").click()
     wait(browser, lambda b: len(items(b)) == 13)
@@ -124,7 +125,7 @@ def test_two_reviewers_judge_a_sample_blind_and_the_page_shows_the_clis_figures(
     sign_in(browser, server, "admin")
     open_review(browser, review_id)
     assert items(browser) == [(report, "") for report in sample]
-    assert browser.find_element(By.ID, "review-owner").get_attribute("hidden") is not None
+    assert not browser.find_element(By.ID, "review-owner").is_displayed()
     judge_all(browser, second)
 
     # the owner: disagreements listed, settled on the page; the figures equal the CLI's
@@ -166,3 +167,12 @@ def test_two_reviewers_judge_a_sample_blind_and_the_page_shows_the_clis_figures(
     assert any(line.startswith(f"# precision: {shown['precision']} ") and
                f"Wilson 95% {shown['interval']})" in line for line in header)
     assert any(line.startswith(f"# kappa: {shown['kappa']} ") for line in header)
+
+    # a listed viewer: the figures only, no sample, no form to draw one
+    sign_in(browser, server, "viewer")
+    assert not browser.find_element(By.ID, "review-form").is_displayed()
+    browser.find_element(By.CSS_SELECTOR, f'#review-list tr[data-review="{review_id}"] button'
+                         ).click()
+    wait(browser, lambda b: b.find_element(By.ID, "rv-precision").text == shown["precision"])
+    assert page_figures(browser) == shown
+    assert items(browser) == [] and not browser.find_element(By.ID, "review-owner").is_displayed()

@@ -142,3 +142,15 @@ def test_a_stratified_review_of_all_members_and_the_cli_start(server: Server,
     bad = clinsearch("review", "start", str(server.index), QUERY, "--owner", "me",
                      "--strata", "tier", "--workbench", str(store), check=False)
     assert bad.returncode == 2 and "--strata" in bad.stderr
+
+
+def test_an_open_review_shows_the_engines_reading(server: Server) -> None:
+    review = start(server, size=3, nonmembers=2, blind=False)
+    members = {m.report_id: m for m in Cohort(server.index).members(QUERY, "report")}
+    kinds = {i["report_id"]: i["kind"] for i in review["items"]}
+    assert {uid for uid, kind in kinds.items() if kind == "member"} <= set(members)
+    assert sorted(kinds.values()) == ["member"] * 3 + ["nonmember"] * 2
+    uid = next(uid for uid, kind in kinds.items() if kind == "member")
+    shown = server.call("GET", f"/api/reviews/{review['id']}/reports/{uid}").json()
+    assert shown["kind"] == "member"
+    assert shown["evidence_sentence_id"] == members[uid].sentence_id

@@ -43,6 +43,7 @@ async function drawReview() {
     saved_id: Number($("review-saved").value), size: $("review-all").checked ? null : Number($("review-size").value),
     seed: Number($("review-seed").value), strata: $("review-strata").value,
     nonmembers: Number($("review-nonmembers").value), second_reviewer: $("review-second").checked,
+    blind: !$("review-open").checked,
     reviewers: $("review-reviewers").value.split(/[\s,]+/).filter(Boolean),
   };
   try {
@@ -92,7 +93,8 @@ function showItems() {
   const items = rv.review.items || [];
   $("review-items").replaceChildren(...items.map((item) => el("li", {},
     el("button", { type: "button", "data-report": item.report_id, "data-verdict": item.verdict || "",
-                   class: item.verdict ? "done" : "", text: item.report_id,
+                   class: item.verdict ? "done" : "",
+                   text: item.report_id + (item.kind ? ` (${item.kind === "member" ? "member" : "non-member"})` : ""),
                    "aria-current": String(item.report_id === rv.current),
                    onclick: () => readItem(item.report_id) }))));
 }
@@ -111,8 +113,10 @@ async function readItem(reportId) {
   const buttons = Object.entries(VERDICT_LABELS).map(([verdict, label]) => el("button", {
     type: "button", id: "verdict-" + verdict, text: label, "aria-pressed": String(data.verdict === verdict),
     onclick: () => judge(reportId, verdict, note.value) }));
+  const engine = data.kind ? [el("p", { class: "engine", text: data.kind === "member"
+    ? `The engine counts it a member (evidence sentence ${data.evidence_sentence_id}).` : "The engine leaves it out of the cohort." })] : [];
   $("review-reader").replaceChildren(el("h3", { text: `Report ${data.report_id}` + (data.date ? ` (${data.date})` : "") }),
-    text, el("div", { class: "toolbar", role: "group", "aria-label": "verdict" },
+    ...engine, text, el("div", { class: "toolbar", role: "group", "aria-label": "verdict" },
       el("label", { for: "review-note", text: "Note" }), note, ...buttons));
   text.focus();
 }

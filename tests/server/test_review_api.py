@@ -144,6 +144,35 @@ def test_a_stratified_review_of_all_members_and_the_cli_start(server: Server,
     assert bad.returncode == 2 and "--strata" in bad.stderr
 
 
+def test_the_cli_reviews_a_saved_cohort_in_the_servers_store(server: Server) -> None:
+    listed = server.call("POST", "/api/lists", body={
+        "name": "some", "kind": "patient", "csv": "id\nP036\nP037\nP038\nP039\nP040\nP041"})
+    state = {"query": QUERY, "level": "patient", "list": str(listed.json()["id"])}
+    saved = server.call("POST", "/api/saved", body={"name": "listed", "state": state}).json()
+    store = server.audit.parent / WORKBENCH_FILE
+    out = clinsearch("review", "start", str(server.index), "--saved", str(saved["id"]),
+                     "--owner", "researcher1", "--size", "3", "--workbench", str(store)).stdout
+    review_id = int(out.split()[1].rstrip(":"))
+    drawn = out.strip().splitlines()[1:]
+    cohort = Cohort(server.index)
+    mask, _ = cohort.id_mask("patient", ["P036", "P037", "P038", "P039", "P040", "P041"])
+    within = {m.report_id for m in cohort.members(QUERY, "report", cohort.scope({}, mask))}
+    assert len(drawn) == 3 and set(drawn) <= within  # the saved cohort's list holds
+    # the running server sees the review at once, and its writes stay visible to the CLI
+    shown = server.call("GET", f"/api/reviews/{review_id}").json()
+    assert sorted(i["report_id"] for i in shown["items"]) == sorted(drawn)
+    assert shown["figures"]["members"] == len(within) and shown["name"] == "listed"
+    assert server.call("PUT", f"/api/reviews/{review_id}/judgments/{drawn[0]}",
+                       body={"verdict": "meets"}).status == 200
+    figures = json.loads(clinsearch("review", "show", str(review_id), "--json",
+                                    "--workbench", str(store)).stdout)
+    assert figures["meets"] == 1
+    rerun = clinsearch("review", "rerun", str(review_id), str(server.index), "--workbench",
+                       str(store)).stdout
+    assert f"members then {len(within)}, now {len(within)}" in rerun
+    assert server.call("GET", f"/api/reviews/{review_id}", role="admin").status == 404
+
+
 def test_an_open_review_shows_the_engines_reading(server: Server) -> None:
     review = start(server, size=3, nonmembers=2, blind=False)
     members = {m.report_id: m for m in Cohort(server.index).members(QUERY, "report")}

@@ -18,6 +18,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.terminal import printable
 
 if TYPE_CHECKING:
+    from clinsearch.search.cohort import Cohort, Scope
     from clinsearch.server.review_store import ReviewState, ReviewStore
 
 review_app = typer.Typer(
@@ -47,8 +48,39 @@ def _state(path: Path, review_id: int) -> tuple[ReviewStore, ReviewState]:
     store = _store(path)
     found = store.review(review_id)
     if found is None:
+        store.close()
         raise ClinsearchError(f"{path}: there is no review {review_id}")
     return store, store.state(found)
+
+
+def _read(path: Path, review_id: int) -> ReviewState:
+    """A review as stored, the store closed again."""
+    store, state = _state(path, review_id)
+    store.close()
+    return state
+
+
+def _scope(cohort: Cohort, path: Path, owner: str, page: dict[str, str]) -> Scope:
+    """Where a saved cohort's query looks, as the server reads it: the owner's term bundles it
+    names and the id list it is restricted to. Opened while no other connection to the store
+    is open in this process (opening the file would drop that connection's locks)."""
+    from clinsearch.search.cohort.syntax import fold
+    from clinsearch.server.workbench_store import WorkbenchStore
+
+    bench = WorkbenchStore(path)
+    try:
+        folded = fold(page.get("query", ""))
+        bundles = {name: terms for name, terms in bench.bundle_terms_for(owner).items()
+                   if name in folded}
+        within = None
+        if page.get("list", "").isdigit():
+            listed = bench.id_list(int(page["list"]))
+            if listed is None:
+                raise ClinsearchError(f"{path}: the saved cohort's id list {page['list']} is gone")
+            within = cohort.id_mask(listed.kind, listed.ids)[0]
+    finally:
+        bench.close()
+    return cohort.scope(bundles, within)
 
 
 @review_app.command("start", help="Draw a review's sample from a cohort query (at report level)"
@@ -56,9 +88,13 @@ def _state(path: Path, review_id: int) -> tuple[ReviewStore, ReviewState]:
 def start_command(
     index_dir: IndexDir,
     query: Annotated[str, typer.Argument(help="The cohort query (see `clinsearch cohort"
-                                         " --help`).", show_default=False)],
+                                         " --help`); none with --saved.", show_default=False)]
+    = "",
     owner: Annotated[str, typer.Option(help="Who owns the review (a user name of the"
-                                       " server).")],
+                                       " server).")] = "",
+    saved: Annotated[int | None, typer.Option(
+        help="Review the owner's saved cohort with this number (the workbench's), its id list"
+        " and term bundles included.")] = None,
     workbench: Store = DEFAULT_STORE,
     name: Annotated[str, typer.Option(help="The review's name.")] = "",
     size: Annotated[int, typer.Option(help="Members to sample; 0: every member.")] = 10,
@@ -78,19 +114,35 @@ def start_command(
     from clinsearch import Index
     from clinsearch.search.cohort import Cohort
     from clinsearch.server.reviews import start_review
+    from clinsearch.server.workbench_store import WorkbenchStore
 
     if strata not in ("none", "section", "year"):
         raise ClinsearchError("--strata: one of none, section, year")
+    if not owner:
+        raise ClinsearchError("--owner: name the review's owner")
+    page = {"query": query, "level": "report"}
+    if saved is not None:
+        bench = WorkbenchStore(workbench)
+        found = bench.saved_item(owner, saved)
+        bench.close()
+        if found is None or found.kind != "cohort":
+            raise ClinsearchError(f"--saved: {owner} has no saved cohort {saved}")
+        page, name = found.state, name or found.name
+    elif not query:
+        raise ClinsearchError("QUERY: give a cohort query, or --saved")
     index = Index.open(index_dir)
     cohort = Cohort(index)
+    scope = _scope(cohort, workbench, owner, page)
+    store = _store(workbench)
     review = start_review(
-        _store(workbench), index, cohort, owner, query, cohort.scope(),
-        {"query": query, "level": "report"}, index.generation.path.name, name=name,
-        size=size or None, seed=seed, strata=strata, nonmembers=nonmembers,  # type: ignore[arg-type]
-        blind=not open_review, required=2 if second_reviewer else 1, reviewers=reviewer or [])
+        store, index, cohort, owner, page["query"], scope, page, index.generation.path.name,
+        name=name, size=size or None, seed=seed, strata=strata,  # type: ignore[arg-type]
+        nonmembers=nonmembers, blind=not open_review, required=2 if second_reviewer else 1,
+        reviewers=reviewer or [])
     console.print(f"review {review.id}: {review.members} members, sample drawn", highlight=False)
-    for item in _store(workbench).state(review).items:
+    for item in store.state(review).items:
         console.print(escape(printable(item.report_id)), highlight=False)
+    store.close()
 
 
 @review_app.command("list", help="Every review in the store with its precision.")
@@ -132,7 +184,7 @@ def show_command(review_id: ReviewId, workbench: Store = DEFAULT_STORE,
                  ) -> None:
     import json
 
-    _, state = _state(workbench, review_id)
+    state = _read(workbench, review_id)
     figures = state.figures()
     if as_json:
         console.print_json(json.dumps(asdict(figures)))
@@ -149,7 +201,7 @@ def show_command(review_id: ReviewId, workbench: Store = DEFAULT_STORE,
 @review_app.command("disagreements", help="Reports the reviewers judged differently, with each"
                     " verdict, for the owner to settle (review adjudicate).")
 def disagreements_command(review_id: ReviewId, workbench: Store = DEFAULT_STORE) -> None:
-    _, state = _state(workbench, review_id)
+    state = _read(workbench, review_id)
     for item, verdicts in state.disagreements():
         console.print(escape(printable(item.report_id + "\t" + ", ".join(
             f"{who}: {v}" for who, v in verdicts.items()))), highlight=False)
@@ -188,7 +240,7 @@ def rejected_command(
 
     if export:
         check_export_path(export, force)
-    _, state = _state(workbench, review_id)
+    state = _read(workbench, review_id)
     found = rejected(state, Index.open(index_dir))
     if export:
         with open_export(export, force=force, newline="") as out:
@@ -206,9 +258,10 @@ def rerun_command(review_id: ReviewId, index_dir: IndexDir,
     from clinsearch.search.cohort import Cohort
     from clinsearch.server.reviews import changes
 
-    _, state = _state(workbench, review_id)
+    state = _read(workbench, review_id)
     r = state.review
-    members = Cohort(Index.open(index_dir)).members(r.query, "report")
+    cohort = Cohort(Index.open(index_dir))
+    members = cohort.members(r.query, "report", _scope(cohort, workbench, r.owner, r.state))
     shown = changes(r, [i.report_id for i in state.items if i.kind == "member"],
                     [m.report_id for m in members])
     console.print(f"members then {shown['members_then']}, now {shown['members_now']}",
@@ -232,10 +285,13 @@ def export_command(
     from clinsearch.server.reviews import export_text
 
     check_export_path(out, force)
-    _, state = _state(workbench, review_id)
-    level = state.review.state.get("level", "patient")
+    state = _read(workbench, review_id)
+    r = state.review
+    level = r.state.get("level", "patient")
     index = Index.open(index_dir)
-    members = Cohort(index).members(state.review.query, level)  # type: ignore[arg-type]
+    cohort = Cohort(index)
+    members = cohort.members(r.query, level,  # type: ignore[arg-type]
+                             _scope(cohort, workbench, r.owner, r.state))
     with open_export(out, force=force, newline="") as handle:
         handle.writelines(export_text(state, members, level, index.generation.path.name,
                                       datetime.now(UTC).isoformat(timespec="seconds")))

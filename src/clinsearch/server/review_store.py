@@ -30,6 +30,7 @@ from clinsearch.evaluate.chart_review import (
     Judgment,
     disagreements,
     review_figures,
+    seeded_rank,
 )
 from clinsearch.server.audit import utc_now
 from clinsearch.server.workbench_store import WorkbenchStore
@@ -255,8 +256,6 @@ def _review(row: tuple[Any, ...]) -> Review:
 def blind_order(items: tuple[Item, ...], seed: int) -> list[Item]:
     """The items in a seeded order that mixes members and non-members, so that a reviewer
     cannot tell from the place of a report what the engine made of it."""
-    from clinsearch.evaluate.chart_review import seeded_rank
-
     return sorted(items, key=lambda i: seeded_rank(seed, "order", i.report_id))
 
 

@@ -20,6 +20,7 @@ def test_a_rerun_on_a_new_generation_shows_which_members_changed(
         sample_index: Path, tmp_path: Path) -> None:
     index, store = tmp_path / "index", tmp_path / "wb.sqlite"
     shutil.copytree(sample_index, index)
+    drawn_on = (index / "CURRENT").read_text().strip()
     started = clinsearch("review", "start", str(index), QUERY, "--owner", "ann", "--size", "5",
                          "--seed", "4", "--workbench", str(store)).stdout.splitlines()
     sample = started[1:]
@@ -38,7 +39,9 @@ def test_a_rerun_on_a_new_generation_shows_which_members_changed(
                str(store))
     generations = next(line for line in export.read_text().splitlines()
                        if line.startswith("# index generation:"))
-    assert generations == "# index generation: drawn on gen-000001, exported from gen-000003"
+    now = (index / "CURRENT").read_text().strip()
+    assert now != drawn_on
+    assert generations == f"# index generation: drawn on {drawn_on}, exported from {now}"
     again = clinsearch("review", "export", "1", str(index), "--out", str(export),
                        "--workbench", str(store), check=False)
     assert again.returncode == 2 and "exists" in again.stderr  # never overwritten silently

@@ -1,7 +1,8 @@
 """Item 4, for every file the CLI writes for the user (``train labels --out``, ``eval
---save-runs`` and ``--plot-dir``, ``lexicon import --out``, ``bench build ... --out``): the one
-export path, so none is overwritten without --force, none lands in an index, a folder or a
-missing folder is one line, and what is written is private."""
+--save-runs`` and ``--plot-dir``, ``lexicon import --out``, ``bench build ... --out``,
+``review export --out``, ``review rejected --export``): the one export path, so none is
+overwritten without --force, none lands in an index, a folder or a missing folder is one line,
+and what is written is private."""
 
 from __future__ import annotations
 
@@ -42,8 +43,22 @@ def _bench(index: Path, folder: Path) -> list[str | Path]:
             "--out", folder]
 
 
+def _review(*command: str) -> Command:
+    def args(index: Path, out: Path) -> list[str | Path]:
+        store = index.parent / "workbench.sqlite"
+        if not store.exists():  # one review to export, drawn once
+            code, _, err = run("review", "start", index, "pneumonia", "--owner", "ann",
+                               "--workbench", store)
+            assert code == 0, err
+        return ["review", *command, "1", index, "--workbench", store,
+                "--out" if command == ("export",) else "--export", out]
+    return args
+
+
 FILES = {"train labels --out": (_labels, "labels.jsonl"),
-         "lexicon import --out": (_lexicon, "lexicon.yaml")}
+         "lexicon import --out": (_lexicon, "lexicon.yaml"),
+         "review export --out": (_review("export"), "review.csv"),
+         "review rejected --export": (_review("rejected"), "rejected.csv")}
 FOLDERS = {"eval --save-runs": (_eval("--save-runs"), "bm25.run"),
            "eval --plot-dir": (_eval("--plot-dir"), "metrics_by_group.png"),
            "bench build --out": (_bench, "fold1/qrels.txt")}

@@ -104,4 +104,5 @@ def main() -> None:
 
 
 # Importing the command modules registers their commands, in this order in --help.
-from clinsearch.cli import annotate, index, search, demo, cohort, evaluate, train, serve, export  # noqa: E402, F401, I001
+from clinsearch.cli import annotate, index, search, demo, cohort, review, evaluate  # noqa: E402, F401, I001
+from clinsearch.cli import train, serve, export  # noqa: E402, F401

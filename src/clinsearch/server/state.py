@@ -14,6 +14,7 @@ from clinsearch.server.audit import AuditLog
 from clinsearch.server.audit_index import AuditIndex
 from clinsearch.server.auth import UserStore
 from clinsearch.server.live import LiveIndex
+from clinsearch.server.review_store import ReviewStore
 from clinsearch.server.small_counts import noise_key
 from clinsearch.server.workbench_store import WorkbenchStore
 
@@ -38,8 +39,8 @@ class ServerConfig:
 @dataclass
 class ServerState:
     """The live index, the users (None: no auth), the audit log and its viewer's index, the
-    users' workbench (bundles, lists, saved searches, history), the configuration and the
-    paging cache."""
+    users' workbench (bundles, lists, saved searches, history, chart reviews), the configuration
+    and the paging cache."""
 
     live: LiveIndex
     users: UserStore | None
@@ -49,9 +50,11 @@ class ServerState:
     hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
     audit_index: AuditIndex = field(init=False)
+    reviews: ReviewStore = field(init=False)  # chart reviews, in the workbench's file
 
     def __post_init__(self) -> None:
         self.audit_index = AuditIndex(self.audit.path)
+        self.reviews = ReviewStore(self.workbench.path)
 
     def cached_hits(self, key: tuple[Any, ...]) -> list[Hit] | None:
         """The hits computed for ``key`` (generation, query, method, level, options), if kept."""

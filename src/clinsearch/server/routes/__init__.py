@@ -13,6 +13,7 @@ from clinsearch.server.routes import (
     page,
     patients,
     reports,
+    review,
     saved,
     search,
     users,
@@ -20,4 +21,4 @@ from clinsearch.server.routes import (
 
 ROUTERS = (page.router, info.router, search.router, cohort.router, reports.router,
            explain.router, users.router, bundles.router, lists.router, saved.router,
-           patients.router, charts.router, audit_view.router)
+           patients.router, charts.router, audit_view.router, review.router)

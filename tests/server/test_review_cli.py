@@ -1,0 +1,47 @@
+"""``clinsearch review`` on its own: a review drawn on one generation, the index changed (a
+member deleted, a new one added), and ``review rerun`` shows which members entered and left
+while the sample stays as drawn; the export names both generations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from .conftest import clinsearch
+
+QUERY = "pleural effusion"
+NEW = {"id": "NEW-R1", "patient_id": "NEW", "visit_id": "NEW-V1", "type": "CXR",
+       "date": "2024-01-02", "text": "FINDINGS: Large right pleural effusion.\n"
+       "IMPRESSION: Right pleural effusion."}
+
+
+def test_a_rerun_on_a_new_generation_shows_which_members_changed(
+        sample_index: Path, tmp_path: Path) -> None:
+    index, store = tmp_path / "index", tmp_path / "wb.sqlite"
+    shutil.copytree(sample_index, index)
+    drawn_on = (index / "CURRENT").read_text().strip()
+    started = clinsearch("review", "start", str(index), QUERY, "--owner", "ann", "--size", "5",
+                         "--seed", "4", "--workbench", str(store)).stdout.splitlines()
+    sample = started[1:]
+    assert len(sample) == 5
+    corpus = tmp_path / "new.jsonl"
+    corpus.write_text(json.dumps(NEW) + "\n")
+    clinsearch("add", str(index), str(corpus), "--format", "jsonl")
+    clinsearch("delete", str(index), "--ids", sample[0])
+    out = clinsearch("review", "rerun", "1", str(index), "--workbench", str(store)).stdout
+    assert f"entered: {NEW['id']}\n" in out
+    assert f"left: {sample[0]}\n" in out and f"sampled_left: {sample[0]}\n" in out
+    shown = clinsearch("review", "show", "1", "--workbench", str(store)).stdout
+    assert "sampled members: 5 of " in shown  # the sample stays as drawn
+    export = tmp_path / "out.csv"
+    clinsearch("review", "export", "1", str(index), "--out", str(export), "--workbench",
+               str(store))
+    generations = next(line for line in export.read_text().splitlines()
+                       if line.startswith("# index generation:"))
+    now = (index / "CURRENT").read_text().strip()
+    assert now != drawn_on
+    assert generations == f"# index generation: drawn on {drawn_on}, exported from {now}"
+    again = clinsearch("review", "export", "1", str(index), "--out", str(export),
+                       "--workbench", str(store), check=False)
+    assert again.returncode == 2 and "exists" in again.stderr  # never overwritten silently

@@ -113,3 +113,20 @@ def test_the_name_static_distils_the_default_model_once_into_the_cache(
     (tmp_path / "static").mkdir()  # a folder of that name wins: it is checked as a model
     with pytest.raises(ClinsearchError, match="is not a sentence-transformers"):
         model_folder.check_model_folder("static", "encoder model")
+
+
+def test_an_index_built_with_model_static_records_the_cached_folder(
+    tmp_path: Path, tiny_encoder_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clinsearch import Index, IndexConfig
+    from clinsearch.corpus.model import Report
+
+    monkeypatch.setenv("CLINSEARCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(model_folder, "default_encoder_path", lambda: tiny_encoder_dir)
+    monkeypatch.chdir(tmp_path)
+    config = IndexConfig(("bm25", "dense"), {"dense": {"model": "static"}})
+    index = Index.build([Report("r1", "No pleural effusion."), Report("r2", "Mild edema.")],
+                        tmp_path / "idx", config, progress=False)
+    cached = model_folder.check_model_folder("static", "encoder model")
+    assert index.component("dense").meta.model_path == str(cached)
+    assert index.search("pleural effusion", "report", 1, "dense")[0].id == "r1"

@@ -118,3 +118,15 @@ def test_train_static_then_index_add_search_and_terms_from_the_cli(
     result = CliRunner().invoke(app, ["search", str(idx), "effusion", "--method", "dense",
                                       "--model", str(plain)])
     assert result.exit_code == 2 and "fingerprint" in result.output
+
+
+def test_train_static_bad_options_exit_2_without_writing(tmp_path: Path) -> None:
+    out = tmp_path / "m"
+    for args in (["--source", "notes"], ["--loss", "cosine"]):
+        result = CliRunner().invoke(app, ["train", "static", "--index", str(tmp_path), "--out",
+                                          str(out), *args])
+        assert result.exit_code == 2 and "Traceback" not in result.output
+    result = CliRunner().invoke(app, ["train", "static", "--out", str(out), "--base-model",
+                                      str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert not out.exists()

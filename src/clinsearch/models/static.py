@@ -131,8 +131,8 @@ class StaticEncoder:
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids (no special tokens), as training's ``StaticEmbedding`` sees it."""
-        encoded = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [e.ids for e in encoded]
+        encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+        return [e.ids for e in encode(list(texts), add_special_tokens=False)]
 
     def encode_queries(self, queries: Sequence[str], **_: Any) -> np.ndarray:
         """One unit vector per query."""
@@ -149,17 +149,18 @@ class StaticEncoder:
         return PassageVectors(vectors[rows], np.arange(len(passages), dtype=np.int64))
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Mean token vector of each text, unit length (a text with no tokens: zeros)."""
+        """Mean token vector of each text, unit length (a text with no tokens: zeros): a sparse
+        (texts x vocabulary) matrix of token shares times the table."""
+        from scipy.sparse import csr_matrix
+
         out = np.zeros((len(texts), self.dim), np.float32)
         for start in range(0, len(texts), _BATCH):
             ids = self.token_ids(texts[start : start + _BATCH])
             counts = np.fromiter((len(i) for i in ids), np.int64, len(ids))
             flat = np.fromiter((t for i in ids for t in i), np.int64, int(counts.sum()))
-            if not len(flat):
-                continue
-            present = np.flatnonzero(counts)
-            offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])[present]
-            sums = np.add.reduceat(self.table[flat], offsets, axis=0)
-            out[start + present] = sums / counts[present, None]
+            shares = np.repeat(1 / np.maximum(counts, 1), counts).astype(np.float32)
+            pointers = np.concatenate([[0], np.cumsum(counts)])
+            means = csr_matrix((shares, flat, pointers), shape=(len(ids), len(self.table)))
+            out[start : start + len(ids)] = means @ self.table
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return (out / np.maximum(norms, 1e-12)).astype(np.float32)

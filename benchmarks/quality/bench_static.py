@@ -11,7 +11,7 @@ queries on the development half; CMC: MAP over the 31 code queries. Latency: p50
 (top 10, report level, warm). Build times include the encoding of every sentence.
 
     nice -n 5 python -m benchmarks.quality.bench_static --work DIR [--epochs 10]
-        [--rerank-steps 60] [--json FILE]
+        [--models static,"static trained",...] [--rerank-steps 60] [--json FILE]
 
 Indexes and trained models in ``--work`` are reused by a later run. Skips without the data.
 """
@@ -41,6 +41,7 @@ from clinsearch.trec import Run
 COMPONENTS = ("bm25", "findings", "concepts", "dense")
 GROUPS = ("core", "modifier", "synonym", "all")
 RERANK_DEPTH = 50
+MODELS = ("static", "static trained", "static trained + sections", "MiniLM")
 
 
 def build(path: Path, reports: list, model: str | None) -> tuple[Index, float]:
@@ -54,9 +55,12 @@ def build(path: Path, reports: list, model: str | None) -> tuple[Index, float]:
     return index, time.perf_counter() - began
 
 
-def train_static_models(index_dir: Path, work: Path, epochs: int) -> dict[str, dict]:
+def train_static_models(
+    index_dir: Path, work: Path, epochs: int, wanted: list[str]
+) -> dict[str, dict]:
     """The static model trained on ``index_dir``'s weak labels ([Shi2022]: findings) and then
-    on its (entity, section) queries ([CAPR2021]); what each run did."""
+    on its (entity, section) queries ([CAPR2021]), as far as ``wanted`` needs; what each run
+    did."""
     from clinsearch.models.folder import named_model
     from clinsearch.train.biencoder import train_biencoder
     from clinsearch.train.loop import LoopConfig
@@ -65,8 +69,10 @@ def train_static_models(index_dir: Path, work: Path, epochs: int) -> dict[str, d
 
     runs = {}
     base = named_model("static")
-    for name, source, loss in (("static trained", "findings", "triplet"),
-                               ("static trained + sections", "sections", "listwise")):
+    stages = (("static trained", "findings", "triplet"),
+              ("static trained + sections", "sections", "listwise"))
+    needed = 2 if MODELS[2] in wanted else 1 if MODELS[1] in wanted else 0
+    for name, source, loss in stages[:needed]:
         out = work / name.replace(" ", "-").replace("+", "and")
         if not (out / "training.json").exists():
             queries, texts = training_data(index_dir, source=source, progress=False)
@@ -141,22 +147,25 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--rerank-steps", type=int, default=0, help="0: no re-ranker rows")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="dense models to compare (comma-separated, of: " + ", ".join(MODELS) + ")")
     args = ap.parse_args()
     csv = iu_csv()
     if csv is None:
         return 0
     args.work.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]
+    builds: dict[str, float] = {}
     reports, bench = iu_mesh(csv)
     dev, test = split(bench)
     print(f"IU MeSH: {bench.summary()}; eval half {test.summary()}", flush=True)
-    minilm, seconds = build(args.work / "iu-MiniLM", reports, None)
-    builds = {"MiniLM": seconds}
-    trained = train_static_models(minilm.path, args.work, args.epochs)
-    models: dict[str, str | None] = {"MiniLM": None, "static": "static",
-                                     **{n: r["path"] for n, r in trained.items()}}
-    indexes = {"MiniLM": minilm}
-    for name, model in list(models.items())[1:]:
+    wanted = [m for m in MODELS if m in args.models.split(",")]
+    first, builds["static"] = build(args.work / "iu-static", reports, "static")
+    trained = train_static_models(first.path, args.work, args.epochs, wanted)
+    paths = {"static": "static", "MiniLM": None, **{n: r["path"] for n, r in trained.items()}}
+    models = {name: paths[name] for name in wanted}
+    indexes = {}
+    for name, model in models.items():
         indexes[name], builds[name] = build(args.work / f"iu-{_slug(name)}", reports, model)
     queries = [q.text for q in test.queries]
     rows: dict[str, dict] = {}
@@ -167,13 +176,13 @@ def main() -> int:
                        "p50 ms": p50(index, queries, spec)}
         print(label, json.dumps(rows[label]), flush=True)
 
-    row("bm25", minilm, "bm25")
-    row("concept", minilm, "concept")
+    row("bm25", first, "bm25")
+    row("concept", first, "concept")
     for name, index in indexes.items():
         row(f"dense ({name})", index, "dense")
         row(f"hybrid ({name})", index, "hybrid")
     if args.rerank_steps:
-        rerankers = train_rerankers(minilm.path, args.work, args.rerank_steps)
+        rerankers = train_rerankers(first.path, args.work, args.rerank_steps)
         best = max(indexes, key=lambda n: rows[f"hybrid ({n})"]["dev all"])
         for kind in ("cross", "poly"):
             spec = (f"hybrid:rerank={kind}:{rerankers[kind]},rerank_depth={RERANK_DEPTH},"

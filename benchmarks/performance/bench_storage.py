@@ -67,6 +67,9 @@ def main() -> None:
                         " reports; the cohort engine's patient and visit units grow with them)")
     parser.add_argument("--work", type=Path, default=None, help="folder for corpus and index")
     parser.add_argument("--build-only", action="store_true", help="measure only the build")
+    parser.add_argument("--dense", default=None, metavar="MODEL",
+                        help="also embed every sentence with MODEL (a folder, or static) and"
+                        " time dense and hybrid queries")
     parser.add_argument("--queries-only", action="store_true",
                         help="measure only the warm and cold queries, on the index a full run"
                         " left in --work (result in bench_storage_queries.json)")
@@ -95,13 +98,15 @@ def main() -> None:
         "reports_per_patient": args.reports_per_patient,
         "workers": args.workers,
         "command": " ".join(sys.argv),
+        "dense": args.dense,
         "load_before": _uptime(),
     })
     index = work / "index"
+    methods = (*METHODS, "dense", "hybrid") if args.dense else METHODS
     if args.queries_only:
         with Index.open(index) as opened:
             bench.record("reports", opened.manifest.counts.reports)
-        _queries(bench, index)
+        _queries(bench, index, methods)
         print(json.dumps(bench.result, indent=2))
         return
     source, fmt = default_source()
@@ -115,7 +120,9 @@ def main() -> None:
                 reports_per_patient=args.reports_per_patient)), force=True)
     shutil.rmtree(index, ignore_errors=True)
     workers = ["--workers", str(args.workers)] if args.workers else []
-    bench.run("index", ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers])
+    dense = ["--dense", "--model", args.dense] if args.dense else []
+    bench.run("index", ["index", str(corpus), "--format", "jsonl", "-o", str(index), *workers,
+                        *dense])
     fresh_mb = bench.size("index_mb", index)
     if not args.build_only:
         bench.run("add_1000", ["add", str(index), str(extra), "--format", "jsonl", *workers])
@@ -131,7 +138,7 @@ def main() -> None:
             bench.record("optimized_vs_fresh", round(merged_mb / fresh_mb, 3))
         else:
             bench.record("optimize", "not available (no `clinsearch optimize` in this checkout)")
-        _queries(bench, index)
+        _queries(bench, index, methods)
     bench.record("load_after", _uptime())
     print(json.dumps(bench.result, indent=2))
     if not args.no_record and args.child_src is None:
@@ -180,10 +187,10 @@ def _size_name(reports: int) -> str:
     return str(reports)
 
 
-def _queries(bench: _Bench, index: Path) -> None:
-    """The warm queries in one process, then the cold CLI commands."""
+def _queries(bench: _Bench, index: Path, methods: tuple[str, ...]) -> None:
+    """The warm queries of ``methods`` in one process, then the cold CLI commands."""
     with bench.step("warm_queries"):
-        bench.record("warm_ms", _warm(index))
+        bench.record("warm_ms", _warm(index, methods))
     with bench.step("cold_cli"):
         bench.record("cold_s", {
             "search bm25": _cold(["search", str(index), "pleural effusion", "--method", "bm25",
@@ -321,13 +328,13 @@ def _tree_rss(pid: int) -> tuple[int, int]:
     return total, own
 
 
-def _warm(index_dir: Path) -> dict:
+def _warm(index_dir: Path, methods: tuple[str, ...]) -> dict:
     """p50/p95 milliseconds per method (and cohort count) after one warm-up call each: over the
     first pass of the queries (each query's first run: it also reads the row groups of its hits
     for the first time) and over a second pass of the same queries (``again_``)."""
     out: dict = {}
     with Index.open(index_dir) as index:
-        for method in METHODS:
+        for method in methods:
             index.search(QUERIES[0], method=method)
             times, failed = [], []
             for query in QUERIES:

@@ -47,6 +47,8 @@ class Setup:
     batch_size: int
     chunk_size: int
     pair_opposites: bool = False
+    static: bool = False  # train the static model distilled from MiniLM (models/static.py)
+    lr: float | None = None  # None: --lr
 
 
 SETUPS = (
@@ -56,6 +58,10 @@ SETUPS = (
     Setup("listwise/MB(128)", "listwise", "hard", 128, 64),
     Setup("HS/NB(32)+OP", "triplet", "hard", 32, 64, pair_opposites=True),
     Setup("HS/MB(128)+OP", "triplet", "hard", 128, 64, pair_opposites=True),
+    # [Shi2022]'s schedule on the static model (train/static.py: lr 0.05, one pass per batch)
+    Setup("static HS/MB(128)+OP", "triplet", "hard", 128, 256, pair_opposites=True, static=True,
+          lr=0.05),
+    Setup("static HS/MB(128)", "triplet", "hard", 128, 256, static=True, lr=0.05),
 )
 
 
@@ -93,6 +99,7 @@ def _train_worker(spec_path: Path) -> None:
         queries, texts = pickle.load(f)
     setup = Setup(**spec["setup"])
     config = BiEncoderConfig(
+        base_model=spec["base"],
         loss=setup.loss,
         negatives=setup.negatives,
         batch_size=setup.batch_size,
@@ -101,7 +108,8 @@ def _train_worker(spec_path: Path) -> None:
         max_seq_length=64,
         loop=LoopConfig(
             epochs=spec["epochs"],
-            lr=spec["lr"],
+            lr=setup.lr or spec["lr"],
+            weight_decay=0.0 if setup.static else 0.01,
             max_steps=spec["steps"],
             seed=spec["seed"],
             checkpoint_every=0,
@@ -135,11 +143,11 @@ def _evaluate(
 
     from clinsearch.evaluate.measures import parse_measure, per_query
     from clinsearch.evaluate.separation import cosine_scorer, separation
-    from clinsearch.models.encoder import SentenceEncoder
+    from clinsearch.models.encoder import load_encoder
     from clinsearch.trec import Run
 
     torch.set_num_threads(threads)
-    model = SentenceEncoder(model_path)
+    model = load_encoder(model_path)
     ids = list(pool)
     sent = model.encode_queries([pool[i] for i in ids], batch_size=64)
     qv = model.encode_queries([q.text for q in bench.queries], batch_size=64)
@@ -227,8 +235,18 @@ def main() -> None:
     fold_eval = [(weak.folds[k], triples(fold_names[k])) for k in (0, 1)]
     base = [_evaluate(None, b, pool, polarities, t, args.threads) for b, t in fold_eval]
     rows["MiniLM off-the-shelf"] = {"folds": base}
-    _print(rows)
     wanted = [s for s in SETUPS if s.name in args.setups.split(",")]
+    static_base = None
+    if any(s.static for s in wanted):
+        from clinsearch.models.static_distill import distill
+
+        began = time.perf_counter()
+        static_base = distill(None, work / "static-base")
+        rows["static untrained"] = {"folds": [
+            _evaluate(static_base, b, pool, polarities, t, args.threads) for b, t in fold_eval
+        ]}
+        print(f"static model distilled in {time.perf_counter() - began:.1f} s", flush=True)
+    _print(rows)
     for setup in wanted:
         folds, runs = [], []
         for k in (0, 1):
@@ -242,6 +260,7 @@ def main() -> None:
                 json.dumps(
                     {
                         "setup": asdict(setup),
+                        "base": str(static_base) if setup.static else None,
                         "data": str(data),
                         "out": str(out),
                         "result": str(out) + ".json",

@@ -40,6 +40,7 @@ PATH_OPTIONS: dict[str, tuple[str, ...]] = {
     "concepts": ("lexicon", "term_model"),
     "dense": ("model",),
 }
+MODEL_OPTIONS = {("dense", "model"), ("concepts", "term_model")}  # may name a model (``static``)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ class IndexConfig:
         for name, keys in PATH_OPTIONS.items():
             for key in keys:
                 value = options.get(name, {}).get(key)
+                if value and (name, key) in MODEL_OPTIONS:
+                    from clinsearch.models.folder import named_model
+
+                    value = named_model(str(value))
                 if value:
                     options[name][key] = resolve(str(value), f"{name} {key.replace('_', ' ')}")
         return replace(self, options=options)

@@ -21,6 +21,7 @@ from clinsearch.models.folder import (
     fingerprint,
     load_model_folder,
 )
+from clinsearch.models.static import StaticEncoder, is_static_folder
 from clinsearch.models.threads import torch_threads
 from clinsearch.models.windows import split_windows
 
@@ -123,13 +124,20 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_cached(path: Path, device: str) -> SentenceEncoder:
+def _load_cached(path: Path, device: str) -> SentenceEncoder | StaticEncoder:
     """One loaded encoder per resolved folder and device for the life of the process."""
+    if is_static_folder(path):
+        return StaticEncoder(path, fingerprint(path))
     return SentenceEncoder(path, device=device)
 
 
-def load_encoder(path: str | Path | None = None, *, device: str | None = None) -> SentenceEncoder:
-    """The encoder at ``path`` (default MiniLM) on ``device`` (default: the process-wide
-    choice), loaded once per process and then reused."""
+def load_encoder(
+    path: str | Path | None = None, *, device: str | None = None
+) -> SentenceEncoder | StaticEncoder:
+    """The encoder at ``path`` (default MiniLM; ``static``: the default static model) on
+    ``device`` (default: the process-wide choice), loaded once per process and then reused. A
+    static model folder gives a ``StaticEncoder`` (numpy, the CPU: ``models.static``)."""
     folder = check_model_folder(path or default_encoder_path(), "encoder model")
+    if is_static_folder(folder):
+        return _load_cached(folder, "cpu")
     return _load_cached(folder, resolve_device(device).name)

@@ -80,9 +80,22 @@ def _pickle_files(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def check_model_folder(path: str | Path, what: str) -> Path:
-    """``path`` resolved if it holds config, weights and tokenizer; else say what is missing."""
+def named_model(path: str | Path) -> Path:
+    """The folder ``path`` names: the name ``static`` (where no such folder exists) is the
+    default static model, distilled from the packaged MiniLM into the derived-data cache on
+    first use (``models.static_distill``); any other value is a folder path."""
+    from clinsearch.models.static_distill import STATIC_NAME, default_static_path
+
     folder = Path(path).expanduser()
+    if str(path) == STATIC_NAME and not folder.exists():
+        return default_static_path()
+    return folder
+
+
+def check_model_folder(path: str | Path, what: str) -> Path:
+    """``path`` (a folder, or a name ``named_model`` knows) resolved if it holds config,
+    weights and tokenizer; else say what is missing."""
+    folder = named_model(path)
     if not folder.exists():
         raise ClinsearchError(f"{what} folder {folder} does not exist")
     if not folder.is_dir():
@@ -134,7 +147,7 @@ def load_model_folder(
     """
     folder = check_model_folder(path, what)
     try:
-        with _quiet_loading():
+        with quiet_loading():
             model: Any = loader(str(folder))
     except Exception as exc:  # any loader failure is a bad folder, reported with its path
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
@@ -150,7 +163,7 @@ def load_model_folder(
 
 
 @contextmanager
-def _quiet_loading() -> Iterator[None]:
+def quiet_loading() -> Iterator[None]:
     """transformers' own "Loading weights" bar off while a model loads (a search's stderr shows
     clinsearch's messages only); restored afterwards for training's bars."""
     from transformers.utils import logging as hf_logging

@@ -14,7 +14,7 @@ from typing import Literal
 
 import torch
 
-from clinsearch.models.base_models import load_sentence_model
+from clinsearch.models.base_models import load_sentence_model, save_sentence_model
 from clinsearch.train.batching import Batch, TrainingQuery, epoch_batches, training_pairs
 from clinsearch.train.gradcache import cached_backward
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
@@ -62,7 +62,8 @@ def train_biencoder(
     """Fine-tune a sentence-transformers model on (query, matched text) pairs; save it at ``out``.
 
     The saved folder is a plain sentence-transformers model (loadable by ``search --model``),
-    with ``training.json`` recording the settings, losses, time and peak memory.
+    or a static model folder when the base is one (``models.static``), with ``training.json``
+    recording the settings, losses, time and peak memory.
     """
     model = load_sentence_model(
         config.base_model, max_seq_length=config.max_seq_length, device=config.loop.device
@@ -93,4 +94,5 @@ def train_biencoder(
         "queries": len(queries),
         "pairs": len(pairs),
     }
-    return train_loop(model, batches, step, config.loop, out, lambda f: model.save(str(f)), meta)
+    return train_loop(model, batches, step, config.loop, out,
+                      lambda f: save_sentence_model(model, f, meta), meta)

@@ -24,6 +24,7 @@ from transformers import get_linear_schedule_with_warmup
 from clinsearch.atomic import atomic_write_dir
 from clinsearch.errors import ClinsearchError, DataError
 from clinsearch.models.device import resolve_device
+from clinsearch.permissions import make_private
 
 B = TypeVar("B")
 STATE_FILE = "state.pt"
@@ -185,6 +186,7 @@ def train_loop(
     def write(folder: Path) -> None:
         save(folder)
         (folder / LOG_FILE).write_text(json.dumps(log, indent=1), encoding="utf-8")
+        make_private(folder)  # a model trained on reports is private like the reports
 
     atomic_write_dir(out, write)
     if not config.keep_checkpoint:

@@ -20,7 +20,7 @@ from sentence_transformers import SentenceTransformer
 
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.errors import DataError
-from clinsearch.models.base_models import load_sentence_model
+from clinsearch.models.base_models import load_sentence_model, save_sentence_model
 from clinsearch.models.device import to_device
 from clinsearch.train.loop import LoopConfig, LoopResult, train_loop
 from clinsearch.train.losses import supcon_loss
@@ -115,7 +115,8 @@ def train_term_encoder(
         "groups": len(groups),
         "terms": sum(len(g.terms) for g in groups),
     }
-    return train_loop(model, batches, step, config.loop, out, lambda f: model.save(str(f)), meta)
+    return train_loop(model, batches, step, config.loop, out,
+                      lambda f: save_sentence_model(model, f, meta), meta)
 
 
 @dataclass

@@ -86,7 +86,7 @@ class ConceptRetriever:
         codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
         parts = [ranking.parts(code) for code in codes.tolist()]
         marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
-        tiers = ranking.tier(best.scores)
+        tiers = ranking.tier(codes)
         return make_hits(
             self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
@@ -102,10 +102,10 @@ class ConceptRetriever:
         if text_reason(parsed):
             return []
         ranking = self.ranker.rank(parsed, self.options)
-        codes, scores = ranking.top(len(ranking))
+        codes = ranking.sentences
         rows = self.lookup.sentence_rows(*sentence_parts(codes))
         units, first = np.unique(self.lookup.groups(level, "sentence", rows), return_index=True)
-        tiers = np.asarray(ranking.tier(scores[first]))
+        tiers = np.asarray(ranking.tier(codes[first]))
         return [(name, units[tiers == name]) for name in ranking.tiers
                 if bool((tiers == name).any())]
 

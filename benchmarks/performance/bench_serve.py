@@ -223,6 +223,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--no-changes", action="store_true",
                         help="no add/delete during the run (warm latency alone)")
+    parser.add_argument("--record", action="store_true",
+                        help="record the figures in benchmarks/figures.yaml (one client without"
+                        " changes: p50 per method and the start; 8 clients with changes:"
+                        " throughput, when there were no errors and the chain verifies)")
     parser.add_argument("--time-limit", type=float, default=600.0,
                         help="seconds after which no request is sent (counted as errors)")
     args = parser.parse_args()
@@ -279,6 +283,28 @@ def main() -> None:
              "--audit-key", str(work / "state" / "audit.key")], capture_output=True, text=True)
         print(f"audit verify: exit {verified.returncode}: {verified.stdout.strip()}"
               f"{verified.stderr.strip()}")
+        if args.record:
+            _record(args, start_s, wall, tally, verified.returncode == 0)
+
+
+def _record(args: argparse.Namespace, start_s: float, wall: float, tally: Tally,
+            verified: bool) -> None:
+    """This run's figures in benchmarks/figures.yaml (see ``--record``)."""
+    from benchmarks.figures import record
+
+    command = ("python -m benchmarks.performance.bench_serve --index IDX"
+               f" --requests {args.requests} --clients {args.clients}"
+               + (" --no-changes" if args.no_changes else "") + " --record")
+    if args.no_changes and args.clients == 1:
+        for method in ("bm25", "concept", "hybrid"):
+            values = tally.latencies.get(f"search {method}")
+            if values:
+                record(f"serve.p50.{method}", round(statistics.median(values), 1),
+                       command=command)
+        record("serve.start", round(start_s, 1), command=command)
+    elif not args.no_changes and args.clients == 8 and not tally.errors and verified:
+        total = sum(len(v) for v in tally.latencies.values())
+        record("serve.throughput.8", round(total / wall, 1), command=command)
 
 
 def _wait_ready(port: int, server: subprocess.Popen, log_path: Path) -> None:

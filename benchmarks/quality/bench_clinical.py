@@ -12,8 +12,12 @@ benchmarks differ by the queries a new concept adds, compare on the same queries
 concept postings extracted again by this code: the sentences and the dense vectors (which do
 not depend on the annotator) are reused, which saves the slow sentence encoding.
 
+With ``--record`` each method's MAP over all queries goes into benchmarks/figures.yaml (the IU
+MeSH series) and its MAP on the modifier group (the fine-grained queries of paper 001) into the
+paper-001 series.
+
 Run: python -m benchmarks.quality.bench_clinical --index IDX [--reannotate-from OLD] [--qids FILE]
-     [--methods concept,hybrid]
+     [--methods concept,hybrid] [--record]
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ from clinsearch.trec import Run
 
 METHODS = ("concept", "concept:include_uncertain=true", "hybrid")
 GROUPS = ("core", "modifier", "synonym", "all")
+# figure ids of the methods in benchmarks/figures.yaml
+FIGURE_KEYS = {"bm25": "bm25", "concept": "concept",
+               "concept:include_uncertain=true": "concept-uncertain", "hybrid": "hybrid"}
+MESH = "IU X-ray MeSH, 542 queries, report level"
+COMMAND = "python -m benchmarks.quality.bench_clinical --index IDX --record"
 COMPONENTS = ("bm25", "findings", "concepts", "dense")
 
 
@@ -66,6 +75,9 @@ def main() -> int:
                     help="also report the figures on the queries listed in this file")
     ap.add_argument("--save-qids", type=Path, default=None, help="write this run's qids here")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--record", action="store_true",
+                    help="record the MAP of all queries and of the modifier group in"
+                    " benchmarks/figures.yaml")
     ap.add_argument("--methods", default=",".join(METHODS),
                     help="comma-separated method specs to run (default: the three above)")
     args = ap.parse_args()
@@ -88,6 +100,8 @@ def main() -> int:
     runs = index_runs(index, bench.queries, methods, "report", 1000)
     print(f"searched in {time.perf_counter() - started:.0f} s")
     print_maps(bench, runs, "all queries of this lexicon's benchmark")
+    if args.record:
+        record_maps(bench, runs)
     if args.qids:
         keep = set(args.qids.read_text(encoding="utf-8").split())
         print_maps(bench.subset(keep), runs, f"only the queries listed in {args.qids}")
@@ -112,6 +126,24 @@ def print_maps(bench: Benchmark, runs: list[Run], title: str) -> None:
             cells = [f"{comp.mean(run.name, measure, g):.4f}" if sizes[g] else "-"
                      for g in GROUPS]
             print(f"| {half} ({sizes['all']} q) | {run.name} | " + " | ".join(cells) + " |")
+
+
+def record_maps(bench: Benchmark, runs: list[Run]) -> None:
+    """Each run's MAP over all queries and over the modifier group, in the figures file."""
+    from benchmarks.figures import record
+
+    comp = compare_runs(bench.qrels, runs, [parse_measure("map")], bench.queries,
+                        allow_unknown=True)
+    measure = comp.measures[0]
+    for run in runs:
+        key = FIGURE_KEYS.get(run.name, run.name.replace(":", "-").replace("=", "-"))
+        record(f"iu-mesh.map.{key}", round(comp.mean(run.name, measure, "all"), 3),
+               command=COMMAND, group="quality", figure=f"MAP, {run.name}", corpus=MESH,
+               digits=3, method=run.name, series="IU X-ray MeSH (MAP)")
+        record(f"paper001.map.{key}", round(comp.mean(run.name, measure, "modifier"), 3),
+               command=COMMAND, group="quality", figure=f"MAP, {run.name}",
+               corpus="IU X-ray MeSH modifier queries (paper 001), report level", digits=3,
+               method=run.name, series="paper 001 fine-grained (MAP)")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,11 @@ asserted findings only), and counting the contexts each code declares in the que
 reason for the exam, personal history). Skips cleanly without the data.
 
     python -m benchmarks.quality.bench_cmc [--out DIR] [--reuse] [--all] [--context FLAGS]
-        [--section-context SECTION=CONTEXT] [--per-code]
+        [--section-context SECTION=CONTEXT] [--per-code] [--record]
+
+``--record`` (with the default query list and no --section-context or --all) puts the figures
+in benchmarks/figures.yaml: each method's MAP and the coding F1 with the defaults and with the
+declared contexts, or with ``--context indication`` the coding F1 for that uniform context.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from clinsearch.evaluate.bench.cmc2007 import (
     report_codes,
 )
 from clinsearch.evaluate.coding import code_cohorts, coding_scores
-from clinsearch.evaluate.compare import compare_runs
+from clinsearch.evaluate.compare import Comparison, compare_runs
 from clinsearch.evaluate.measures import parse_measure
 from clinsearch.evaluate.runner import index_runs
 from clinsearch.query_file import Query
@@ -105,10 +109,34 @@ def main() -> int:
     judged = [q for q in queries if q.qid in bench.qrels.grades]
     print("\n## Code like a coder (one report cohort per code; micro over (report, code))")
     uniform = parse_context(args.context)
-    _code(index, gold, judged, uniform, f"--context {args.context or '(none)'} for every code",
-          args.per_code)
-    _code(index, gold, judged, None, "each code's declared context", args.per_code)
+    f1 = _code(index, gold, judged, uniform,
+               f"--context {args.context or '(none)'} for every code", args.per_code)
+    declared_f1 = _code(index, gold, judged, None, "each code's declared context",
+                        args.per_code)
+    if args.record and not (args.all or args.section_context or args.queries):
+        _record(args.context, comp, f1, declared_f1)
     return 0
+
+
+def _record(context: str, comp: Comparison, f1: float, declared_f1: float) -> None:
+    """This run's figures in benchmarks/figures.yaml (see ``--record``)."""
+    from benchmarks.figures import record
+
+    command = "python -m benchmarks.quality.bench_cmc --record" + (
+        f" --context {context}" if context else "")
+    if context == "indication":
+        record("cmc.coding-f1.indication", round(f1, 3), command=command, group="quality",
+               figure="CMC 2007 coding micro-F1, one cohort per code, --context indication",
+               corpus="CMC 2007 dev, 479 coded reports", digits=3, method="concept",
+               series="CMC 2007 coding (micro-F1)")
+        return
+    if context:
+        return
+    for run in comp.runs:
+        record(f"cmc.map.{run.replace(':', '-')}", round(comp.mean(run, comp.measures[0]), 3),
+               command=command)
+    record("cmc.coding-f1.defaults", round(f1, 3), command=command)
+    record("cmc.coding-f1.declared", round(declared_f1, 3), command=command)
 
 
 def declared_run(index: Index, queries: list[Query], declared: dict[str, tuple[str, ...]],
@@ -125,9 +153,9 @@ def declared_run(index: Index, queries: list[Query], declared: dict[str, tuple[s
 
 
 def _code(index: Index, gold: dict[str, set[str]], queries: list[CodeQuery],
-          context: tuple[str, ...] | None, label: str, per_code: bool) -> None:
-    """Code the reports with one cohort per code (``context``: as ``code_cohorts``) and print
-    micro P/R/F1, and with ``per_code`` a row per code."""
+          context: tuple[str, ...] | None, label: str, per_code: bool) -> float:
+    """Code the reports with one cohort per code (``context``: as ``code_cohorts``), print
+    micro P/R/F1, and with ``per_code`` a row per code; returns the micro F1."""
     cohorts = code_cohorts(index, queries, context)
     scores = coding_scores(gold, cohorts)
     total = scores.micro
@@ -143,6 +171,7 @@ def _code(index: Index, gold: dict[str, set[str]], queries: list[CodeQuery],
             n = scores.concept(c.code)
             print(f"| {c.code} | {c.query} | {flags[c.code]} | {n.tp} | {n.fp} | {n.fn} |"
                   f" {n.f1:.2f} | {c.refused} |")
+    return total.f1
 
 
 def _arguments() -> argparse.Namespace:
@@ -161,6 +190,8 @@ def _arguments() -> argparse.Namespace:
                         " as `clinsearch index --section-context` (indication=historical: the"
                         " reading before the indication flag); not applied with --reuse")
     parser.add_argument("--queries", type=Path, default=None, help="code query list YAML")
+    parser.add_argument("--record", action="store_true", help="record the figures in"
+                        " benchmarks/figures.yaml")
     parser.add_argument("--per-code", action="store_true", help="per-query and per-code rows")
     return parser.parse_args()
 

@@ -3,7 +3,9 @@
 Candidates come from the concept postings (the query concept, its descendants, and its near
 ancestors): every mention the query's polarity does not contradict. Each falls in a search tier
 (``annotate.tiers``: stated now, hedged, the reason for the exam, historical, ...), and tiers
-rank first: a sentence scores ``TIER_STEP`` per tier below its own plus its completeness. Each
+rank first: a sentence scores ``TIER_STEP`` per tier below its own plus its completeness, save
+that stated now with some modifiers and hedged, when they follow stated now, share its step
+(``score_levels``): completeness orders them, and a hedge earns half the polarity part. Each
 distinct candidate pattern is scored once by ``patterns.match`` and, to break ties, by the
 cosine between the query pattern's and the candidate pattern's mean term vectors
 ([SyedaMahmood2021], 3.5-3.6) together with the query's wording in the sentence (BM25).
@@ -40,8 +42,8 @@ MEMO_LIMIT = 200_000  # memoised (query pattern, candidate pattern) scores kept 
 APPROXIMATE_CREDIT = 0.5
 # Score distance between two tiers: more than any completeness with its tie-breaks (about 0..1),
 # so a tier's worst sentence still ranks above the next tier's best. The first tier scores its
-# completeness, each later one TIER_STEP less; stated now with some asked modifiers shares a step
-# with stated now with every one when it follows it (completeness orders the two already).
+# completeness, each later one TIER_STEP less; stated now with some asked modifiers, and hedged,
+# share a step with stated now when they follow it (``score_levels``: completeness orders them).
 TIER_STEP = 2.0
 COMPLETE = 1 - 1e-9  # completeness at which every asked part (modifiers too) matched
 
@@ -140,27 +142,23 @@ class PartMatch:
 class Ranking:
     """Candidate sentences best first (score, then sentence code), and the parts each one
     matched (built on demand). Only the best ``n`` asked for are put in order (``top``).
-    ``tiers``: the query's tier names, strongest first (``tier``)."""
+    ``tiers``: the query's tier names, strongest first; ``positions``: each candidate's tier,
+    as a position in them (``tier``)."""
 
     def __init__(self, candidates: np.ndarray, scores: np.ndarray,
                  parts: Callable[[int], tuple[PartMatch, ...]],
-                 tiers: tuple[str, ...] = ()) -> None:
+                 tiers: tuple[str, ...] = (), positions: np.ndarray | None = None) -> None:
         self._candidates = candidates  # sentence codes, ascending
         self._scores = scores
         self._parts = parts
         self.tiers = tiers
+        self._positions = (np.zeros(len(candidates), np.int64) if positions is None
+                           else positions)
 
-    def tier(self, scores: np.ndarray) -> list[str]:
-        """The tier name of each of ``scores`` (scores of this ranking)."""
-        scores = np.asarray(scores, float)
-        offset = _tier_offset(scores)
-        levels = tier_levels(self.tiers)
-        out = []
-        for level, rest in zip((-offset / TIER_STEP).astype(int).tolist(),
-                               (scores - offset).tolist(), strict=True):
-            names = levels[min(max(level, 0), len(levels) - 1)]
-            out.append(names[0] if len(names) == 1 or rest >= COMPLETE else names[1])
-        return out
+    def tier(self, sentences: np.ndarray) -> list[str]:
+        """The tier name of each of ``sentences`` (codes of this ranking's candidates)."""
+        at = np.searchsorted(self._candidates, np.asarray(sentences, np.int64))
+        return [self.tiers[p] for p in self._positions[at].tolist()]
 
     def __len__(self) -> int:
         return len(self._candidates)
@@ -233,18 +231,18 @@ class ConceptRanker:
         found = [[self._best_per_sentence(q, options, masks, first) for q in group]
                  for group, masks in zip(query.groups, site_masks, strict=True)]
         # Candidate sentence codes, sorted; everything below is indexed by position in them.
-        codes_found = [s for part in found for s, _, _ in part]
+        codes_found = [s for part in found for s, _, _, _ in part]
         sentences = (codes_found[0] if len(codes_found) == 1 else  # unique already
                      np.unique(np.concatenate([np.zeros(0, np.int64), *codes_found])))
         if len(codes_found) == 1:  # one pattern: its values are the scores (the same numbers)
-            _, picked, values = found[0][0]
+            _, picked, values, positions = found[0][0]
             credit = APPROXIMATE_CREDIT if query.groups[0][0].concept in query.approximate else 1
             if credit != 1:
                 offset = _tier_offset(values)
                 values = offset + (values - offset) * credit
             best, winner, rows = values, np.zeros(len(values), np.int64), [[picked]]
         else:
-            best, winner, rows = _combine(query, found, sentences)
+            best, winner, rows, positions = _combine(query, found, sentences)
         n = len(sentences)
         if wording is not None:
             codes, values = wording
@@ -265,7 +263,7 @@ class ConceptRanker:
             return tuple(out)
 
         return Ranking(sentences[candidates], best[candidates], parts,
-                       query_tiers(self.tiers, first))
+                       query_tiers(self.tiers, first), positions[candidates])
 
     def candidates(self, concept: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Findings of the concept, its descendants and its ancestors up to BROADER_DEPTH:
@@ -286,9 +284,10 @@ class ConceptRanker:
 
     def _best_per_sentence(self, q: Finding, options: PolarityOptions,
                            sites: list[tuple[np.ndarray, set[str]]], first: str | None = None,
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each candidate sentence of pattern ``q``: its best finding row and that value
-        (its tier's offset plus its completeness; ``first``: the tier the query states)."""
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For each candidate sentence of pattern ``q``: its best finding row, that value (its
+        tier's offset plus its completeness; ``first``: the tier the query states) and that
+        finding's tier (a position in the query's tier names)."""
         rows, sentences, codes, contexts = self.candidates(q.concept)
         accepted = np.zeros(len(POLARITIES) + 1, bool)  # the last: an unknown polarity (-1)
         accepted[[POLARITIES.index(p) for p in options.ranked(q.polarity)]] = True
@@ -297,7 +296,7 @@ class ConceptRanker:
             rows, codes, sentences, contexts = (rows[keep], codes[keep], sentences[keep],
                                                 contexts[keep])
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
-            return rows, rows, np.zeros(0)
+            return rows, rows, np.zeros(0), rows
         unique, inverse = _dense(codes, len(self._polarity))
         key = _key(q)
         scores = PatternScores.of([self._pattern_score(q, code, key) for code in unique.tolist()])
@@ -326,19 +325,22 @@ class ConceptRanker:
             values = (scores.total / np.maximum(parts, 1)
                       + TIE_WEIGHT * scores.similarity)[inverse]
         table = self._tier_table(q, options, first)
-        level = table[self._polarity[codes], contexts.astype(np.int64)]
-        asserted = level < 0  # stated now: every asked part matched, or some
+        position = table[self._polarity[codes], contexts.astype(np.int64)]
+        asserted = position < 0  # stated now: every asked part matched, or some
         names = query_tiers(self.tiers, first)
-        level_of = {n: i for i, names_ in enumerate(tier_levels(names)) for n in names_}
-        level[asserted] = np.where(complete[asserted] >= COMPLETE, level_of[STATED],
-                                   level_of[PARTIAL])
-        return _best_of_each(sentences, rows, values - TIER_STEP * level)
+        position[asserted] = np.where(complete[asserted] >= COMPLETE, names.index(STATED),
+                                      names.index(PARTIAL))
+        levels = score_levels(names)
+        level = np.array([next(i for i, group in enumerate(levels) if n in group)
+                          for n in names])[position]
+        return _best_of_each(sentences, rows, values - TIER_STEP * level, position)
 
     def _tier_table(self, q: Finding, options: PolarityOptions, first: str | None
                     ) -> np.ndarray:
-        """Tier score levels by (polarity code, context bits) for query pattern ``q``
-        (``mention_tier``): -1 where the mention is stated now (its completeness decides
-        between two tiers) or not returned (its polarity is never a candidate). Memoised: it
+        """Tiers, as positions in the query's tier names, by (polarity code, context bits) for
+        query pattern ``q`` (``mention_tier``): -1 where the mention is stated now (its
+        completeness decides between two tiers) or not returned (its polarity is never a
+        candidate). Memoised: it
         depends on the query pattern's polarity and context only."""
         key = (q.polarity, q.context, options, first)
         if key not in self._tier_tables:
@@ -348,13 +350,12 @@ class ConceptRanker:
     def _new_tier_table(self, q: Finding, options: PolarityOptions, first: str | None
                         ) -> np.ndarray:
         names = query_tiers(self.tiers, first)
-        level = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
         table = np.full((len(POLARITIES) + 1, 1 << len(CONTEXTS)), -1, np.int64)
         for p, polarity in enumerate(POLARITIES):
             for bits in range(1 << len(CONTEXTS)):
                 tier = mention_tier(polarity, context_flags(bits), q, options, names)
                 if tier not in (None, STATED):
-                    table[p, bits] = level[tier]
+                    table[p, bits] = names.index(tier)
         return table
 
     def _report_mentions(self, value: str, sentences: np.ndarray) -> np.ndarray:
@@ -412,21 +413,26 @@ class ConceptRanker:
         return self._pattern_vectors[code]
 
 
-def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]],
-             sentences: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[list[np.ndarray]]]:
+def _combine(query: ParsedQuery,
+             found: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]],
+             sentences: np.ndarray,
+             ) -> tuple[np.ndarray, np.ndarray, list[list[np.ndarray]], np.ndarray]:
     """Per candidate sentence (sorted codes): the score of its best group, that group (-1:
-    none), and per group and pattern the best finding row (-1: none), from each pattern's
-    best findings by sentence (``found``)."""
+    none), per group and pattern the best finding row (-1: none), and the tier position of
+    the best group (the weakest of its parts), from each pattern's best findings by sentence
+    (``found``)."""
     n = len(sentences)
     best = np.full(n, -np.inf)
     winner = np.full(n, -1)
+    positions = np.zeros(n, np.int64)
     rows: list[list[np.ndarray]] = []
     for g, (group, part) in enumerate(zip(query.groups, found, strict=True)):
         total = np.zeros(n)
         tier = np.full(n, np.inf)  # a sentence ranks in the weakest tier of its parts
+        weakest = np.zeros(n, np.int64)
         seen = np.zeros(n, dtype=bool)
         rows.append([])
-        for q, (codes, picked, values) in zip(group, part, strict=True):
+        for q, (codes, picked, values, position) in zip(group, part, strict=True):
             at = np.searchsorted(sentences, codes)
             offset = _tier_offset(values)
             values = values - offset
@@ -434,6 +440,7 @@ def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, 
                 values = values * APPROXIMATE_CREDIT
             total[at] += values
             tier[at] = np.minimum(tier[at], offset)
+            weakest[at] = np.maximum(weakest[at], position)
             seen[at] = True
             best_row = np.full(n, -1)
             best_row[at] = picked
@@ -442,12 +449,24 @@ def _combine(query: ParsedQuery, found: list[list[tuple[np.ndarray, np.ndarray, 
         better = seen & (total > best)
         best[better] = total[better]
         winner[better] = g
-    return best, winner, rows
+        positions[better] = weakest[better]
+    return best, winner, rows, positions
 
 
 def stated_tier(query: ParsedQuery) -> str | None:
     """The tier a query states ("history of X": historical), which ranks first; None."""
     return next((q.context[0] for group in query.groups for q in group if q.context), None)
+
+
+def score_levels(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Tier names by concept score level: as ``tier_levels``, and ``hedged`` joins stated
+    now's level when it follows it (completeness orders them: a hedge earns half the polarity
+    part, so a hedged mention of the exact finding ranks above a stated broader one)."""
+    levels = tier_levels(names)
+    for i, group in enumerate(levels[:-1]):
+        if STATED in group and levels[i + 1] == (HEDGED,):
+            return [*levels[:i], (*group, HEDGED), *levels[i + 2:]]
+    return levels
 
 
 def tier_levels(names: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -512,20 +531,23 @@ def _dense(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return unique, position[codes]
 
 
-def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per distinct group, ascending: the row of its highest value (the first row on ties) and
-    that value. One stable sort by group (none when already sorted) and reductions."""
+def _best_of_each(groups: np.ndarray, rows: np.ndarray, values: np.ndarray, tags: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct group, ascending: the row of its highest value (the lowest row on ties),
+    that value and that row's tag. One stable sort by group (none when
+    already sorted) and reductions."""
     if len(groups) < 2 or bool((groups[1:] > groups[:-1]).all()):  # one row per group
-        return groups, rows, values
+        return groups, rows, values, tags
     if not bool((groups[1:] >= groups[:-1]).all()):
         order = np.argsort(groups, kind="stable")
-        groups, rows, values = groups[order], rows[order], values[order]
+        groups, rows, values, tags = groups[order], rows[order], values[order], tags[order]
     start = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     top = np.maximum.reduceat(values, start)
     owner = np.repeat(np.arange(len(start)), np.diff(np.r_[start, len(groups)]))
     tops = np.where(values == top[owner], rows, np.iinfo(np.int64).max)
-    return groups[start], np.minimum.reduceat(tops, start), top
+    picked = np.minimum.reduceat(tops, start)
+    first = np.where(rows == picked[owner], np.arange(len(rows)), len(rows))
+    return groups[start], picked, top, tags[np.minimum.reduceat(first, start)]
 
 
 def _key(q: Finding) -> tuple[str, str, tuple[str, ...]]:

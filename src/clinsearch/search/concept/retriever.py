@@ -89,7 +89,7 @@ class ConceptRetriever:
         starts = self.lookup.sentence_starts.take(best.rows)
         marks = [self._marks(text, int(start), p)
                  for text, start, p in zip(texts, starts, parts, strict=True)]
-        tiers = ranking.tier(best.scores)
+        tiers = ranking.tier(codes)
         return make_hits(
             self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
@@ -105,10 +105,10 @@ class ConceptRetriever:
         if text_reason(parsed):
             return []
         ranking = self.ranker.rank(parsed, self.options)
-        codes, scores = ranking.top(len(ranking))
+        codes = ranking.sentences
         rows = self.lookup.sentence_rows(*sentence_parts(codes))
         units, first = np.unique(self.lookup.groups(level, "sentence", rows), return_index=True)
-        tiers = np.asarray(ranking.tier(scores[first]))
+        tiers = np.asarray(ranking.tier(codes[first]))
         return [(name, units[tiers == name]) for name in ranking.tiers
                 if bool((tiers == name).any())]
 

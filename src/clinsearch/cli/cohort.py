@@ -65,7 +65,8 @@ def cohort_command(
     export: Annotated[
         Path | None,
         typer.Option(help="Write the matching units, each with an evidence sentence (local"
-                     " engine; ids only with --engine spark), to this CSV."),
+                     " engine; ids only with --engine spark), to this CSV, after '#' lines"
+                     " giving the query and the tiers counted."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
@@ -81,7 +82,7 @@ def cohort_command(
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.index import IndexStore
-    from clinsearch.search.cohort import Cohort, write_members_csv
+    from clinsearch.search.cohort import Cohort, export_header, write_members_csv
     from clinsearch.search.concept.ranking import PolarityOptions, parse_context
     from clinsearch.search.method_params import POLARITY_MODES
     from clinsearch.search.tiers import counted_tiers, wider_tiers
@@ -102,14 +103,16 @@ def cohort_command(
     else:
         store = IndexStore.open(index_dir)
         cohort = Cohort(store, options, term_model)
-        counts = cohort.counts(query)
+        sets = cohort.sets(query)
+        counts = {unit: int(mask.sum()) for unit, mask in sets.items()}
         for warning in cohort.warnings(query):
             typer.echo(f"warning: {warning}", err=True)
         members = cohort.members(query, level) if want_members else []  # type: ignore[arg-type]
-        wider = wider_tiers(store, query, options, counts, term_model)  # type: ignore[arg-type]
-    if export:
-        write_members_csv(members, level, export, force)  # type: ignore[arg-type]
+        wider = wider_tiers(cohort, query, sets=sets)
     counted = counted_tiers(options)
+    if export:
+        write_members_csv(members, level, export, force,  # type: ignore[arg-type]
+                          export_header(query, level, counted))  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "counted_tiers": counted,

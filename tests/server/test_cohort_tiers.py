@@ -40,6 +40,9 @@ def test_cohort_answers_what_wider_tiers_add_as_the_cli(server: Server) -> None:
     assert wide["counted_tiers"] == ["stated", "partial", "indication"]
     assert wide["counts"] == _cli(server, "--context", "indication")["counts"]
     assert [t["tier"] for t in wide["wider_tiers"]] == ["hedged"]
+    chart = server.call("POST", "/api/charts/cohort",
+                        body={"query": "pneumonia", "context": "indication"}).json()
+    assert chart["counts"] == wide["counts"]  # the page's charts count the same cohort
     hedged = server.call("POST", "/api/cohort", body={
         "query": "pneumonia", "level": "report", "include_uncertain": True}).json()
     assert hedged["counted_tiers"] == ["stated", "partial", "hedged"]

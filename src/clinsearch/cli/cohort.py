@@ -48,6 +48,8 @@ A finding counts when asserted for this patient, now: not 'mother had lung cance
 of pneumonia', 'evaluate for pneumonia' or the clinical history's reason for the exam
 (indication). --context historical widens that (asserted OR
 historical, as in search); the filter context:historical narrows a group to historical ones.
+Beside the counts: the search tiers counted, and how many more units each other tier would
+add ("+4 reports if stated only as the reason for the exam counts (--context indication)").
 \b
 Example:
   clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv

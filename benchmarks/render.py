@@ -14,6 +14,7 @@ from pathlib import Path
 
 from benchmarks.figures import FIGURES, GROUPS, Figure, load
 from benchmarks.results_md import BENCHMARKS
+from clinsearch.errors import InputError
 
 TEMPLATE = BENCHMARKS / "README.template.md"
 ROOT = BENCHMARKS.parent
@@ -67,7 +68,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only check that the pages are current")
     args = ap.parse_args()
-    found = stale(load(FIGURES), write=not args.check)
+    try:
+        figures = load(FIGURES)
+    except InputError as exc:  # one line naming the file, line and field
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    found = stale(figures, write=not args.check)
     if args.check and found:
         names = ", ".join(str(p.relative_to(ROOT)) for p in found)
         print(f"{names}: not drawn from {FIGURES.relative_to(ROOT)}; run"

@@ -84,6 +84,7 @@ def test_long_phrases_are_refused_on_every_endpoint(target: Server) -> None:
                                          "state": {"query": f'"{long}"'}}}),
         ("GET", f"/api/patients/{report['patient_id']}/timeline", {"params": {"query": long}}),
         ("GET", "/api/search", {"params": {"q": long[:999]}}),
+        ("GET", "/api/explain-query", {"params": {"q": long[:999]}}),
     ]
     for method, path, given in calls:
         answer = target.call(method, path, **given)  # type: ignore[arg-type]

@@ -140,7 +140,7 @@ def explain_query_command(
         concept_tools,
         index_concept_tools,
     )
-    from clinsearch.search.explain_query import explain_query, explain_table
+    from clinsearch.search.explain_query import explain_table, explain_text
 
     if index_dir is not None and lexicon is not None:
         raise ClinsearchError("give --index or --lexicon, not both")
@@ -151,8 +151,7 @@ def explain_query_command(
     else:
         tools = concept_tools(str(lexicon) if lexicon else None,
                               checked_term_model(term_model) if term_model else None)
-    explained = explain_query(tools.parser.parse(query), tools.hierarchy, tools.lexicon,
-                              tools.parser.encoder, tools.parser.annotator)
+    explained = explain_text(tools, query)
     if as_json:
         typer.echo(json.dumps(explained, indent=2, ensure_ascii=False))
     else:

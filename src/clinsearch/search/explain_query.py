@@ -11,13 +11,22 @@ from rich.text import Text
 
 from clinsearch.annotate.hierarchy import Hierarchy
 from clinsearch.annotate.lexicon import Lexicon
-from clinsearch.annotate.phrase import read_phrase_query
+from clinsearch.annotate.phrase import check_phrase_words, read_phrase_query
 from clinsearch.search.phrase import text_reason
 from clinsearch.search.query_parser import MAP_THRESHOLD, ParsedQuery
 from clinsearch.search.vocabulary import DefaultEncoder
 
 if TYPE_CHECKING:
     from clinsearch.annotate.annotator import Annotator
+    from clinsearch.search.concept.tools import ConceptTools
+
+
+def explain_text(tools: ConceptTools, text: str) -> dict[str, Any]:
+    """``explain_query`` of ``text`` as ``tools`` parse it; a text over the phrase bound
+    (``clinsearch.limits``) is refused before it is parsed, as concept search refuses it."""
+    check_phrase_words(text)
+    return explain_query(tools.parser.parse(text), tools.hierarchy, tools.lexicon,
+                         tools.parser.encoder, tools.parser.annotator)
 
 
 def explain_query(parsed: ParsedQuery, hierarchy: Hierarchy, lexicon: Lexicon,

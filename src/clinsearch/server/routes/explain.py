@@ -28,12 +28,10 @@ def explain(q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_TEXT)], u
             state: State) -> dict[str, Any]:
     """``explain_query`` with the live generation's lexicon and term encoder."""
     from clinsearch.search.concept.tools import index_concept_tools
-    from clinsearch.search.explain_query import explain_query
+    from clinsearch.search.explain_query import explain_text
 
     def run(snap: Snapshot) -> dict[str, Any]:
-        tools = index_concept_tools(snap.index)
-        return explain_query(tools.parser.parse(q), tools.hierarchy, tools.lexicon,
-                             tools.parser.encoder, tools.parser.annotator)
+        return explain_text(index_concept_tools(snap.index), q)
 
     return state.live.run(run)
 

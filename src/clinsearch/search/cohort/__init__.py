@@ -48,8 +48,7 @@ if TYPE_CHECKING:
 N = TypeVar("N", bound=Node)
 
 __all__ = ["COUNT_LEVELS", "EVERYWHERE", "ID_COLUMNS", "Breakdown", "BundleTerm", "Cohort",
-           "CohortSyntaxError", "Member", "Scope", "export_header",
-           "members_csv_rows", "parse",
+           "CohortSyntaxError", "Member", "Scope", "export_header", "members_csv_rows", "parse",
            "write_members_csv"]
 
 

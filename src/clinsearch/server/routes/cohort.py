@@ -14,12 +14,7 @@ from pydantic import Field
 
 from clinsearch.limits import MAX_MEMBERS_PAGE, MAX_OFFSET, MAX_QUERY_CHARS
 from clinsearch.search.cohort import ID_COLUMNS, export_header, members_csv_rows
-from clinsearch.search.tiers import (
-    WiderTier,
-    cohort_options,
-    counted_tiers,
-    wider_tiers,
-)
+from clinsearch.search.tiers import WiderTier, cohort_options, counted_tiers, wider_tiers
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.download_names import cohort_export_name
@@ -74,8 +69,10 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
     if not user.sees_text:
         threshold = state.config.viewer_min_count
         shown = viewer_counts(sets, threshold, state.count_key)
-        wider_shown = [w.to_dict() | {"adds": viewer_counts(w.added, threshold, state.count_key)}
-                       for w in wider]  # each keyed by the units it adds, as every count
+        keyed = [w.to_dict() | {"adds": viewer_counts(w.added, threshold, state.count_key)}
+                 for w in wider]  # each keyed by the units it adds, as every count
+        # a tier all of whose numbers are withheld is left out: its mere presence says "> 0"
+        wider_shown = [w for w in keyed if any(n is not None for n in w["adds"].values())]
         answer = {"total": shown.get(body.level), "count_threshold": threshold}
     tiers = counted_tiers(options)
     audit.record("cohort", body.model_dump() | {"counted_tiers": tiers},

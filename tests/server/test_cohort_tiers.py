@@ -85,3 +85,18 @@ def test_viewer_sees_wider_tiers_keyed_by_the_units_they_add(server: Server) -> 
     raw = {t["tier"]: t["adds"] for t in _cli(server)["wider_tiers"]}
     assert raw["indication"] == {"patient": 0, "visit": 4, "report": 4}  # all below 10:
     assert "indication" not in {t["tier"] for t in answer["wider_tiers"]}  # not even "> 0"
+
+
+def test_saved_cohort_its_rerun_and_review_count_the_tiers_it_names(server: Server) -> None:
+    page = {"query": "pneumonia", "level": "report", "context": "indication"}
+    saved = server.call("POST", "/api/saved", body={"name": "with the reason for the exam",
+                                                    "kind": "cohort", "state": page})
+    assert saved.status == 200, saved.text
+    assert saved.json()["counts"]["report"] == 28  # 24 asserted + 4 only the reason
+    rerun = server.call("POST", f"/api/saved/{saved.json()['id']}/rerun").json()
+    assert rerun["counts_now"]["report"] == 28
+    review = server.call("POST", "/api/reviews", body={"saved_id": saved.json()["id"]})
+    assert review.status == 200, review.text
+    assert review.json()["figures"]["members"] == 28  # drawn from the widened cohort
+    exported = server.call("GET", f"/api/reviews/{review.json()['id']}/export").text
+    assert "; context indication" in exported.splitlines()[1]  # the review's definition

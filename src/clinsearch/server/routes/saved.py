@@ -12,12 +12,16 @@ from pydantic import Field
 
 from clinsearch.errors import InputError
 from clinsearch.search.filters import ReportFilters
-from clinsearch.search.tiers import cohort_options
 from clinsearch.server.auth import User
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
-from clinsearch.server.query_scope import cohort_reading, expand_bundles, query_scope
+from clinsearch.server.query_scope import (
+    cohort_reading,
+    expand_bundles,
+    query_scope,
+    saved_cohort,
+)
 from clinsearch.server.small_counts import viewer_counts
 from clinsearch.server.state import ServerState
 from clinsearch.server.workbench_store import Saved
@@ -113,8 +117,7 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
                                  " so it has no exact count to follow; save it as a cohort")
             query = reading
         scope = query_scope(state, snap, user, query, list_id)
-        cohort = snap.cohort if kind == "search" else snap.cohort.with_options(cohort_options(
-            page.get("context") or None, page.get("include_uncertain") == "true"))
+        cohort = snap.cohort if kind == "search" else saved_cohort(snap, page)
         sets = dict(cohort.sets(query, scope))
         patients = ([m.ids[0] for m in cohort.members(query, "patient", scope)]
                     if user.sees_text else [])

@@ -138,6 +138,12 @@ def cohort_options(context: str | None, include_uncertain: bool = False) -> Pola
     return PolarityOptions(include_uncertain, "query", parse_context(context))
 
 
+def saved_options(page: Mapping[str, str]) -> PolarityOptions:
+    """The options a saved cohort's page state names (``context``, ``include_uncertain``:
+    "true"), so the page, the API and ``clinsearch review`` count the same cohort."""
+    return cohort_options(page.get("context") or None, page.get("include_uncertain") == "true")
+
+
 def with_tier(options: PolarityOptions, tier: str) -> tuple[PolarityOptions, str]:
     """``options`` widened to count ``tier`` too, and the CLI option that says so."""
     if tier == HEDGED:

@@ -15,7 +15,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.search.cohort import Cohort, Scope
 from clinsearch.search.cohort.syntax import fold
 from clinsearch.search.filters import ReportFilters
-from clinsearch.search.tiers import cohort_options
+from clinsearch.search.tiers import saved_options
 from clinsearch.server.auth import User
 from clinsearch.server.live import Snapshot
 from clinsearch.server.state import ServerState
@@ -52,8 +52,7 @@ def query_scope(state: ServerState, snap: Snapshot, user: User, query: str,
 def saved_cohort(snap: Snapshot, page: Mapping[str, str]) -> Cohort:
     """The cohort engine a saved cohort's page state counts with: the snapshot's, widened by
     the tiers the state names (``context``, ``include_uncertain``, as ``POST /api/cohort``)."""
-    return snap.cohort.with_options(cohort_options(
-        page.get("context") or None, page.get("include_uncertain") == "true"))
+    return snap.cohort.with_options(saved_options(page))
 
 
 _BUNDLE_REF = re.compile(r'bundle:(?:"([^"]+)"|(\S+))', re.IGNORECASE)

@@ -16,6 +16,7 @@ import torch
 from clinsearch.errors import ClinsearchError
 from clinsearch.models import folder as model_folder
 from clinsearch.models.encoder import load_encoder
+from clinsearch.models.model_names import check_named_model
 from clinsearch.models.static import StaticEncoder, is_static_folder, read_provenance
 from clinsearch.models.static_distill import DistillConfig, distill, trainable
 
@@ -104,15 +105,15 @@ def test_the_name_static_distils_the_default_model_once_into_the_cache(
     monkeypatch.setenv("CLINSEARCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(model_folder, "default_encoder_path", lambda: tiny_encoder_dir)
     monkeypatch.chdir(tmp_path)
-    first = model_folder.check_model_folder("static", "encoder model")
+    first = check_named_model("static", "encoder model")
     assert first.parent == (tmp_path / "cache" / "models").resolve()
     assert json.loads((first / "config.json").read_text())["model_type"] == "model2vec"
     made = (first / "model.safetensors").stat().st_mtime_ns
-    assert model_folder.check_model_folder("static", "encoder model") == first
+    assert check_named_model("static", "encoder model") == first
     assert (first / "model.safetensors").stat().st_mtime_ns == made
     (tmp_path / "static").mkdir()  # a folder of that name wins: it is checked as a model
     with pytest.raises(ClinsearchError, match="is not a sentence-transformers"):
-        model_folder.check_model_folder("static", "encoder model")
+        check_named_model("static", "encoder model")
 
 
 def test_an_index_built_with_model_static_records_the_cached_folder(
@@ -127,6 +128,6 @@ def test_an_index_built_with_model_static_records_the_cached_folder(
     config = IndexConfig(("bm25", "dense"), {"dense": {"model": "static"}})
     index = Index.build([Report("r1", "No pleural effusion."), Report("r2", "Mild edema.")],
                         tmp_path / "idx", config, progress=False)
-    cached = model_folder.check_model_folder("static", "encoder model")
+    cached = check_named_model("static", "encoder model")
     assert index.component("dense").meta.model_path == str(cached)
     assert index.search("pleural effusion", "report", 1, "dense")[0].id == "r1"

@@ -83,7 +83,7 @@ class IndexConfig:
             for key in keys:
                 value = options.get(name, {}).get(key)
                 if value and (name, key) in MODEL_OPTIONS:
-                    from clinsearch.models.folder import named_model
+                    from clinsearch.models.model_names import named_model
 
                     value = named_model(str(value))
                 if value:

@@ -9,31 +9,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from clinsearch.models.device import Device, for_inference, resolve_device, to_device
 from clinsearch.models.folder import (
-    check_model_folder,
     default_encoder_path,
     fingerprint,
     load_model_folder,
 )
+from clinsearch.models.model_names import check_named_model
 from clinsearch.models.static import StaticEncoder, is_static_folder
 from clinsearch.models.threads import torch_threads
-from clinsearch.models.windows import split_windows
+from clinsearch.models.windows import PassageVectors, split_windows
 
 SMALL_INPUT = 8  # this many texts or fewer are encoded on one thread (see models.threads)
-
-
-@dataclass(frozen=True, slots=True)
-class PassageVectors:
-    """Window vectors of a list of passages: ``vectors[i]`` belongs to passage ``owner[i]``."""
-
-    vectors: np.ndarray  # float32, shape (windows, dim), unit length
-    owner: np.ndarray  # int64, shape (windows,), index into the encoded passages
 
 
 class SentenceEncoder:
@@ -137,7 +128,7 @@ def load_encoder(
     """The encoder at ``path`` (default MiniLM; ``static``: the default static model) on
     ``device`` (default: the process-wide choice), loaded once per process and then reused. A
     static model folder gives a ``StaticEncoder`` (numpy, the CPU: ``models.static``)."""
-    folder = check_model_folder(path or default_encoder_path(), "encoder model")
+    folder = check_named_model(path or default_encoder_path(), "encoder model")
     if is_static_folder(folder):
         return _load_cached(folder, "cpu")
     return _load_cached(folder, resolve_device(device).name)

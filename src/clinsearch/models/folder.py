@@ -80,22 +80,10 @@ def _pickle_files(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def named_model(path: str | Path) -> Path:
-    """The folder ``path`` names: the name ``static`` (where no such folder exists) is the
-    default static model, distilled from the packaged MiniLM into the derived-data cache on
-    first use (``models.static_distill``); any other value is a folder path."""
-    from clinsearch.models.static_distill import STATIC_NAME, default_static_path
-
-    folder = Path(path).expanduser()
-    if str(path) == STATIC_NAME and not folder.exists():
-        return default_static_path()
-    return folder
-
-
 def check_model_folder(path: str | Path, what: str) -> Path:
-    """``path`` (a folder, or a name ``named_model`` knows) resolved if it holds config,
-    weights and tokenizer; else say what is missing."""
-    folder = named_model(path)
+    """``path`` (a folder) resolved if it holds config, weights and tokenizer; else say what
+    is missing (a model name such as ``static``: ``model_names.check_named_model``)."""
+    folder = Path(path).expanduser()
     if not folder.exists():
         raise ClinsearchError(f"{what} folder {folder} does not exist")
     if not folder.is_dir():

@@ -140,7 +140,7 @@ class StaticEncoder:
 
     def encode_passages(self, passages: Sequence[str], **_: Any) -> Any:
         """One unit vector (window) per passage; identical passages are encoded once."""
-        from clinsearch.models.encoder import PassageVectors
+        from clinsearch.models.windows import PassageVectors
 
         unique = list(dict.fromkeys(passages))
         position = {text: i for i, text in enumerate(unique)}

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -74,3 +76,11 @@ def _token_spans(
         if last == len(words):
             return spans
         first = back_to_word_start(max(last - overlap, first + 1), first)
+
+
+@dataclass(frozen=True, slots=True)
+class PassageVectors:
+    """Window vectors of a list of passages: ``vectors[i]`` belongs to passage ``owner[i]``."""
+
+    vectors: np.ndarray  # float32, shape (windows, dim), unit length
+    owner: np.ndarray  # int64, shape (windows,), index into the encoded passages

@@ -46,9 +46,10 @@ class DefaultEncoder:
 
     def __init__(self, path: str | Path | None = None, what: str = "encoder model") -> None:
         """Check the folder at ``path`` now (errors name it and ``what`` it is for)."""
-        from clinsearch.models.folder import check_model_folder, default_encoder_path
+        from clinsearch.models.folder import default_encoder_path
+        from clinsearch.models.model_names import check_named_model
 
-        self.path = check_model_folder(path or default_encoder_path(), what)
+        self.path = check_named_model(path or default_encoder_path(), what)
 
     @cached_property
     def fingerprint(self) -> str:

@@ -134,6 +134,6 @@ def index_term_model(index: IndexStore) -> str | None:
 
 def checked_term_model(path: str | Path) -> str:
     """``path`` resolved, if it is a loadable model folder (for recording it in an index)."""
-    from clinsearch.models.folder import check_model_folder
+    from clinsearch.models.model_names import check_named_model
 
-    return str(check_model_folder(path, TERM_MODEL))
+    return str(check_named_model(path, TERM_MODEL))

@@ -95,16 +95,23 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     assert target.read_text().count("\n") == 2 + counts["report"] + 1  # '#' lines, header
 
 
+def log_in(browser: webdriver.Chrome, server: Server) -> None:
+    """Open the page as the researcher: log in unless this tab's session already holds a
+    token (the login form shows until the page has read the session, so it is not the test)."""
+    browser.get(server.base + "/")
+    if browser.execute_script("return sessionStorage.getItem('clinsearch.token')"):
+        wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+        return
+    wait(browser, ec.visibility_of_element_located((By.ID, "token"))).send_keys(
+        server.tokens["researcher"])
+    browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+
+
 def test_search_shows_tier_headers_and_badges(browser: webdriver.Chrome, server: Server,
                                               tmp_path: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
-    browser.get(server.base + "/")
-    wait(browser, lambda b: b.find_element(By.ID, "token").is_displayed()
-         or b.find_element(By.ID, "q").is_displayed())
-    if browser.find_element(By.ID, "token").is_displayed():  # not logged in by another test
-        browser.find_element(By.ID, "token").send_keys(server.tokens["researcher"])
-        browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    log_in(browser, server)
     search_box = wait(browser, ec.visibility_of_element_located((By.ID, "q")))
     browser.find_element(By.ID, "filters").click()
     Select(browser.find_element(By.ID, "per-page")).select_by_visible_text("50")
@@ -126,12 +133,7 @@ def test_search_shows_tier_headers_and_badges(browser: webdriver.Chrome, server:
 
 def test_cohort_counts_a_wider_tier_with_one_click(browser: webdriver.Chrome, server: Server,
                                                    downloads: Path, tmp_path: Path) -> None:
-    browser.get(server.base + "/")
-    wait(browser, lambda b: b.find_element(By.ID, "token").is_displayed()
-         or b.find_element(By.ID, "q").is_displayed())
-    if browser.find_element(By.ID, "token").is_displayed():  # not logged in by another test
-        browser.find_element(By.ID, "token").send_keys(server.tokens["researcher"])
-        browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    log_in(browser, server)
     wait(browser, ec.visibility_of_element_located((By.ID, "q")))
     browser.find_element(By.ID, "tab-cohort").click()
     query = browser.find_element(By.ID, "cohort-query")

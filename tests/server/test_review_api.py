@@ -140,7 +140,7 @@ def test_a_stratified_review_of_all_members_and_the_cli_start(server: Server,
                      "6", "--strata", "section", "--workbench", str(store)).stdout
     assert out.startswith("review 1: ") and len(out.strip().splitlines()) == 7
     bad = clinsearch("review", "start", str(server.index), QUERY, "--owner", "me",
-                     "--strata", "tier", "--workbench", str(store), check=False)
+                     "--strata", "ward", "--workbench", str(store), check=False)
     assert bad.returncode == 2 and "--strata" in bad.stderr
 
 

@@ -64,3 +64,31 @@ def test_a_review_of_a_saved_cohort_counts_the_tiers_it_names(sample_index: Path
                "--workbench", str(store))
     rows = [line for line in export.read_text().splitlines() if not line.startswith("#")]
     assert len(rows) == 1 + 28  # the header, the members of the widened cohort
+
+
+def test_a_tier_stratified_review_spreads_members_and_nonmembers_over_the_tiers(
+        sample_index: Path) -> None:
+    """``--strata tier``: members fall in the tiers of mentions stated now, and the
+    non-members that mention the finding are drawn from each tier (the reason for the exam,
+    broader findings, none ranked search shows such as negated ones) in its share."""
+    from collections import Counter
+
+    from clinsearch import Index
+    from clinsearch.evaluate.chart_review import UNRANKED, draw, mention_reader
+    from clinsearch.search.cohort import Cohort
+    from clinsearch.search.cohort.engine import EVERYWHERE
+    from clinsearch.search.tiers import ASSERTED, report_tiers
+
+    index = Index.open(sample_index)
+    tiers = report_tiers(index.session, "pneumonia")
+    drawn = draw(Cohort(index), "pneumonia", EVERYWHERE, 6, 4, "tier", 40,
+                 mention_reader(index), tiers)
+    members = {i.stratum for i in drawn.items if i.kind == "member"}
+    assert members and members <= set(ASSERTED)
+    others = Counter(i.stratum for i in drawn.items if i.kind == "nonmember")
+    assert sum(others.values()) == 40 and {"indication", UNRANKED} <= set(others)
+    pool = Counter(tiers.get(uid, UNRANKED) for uid in (
+        {m.report_id for m in mention_reader(index).members("pneumonia", "report")}
+        - {m.report_id for m in Cohort(index).members("pneumonia", "report")}))
+    for tier, n in pool.items():  # each tier its share, by largest remainder
+        assert abs(others[tier] - 40 * n / sum(pool.values())) < 1, (tier, others, pool)

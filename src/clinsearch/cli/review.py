@@ -100,8 +100,10 @@ def start_command(
     size: Annotated[int, typer.Option(help="Members to sample; 0: every member.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed of the draw (the same seed draws the same"
                                       " members).")] = 26,
-    strata: Annotated[str, typer.Option(help="none, section (of the evidence sentence) or"
-                                        " year: each stratum gets its share.")] = "none",
+    strata: Annotated[str, typer.Option(help="none, section (of the evidence sentence), year,"
+                                        " or tier (as ranked search reads the query; the"
+                                        " non-members too): each stratum gets its share.")
+                      ] = "none",
     nonmembers: Annotated[int, typer.Option(help="Also sample this many non-members that"
                                             " mention the finding (recall).")] = 0,
     reviewer: Annotated[list[str] | None, typer.Option(
@@ -112,13 +114,14 @@ def start_command(
         "--open", help="Not blind: reviewers see the engine's reading.")] = False,
 ) -> None:
     from clinsearch import Index
+    from clinsearch.evaluate.chart_review import STRATA
     from clinsearch.search.cohort import Cohort
     from clinsearch.search.tiers import saved_options
     from clinsearch.server.reviews import start_review
     from clinsearch.server.workbench_store import WorkbenchStore
 
-    if strata not in ("none", "section", "year"):
-        raise ClinsearchError("--strata: one of none, section, year")
+    if strata not in STRATA:
+        raise ClinsearchError(f"--strata: one of {', '.join(STRATA)}")
     if not owner:
         raise ClinsearchError("--owner: name the review's owner")
     page = {"query": query, "level": "report"}

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 VERDICTS = ("meets", "does_not_meet", "cannot_tell")
 VERDICT_NAMES = {"meets": "meets", "does_not_meet": "does not meet",
                  "cannot_tell": "cannot tell"}
-STRATA = ("none", "section", "year")
-Strata = Literal["none", "section", "year"]
+STRATA = ("none", "section", "year", "tier")
+Strata = Literal["none", "section", "year", "tier"]
+UNRANKED = "unranked"  # the stratum of a report ranked search does not find for the query
 ItemKind = Literal["member", "nonmember"]
 MAX_NOTE = 500  # characters of a reviewer's note
 
@@ -242,12 +243,14 @@ def _recall(precision: float, missed_share: float, members: int, pool: int) -> f
 
 
 def draw(cohort: Cohort, query: str, scope: Scope, size: int | None, seed: int,
-         strata: Strata = "none", nonmembers: int = 0, mentioning: Cohort | None = None
-         ) -> Drawn:
+         strata: Strata = "none", nonmembers: int = 0, mentioning: Cohort | None = None,
+         tiers: Mapping[str, str] | None = None) -> Drawn:
     """A review's sample of ``query``'s members at report level (``strata``: each section of
-    the evidence sentence, or each report year, gets its share) and, with ``nonmembers``, a
-    sample of the reports that mention the query's findings without being members
-    (``mentioning``: the same index read by ``mention_reader``)."""
+    the evidence sentence, each report year, or each search tier of ``tiers`` (report id ->
+    tier, ``search.tiers.report_tiers``; ``unranked`` where none) gets its share) and, with
+    ``nonmembers``, a sample of the reports that mention the query's findings without being
+    members (``mentioning``: the same index read by ``mention_reader``), stratified by tier
+    too when asked."""
     found = cohort.members(query, "report", scope)
     by_id = {m.report_id or m.ids[-1]: m for m in found}
     keys: dict[str, str] | None = None
@@ -255,6 +258,8 @@ def draw(cohort: Cohort, query: str, scope: Scope, size: int | None, seed: int,
         keys = {uid: m.section for uid, m in by_id.items()}
     elif strata == "year":
         keys = {uid: date[:4] for uid, date in report_dates(cohort, list(by_id)).items()}
+    elif strata == "tier":
+        keys = {uid: (tiers or {}).get(uid, UNRANKED) for uid in by_id}
     chosen = draw_sample(list(by_id), size, seed, query, keys)
     items = [Item(uid, "member", (keys or {}).get(uid, ""), by_id[uid].sentence_id)
              for uid in chosen]
@@ -262,8 +267,10 @@ def draw(cohort: Cohort, query: str, scope: Scope, size: int | None, seed: int,
     if nonmembers and mentioning is not None:
         mentioned = {m.report_id or m.ids[-1] for m in mentioning.members(query, "report", scope)}
         pool = sorted(mentioned - set(by_id))
-        items += [Item(uid, "nonmember") for uid in
-                  draw_sample(pool, nonmembers, seed, "nonmember:" + query)]
+        pool_keys = ({uid: (tiers or {}).get(uid, UNRANKED) for uid in pool}
+                     if strata == "tier" else None)
+        items += [Item(uid, "nonmember", (pool_keys or {}).get(uid, "")) for uid in
+                  draw_sample(pool, nonmembers, seed, "nonmember:" + query, pool_keys)]
     counts = {str(level): int(n) for level, n in cohort.counts(query, scope).items()}
     return Drawn(tuple(items), len(by_id), len(pool), counts)
 

@@ -64,6 +64,18 @@ def tier_counts(session: SearchSession, query: str, level: Level,
             for name, units in concept.tier_units(query, level)]  # type: ignore[attr-defined]
 
 
+def report_tiers(session: SearchSession, query: str) -> dict[str, str]:
+    """Each report ranked search finds for ``query`` with its tier (that of its best
+    sentence, as concept search ranks it with the defaults); {} for a query searched as text
+    or an index without concepts."""
+    if "concepts" not in session.index.config.components:
+        return {}
+    concept = session.retriever("concept", {})
+    lookup = concept.lookup  # type: ignore[attr-defined]
+    return {str(uid): name for name, rows in concept.tier_units(query, "report")  # type: ignore[attr-defined]
+            for uid in lookup.report_ids.take(rows)}
+
+
 def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
     """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
     rule and category; None for a mention stated now), read from the findings table for the

@@ -123,9 +123,7 @@ class ReviewStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if not self.path.exists():  # created private, as the workbench does; never reopened
-            # here when it exists: closing any descriptor of the file would drop the POSIX
-            # locks of this process's other connections to it (the server's workbench)
+        if not self.path.exists():  # created private, as the workbench does
             WorkbenchStore(self.path).close()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()

@@ -13,6 +13,7 @@ from clinsearch.evaluate.chart_review import Strata, draw, mention_reader
 from clinsearch.exports import csv_cell
 from clinsearch.index.report_view import ReportView
 from clinsearch.search.cohort import Cohort, Member, Scope, members_csv_rows
+from clinsearch.search.tiers import report_tiers
 from clinsearch.server.records import csv_chunks
 from clinsearch.server.review_store import Review, ReviewState, ReviewStore, export_header
 
@@ -55,7 +56,8 @@ def start_review(store: ReviewStore, index: Index, cohort: Cohort, owner: str, q
     if not members:
         raise InputError(f"field 'query': the cohort {query!r} has no members to review")
     mentioning = mention_reader(index) if nonmembers else None
-    drawn = draw(cohort, query, scope, size, seed, strata, nonmembers, mentioning)
+    tiers = report_tiers(index.session, query) if strata == "tier" else None
+    drawn = draw(cohort, query, scope, size, seed, strata, nonmembers, mentioning, tiers)
     return store.create(owner, name, query, state, drawn,
                         sorted({m.report_id for m in members}), finding_names(members),
                         seed=seed, size=size, strata=strata, blind=blind, required=required,

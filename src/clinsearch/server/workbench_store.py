@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -110,7 +110,10 @@ class WorkbenchStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
-        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, file_mode()))
+        # created private; an existing file is left unopened here, since closing any
+        # descriptor of it would drop the POSIX locks of this process's other connections
+        with suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode()))
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         # WAL: a write does not wait for a sync of the whole file (the WAL file takes the

@@ -85,13 +85,16 @@ class ConceptRetriever:
         )
         codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
         parts = [ranking.parts(code) for code in codes.tolist()]
-        marks = [self._marks(int(row), p) for row, p in zip(best.rows.tolist(), parts, strict=True)]
+        texts = self.lookup.sentence_texts.take(best.rows)  # one read for every hit
+        starts = self.lookup.sentence_starts.take(best.rows)
+        marks = [self._marks(text, int(start), p)
+                 for text, start, p in zip(texts, starts, parts, strict=True)]
         tiers = ranking.tier(best.scores)
         return make_hits(
             self.lookup, level, best.scores, best.rows,
             [tuple((s, e) for s, e, _ in m) for m in marks],
-            [self._explain(parsed, int(row), p, m) | self._tier(t)
-             for row, p, m, t in zip(best.rows.tolist(), parts, marks, tiers, strict=True)],
+            [self._explain(parsed, text, p, m) | self._tier(t)
+             for text, p, m, t in zip(texts, parts, marks, tiers, strict=True)],
         )
 
     def tier_units(self, query: str, level: Level) -> list[tuple[str, np.ndarray]]:
@@ -130,11 +133,11 @@ class ConceptRetriever:
         self.parser.parse_many(queries)
         return [self.search(query, level, top) for query in queries]
 
-    def _marks(self, row: int, parts: tuple[PartMatch, ...]) -> list[tuple[int, int, str]]:
-        """Spans in the sentence of the matched findings and their modifiers: (start, end, what)."""
+    def _marks(self, text: str, base: int, parts: tuple[PartMatch, ...]
+               ) -> list[tuple[int, int, str]]:
+        """Spans in the sentence ``text`` (at offset ``base`` of its report) of the matched
+        findings and their modifiers: (start, end, what)."""
         idx = self.ranker.index
-        text = self.lookup.sentence_texts[row]
-        base = int(self.lookup.sentence_starts[row])
         out = []
         for part in parts:
             out += [(s - base, e - base, what or part.query.name)
@@ -142,11 +145,10 @@ class ConceptRetriever:
                     if 0 <= s - base < e - base <= len(text)]
         return sorted(set(out))
 
-    def _explain(self, parsed: ParsedQuery, row: int, parts: tuple[PartMatch, ...],
+    def _explain(self, parsed: ParsedQuery, text: str, parts: tuple[PartMatch, ...],
                  marks: list[tuple[int, int, str]]) -> dict[str, Any]:
-        """Which query parts the sentence matched, and the sentence with them marked."""
+        """Which query parts the sentence ``text`` matched, and the sentence with them marked."""
         idx = self.ranker.index
-        text = self.lookup.sentence_texts[row]
         matched, names = [], []
         mapped = {c: m.phrase for m in parsed.mappings if m.used
                   for c in parsed.approximate}

@@ -52,7 +52,7 @@ class StartRequest(BaseModel):
     name: str = Field("", max_length=200)
     size: int | None = Field(10, ge=1, le=MAX_SAMPLE)
     seed: int = Field(26, ge=0, le=2**31)
-    strata: Literal["none", "section", "year"] = "none"
+    strata: Literal["none", "section", "year", "tier"] = "none"
     nonmembers: int = Field(0, ge=0, le=MAX_NONMEMBERS)
     blind: bool = True
     second_reviewer: bool = False

@@ -142,8 +142,11 @@ def test_cli_cohort_prints_counts_and_exports(index_path: Path, tmp_path: Path) 
                                       "--level", "patient", "--export", str(out), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["counts"] == {"patient": 3, "visit": 3, "report": 3}
-    with out.open(encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
+    with out.open(encoding="utf-8", newline="") as fh:
+        lines = fh.read().split("\r\n")
+    assert lines[:2] == ["# cohort definition: pneumonia OR cardiomegaly; level patient",
+                         "# tiers counted: stated, partial"]  # what was counted, as comments
+    rows = list(csv.DictReader(lines[2:]))
     assert [r["patient_id"] for r in rows] == ["p1", "p3", "p4"]
     assert rows[0]["evidence_sentence"] == "Right lower lobe pneumonia."
     assert rows[0]["evidence_report_id"] == "r1"
@@ -174,7 +177,8 @@ def test_cli_explain_query(index_path: Path) -> None:
     assert explained["unknown_words"][0]["phrase"] == "zebra"
 
 
-def test_cli_cohort_counts_strictly_and_says_what_wider_tiers_add(index_path: Path) -> None:
+def test_cli_cohort_counts_strictly_and_says_what_wider_tiers_add(index_path: Path,
+                                                                  tmp_path: Path) -> None:
     runner = CliRunner()
     strict = runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--json"])
     assert strict.exit_code == 0, strict.output
@@ -191,3 +195,9 @@ def test_cli_cohort_counts_strictly_and_says_what_wider_tiers_add(index_path: Pa
                                           "--include-uncertain"]).stdout)
     assert wide["counts"]["report"] == 3 and wide["wider_tiers"] == []
     assert wide["counted_tiers"] == ["stated", "partial", "hedged"]
+    out = tmp_path / "wide.csv"
+    assert runner.invoke(app, ["cohort", str(index_path), "pneumonia", "--include-uncertain",
+                               "--level", "report", "--export", str(out)]).exit_code == 0
+    assert out.read_text(encoding="utf-8").splitlines()[:2] == [
+        "# cohort definition: pneumonia; level report",
+        "# tiers counted: stated, partial, hedged"]

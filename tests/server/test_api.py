@@ -141,7 +141,9 @@ def test_cohort_counts_members_and_export_match_the_cli(server: Server, tmp_path
     cli_csv = tmp_path / "cli.csv"
     clinsearch("cohort", str(server.index), query, "--level", "report", "--export", str(cli_csv))
     assert export.text == cli_csv.read_bytes().decode("utf-8")
-    assert len(list(csv.reader(io.StringIO(export.text)))) == len(members) + 1
+    assert export.text.startswith(f"# cohort definition: {query}; level report\r\n"
+                                  "# tiers counted: stated, partial\r\n")
+    assert len(list(csv.reader(io.StringIO(export.text)))) == 2 + len(members) + 1
 
 
 def test_report_view_has_sections_sentences_and_findings(server: Server) -> None:

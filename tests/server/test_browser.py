@@ -92,19 +92,26 @@ def test_search_report_and_cohort_in_the_browser(browser: webdriver.Chrome, serv
     clinsearch("cohort", str(server.index), COHORT_QUERY, "--level", "report", "--export",
                str(expected))
     assert target.read_bytes() == expected.read_bytes()
-    assert target.read_text().count("\n") == counts["report"] + 1
+    assert target.read_text().count("\n") == 2 + counts["report"] + 1  # '#' lines, header
+
+
+def log_in(browser: webdriver.Chrome, server: Server) -> None:
+    """Open the page as the researcher: log in unless this tab's session already holds a
+    token (the login form shows until the page has read the session, so it is not the test)."""
+    browser.get(server.base + "/")
+    if browser.execute_script("return sessionStorage.getItem('clinsearch.token')"):
+        wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+        return
+    wait(browser, ec.visibility_of_element_located((By.ID, "token"))).send_keys(
+        server.tokens["researcher"])
+    browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
 
 
 def test_search_shows_tier_headers_and_badges(browser: webdriver.Chrome, server: Server,
                                               tmp_path: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
-    browser.get(server.base + "/")
-    wait(browser, lambda b: b.find_element(By.ID, "token").is_displayed()
-         or b.find_element(By.ID, "q").is_displayed())
-    if browser.find_element(By.ID, "token").is_displayed():  # not logged in by another test
-        browser.find_element(By.ID, "token").send_keys(server.tokens["researcher"])
-        browser.find_element(By.ID, "purpose").send_keys(PURPOSE + Keys.ENTER)
+    log_in(browser, server)
     search_box = wait(browser, ec.visibility_of_element_located((By.ID, "q")))
     browser.find_element(By.ID, "filters").click()
     Select(browser.find_element(By.ID, "per-page")).select_by_visible_text("50")
@@ -122,3 +129,42 @@ def test_search_shows_tier_headers_and_badges(browser: webdriver.Chrome, server:
     status = browser.find_element(By.ID, "search-status").text
     assert "by tier: stated now with every asked modifier: 24" in status
     shoot(browser, "screenshot-tiers.png", tmp_path)
+
+
+def test_cohort_counts_a_wider_tier_with_one_click(browser: webdriver.Chrome, server: Server,
+                                                   downloads: Path, tmp_path: Path) -> None:
+    log_in(browser, server)
+    wait(browser, ec.visibility_of_element_located((By.ID, "q")))
+    browser.find_element(By.ID, "tab-cohort").click()
+    query = browser.find_element(By.ID, "cohort-query")
+    query.clear()
+    query.send_keys("pneumonia")
+    browser.find_element(By.ID, "cohort-level").send_keys("report")
+    browser.find_element(By.CSS_SELECTOR, "#cohort-form button[type=submit]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "cohort-counted"), "Tiers counted"))
+    assert browser.find_element(By.ID, "count-report").text == "24"  # strict: asserted now
+    assert "Tiers counted: stated, partial" in browser.find_element(By.ID, "cohort-counted").text
+    wider = browser.find_element(By.ID, "cohort-wider").text
+    assert "+4 reports if stated only as the reason for the exam counts" in wider
+    shoot(browser, "screenshot-cohort-tiers.png", tmp_path)
+
+    browser.find_element(By.CSS_SELECTOR, "#cohort-wider input[data-tier=indication]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "count-report"), "28"))
+    assert "indication" in browser.find_element(By.ID, "cohort-counted").text
+    assert browser.find_element(
+        By.CSS_SELECTOR, "#cohort-wider input[data-tier=indication]").is_selected()
+    assert "context=indication" in browser.current_url  # the page's state keeps the tier
+
+    browser.find_element(By.ID, "cohort-csv").click()
+    pattern = "cohort-pneumonia-reports-2*.csv"
+    deadline = time.monotonic() + 30
+    while not list(downloads.glob(pattern)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    (target,) = downloads.glob(pattern)
+    assert target.read_text().splitlines()[:2] == [
+        "# cohort definition: pneumonia; level report",
+        "# tiers counted: stated, partial, indication"]
+
+    browser.find_element(By.CSS_SELECTOR, "#cohort-wider input[data-tier=indication]").click()
+    wait(browser, ec.text_to_be_present_in_element((By.ID, "count-report"), "24"))
+    assert "indication" not in browser.find_element(By.ID, "cohort-counted").text

@@ -47,6 +47,25 @@ def test_a_rerun_on_a_new_generation_shows_which_members_changed(
     assert again.returncode == 2 and "exists" in again.stderr  # never overwritten silently
 
 
+def test_a_review_of_a_saved_cohort_counts_the_tiers_it_names(sample_index: Path,
+                                                               tmp_path: Path) -> None:
+    from clinsearch.server.workbench_store import WorkbenchStore
+
+    store = tmp_path / "wb.sqlite"
+    bench = WorkbenchStore(store)
+    page = {"query": "pneumonia", "level": "report", "context": "indication"}
+    saved = bench.save("ann", "with the reason for the exam", "cohort", page, {}, [])
+    bench.close()
+    started = clinsearch("review", "start", str(sample_index), "--saved", str(saved.id),
+                         "--owner", "ann", "--size", "5", "--workbench", str(store)).stdout
+    assert started.startswith("review 1: 28 members")  # 24 asserted + 4 only the reason
+    export = tmp_path / "out.csv"
+    clinsearch("review", "export", "1", str(sample_index), "--out", str(export),
+               "--workbench", str(store))
+    rows = [line for line in export.read_text().splitlines() if not line.startswith("#")]
+    assert len(rows) == 1 + 28  # the header, the members of the widened cohort
+
+
 def test_a_tier_stratified_review_spreads_members_and_nonmembers_over_the_tiers(
         sample_index: Path) -> None:
     """``--strata tier``: members fall in the tiers of mentions stated now, and the

@@ -41,5 +41,8 @@ def test_bundle_names_compare_folded_and_own_ones_win(tmp_path: Path) -> None:
 def test_id_csv_takes_the_first_column_once_each(tmp_path: Path) -> None:
     assert read_id_csv("Patient ID,age\nP1,40\nP2\n\nP1\n", "f.csv") == ["P1", "P2"]
     assert read_id_csv("P7\nP8") == ["P7", "P8"]  # no header
+    exported = ("# cohort definition: x; level patient\r\n# tiers counted: stated\r\n"
+                "patient_id\r\nP3\r\n")
+    assert read_id_csv(exported) == ["P3"]  # a cohort export, read back as an id list
     with pytest.raises(InputError, match=r"^f\.csv, line 1: no ids in the first column$"):
         read_id_csv("patient_id\n,\n", "f.csv")

@@ -48,6 +48,8 @@ A finding counts when asserted for this patient, now: not 'mother had lung cance
 of pneumonia', 'evaluate for pneumonia' or the clinical history's reason for the exam
 (indication). --context historical widens that (asserted OR
 historical, as in search); the filter context:historical narrows a group to historical ones.
+Beside the counts: the search tiers counted, and how many more units each other tier would
+add ("+4 reports if stated only as the reason for the exam counts (--context indication)").
 \b
 Example:
   clinsearch cohort IDX 'pneumonia AND NOT "pleural effusion"' --level patient --export ids.csv
@@ -65,7 +67,8 @@ def cohort_command(
     export: Annotated[
         Path | None,
         typer.Option(help="Write the matching units, each with an evidence sentence (local"
-                     " engine; ids only with --engine spark), to this CSV."),
+                     " engine; ids only with --engine spark), to this CSV, after '#' lines"
+                     " giving the query and the tiers counted."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the --export file if it exists.")
@@ -81,7 +84,7 @@ def cohort_command(
 ) -> None:
     from clinsearch.exports import check_export_path
     from clinsearch.index import IndexStore
-    from clinsearch.search.cohort import Cohort, write_members_csv
+    from clinsearch.search.cohort import Cohort, export_header, write_members_csv
     from clinsearch.search.concept.ranking import PolarityOptions, parse_context
     from clinsearch.search.method_params import POLARITY_MODES
     from clinsearch.search.tiers import counted_tiers, wider_tiers
@@ -102,14 +105,16 @@ def cohort_command(
     else:
         store = IndexStore.open(index_dir)
         cohort = Cohort(store, options, term_model)
-        counts = cohort.counts(query)
+        sets = cohort.sets(query)
+        counts = {unit: int(mask.sum()) for unit, mask in sets.items()}
         for warning in cohort.warnings(query):
             typer.echo(f"warning: {warning}", err=True)
         members = cohort.members(query, level) if want_members else []  # type: ignore[arg-type]
-        wider = wider_tiers(store, query, options, counts, term_model)  # type: ignore[arg-type]
-    if export:
-        write_members_csv(members, level, export, force)  # type: ignore[arg-type]
+        wider = wider_tiers(cohort, query, sets=sets)
     counted = counted_tiers(options)
+    if export:
+        write_members_csv(members, level, export, force,  # type: ignore[arg-type]
+                          export_header(query, level, counted))  # type: ignore[arg-type]
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "counted_tiers": counted,

@@ -116,6 +116,7 @@ def start_command(
     from clinsearch import Index
     from clinsearch.evaluate.chart_review import STRATA
     from clinsearch.search.cohort import Cohort
+    from clinsearch.search.tiers import saved_options
     from clinsearch.server.reviews import start_review
     from clinsearch.server.workbench_store import WorkbenchStore
 
@@ -134,7 +135,7 @@ def start_command(
     elif not query:
         raise ClinsearchError("QUERY: give a cohort query, or --saved")
     index = Index.open(index_dir)
-    cohort = Cohort(index)
+    cohort = Cohort(index, saved_options(page))
     scope = _scope(cohort, workbench, owner, page)
     store = _store(workbench)
     review = start_review(
@@ -259,11 +260,12 @@ def rerun_command(review_id: ReviewId, index_dir: IndexDir,
                   workbench: Store = DEFAULT_STORE) -> None:
     from clinsearch import Index
     from clinsearch.search.cohort import Cohort
+    from clinsearch.search.tiers import saved_options
     from clinsearch.server.reviews import changes
 
     state = _read(workbench, review_id)
     r = state.review
-    cohort = Cohort(Index.open(index_dir))
+    cohort = Cohort(Index.open(index_dir), saved_options(r.state))
     members = cohort.members(r.query, "report", _scope(cohort, workbench, r.owner, r.state))
     shown = changes(r, [i.report_id for i in state.items if i.kind == "member"],
                     [m.report_id for m in members])
@@ -285,6 +287,7 @@ def export_command(
     from clinsearch import Index
     from clinsearch.exports import check_export_path, open_export
     from clinsearch.search.cohort import Cohort
+    from clinsearch.search.tiers import saved_options
     from clinsearch.server.reviews import export_text
 
     check_export_path(out, force)
@@ -292,7 +295,7 @@ def export_command(
     r = state.review
     level = r.state.get("level", "patient")
     index = Index.open(index_dir)
-    cohort = Cohort(index)
+    cohort = Cohort(index, saved_options(r.state))
     members = cohort.members(r.query, level,  # type: ignore[arg-type]
                              _scope(cohort, workbench, r.owner, r.state))
     with open_export(out, force=force, newline="") as handle:

@@ -8,9 +8,11 @@ triggers of the hits shown from the findings table and counts a query's units pe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from clinsearch.annotate.tiers import HEDGED, PARTIAL, STATED
 from clinsearch.hit import Hit
@@ -19,7 +21,7 @@ from clinsearch.search.concept.ranking import PolarityOptions, parse_context
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
-    from clinsearch.index import IndexStore
+    from clinsearch.search.cohort import Cohort, Scope
     from clinsearch.search.method_spec import MethodSpec
     from clinsearch.search.session import SearchSession
 
@@ -123,6 +125,8 @@ class WiderTier:
     label: str
     option: str
     adds: dict[str, int]
+    added: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    # the units added at each level (masks), to key a viewer's count offset by the set counted
 
     def line(self, level: str) -> str:
         """E.g. ``+75 reports if stated only as the reason for the exam counts``."""
@@ -140,27 +144,45 @@ def counted_tiers(options: PolarityOptions) -> list[str]:
     return [STATED, PARTIAL, *([HEDGED] if hedged else []), *options.context]
 
 
-def wider_tiers(index: IndexStore, query: str, options: PolarityOptions,
-                counts: dict[str, int], term_model: str | Path | None = None
-                ) -> list[WiderTier]:
-    """For each tier the cohort does not count (the index's tier order), how many more units
-    ``query`` would count with it (``counts``: the cohort's own); tiers adding none left out."""
-    from clinsearch.search.cohort import Cohort
-    from clinsearch.search.concept.tools import index_tier_order
+def cohort_options(context: str | None, include_uncertain: bool = False) -> PolarityOptions:
+    """A cohort's reading: asserted now, plus the tiers ``context`` ("indication,historical")
+    and ``include_uncertain`` (hedged) ask for, as ``clinsearch cohort`` reads its options."""
+    return PolarityOptions(include_uncertain, "query", parse_context(context))
 
-    order = index_tier_order(index)
-    counted = counted_tiers(options)
+
+def saved_options(page: Mapping[str, str]) -> PolarityOptions:
+    """The options a saved cohort's page state names (``context``, ``include_uncertain``:
+    "true"), so the page, the API and ``clinsearch review`` count the same cohort."""
+    return cohort_options(page.get("context") or None, page.get("include_uncertain") == "true")
+
+
+def with_tier(options: PolarityOptions, tier: str) -> tuple[PolarityOptions, str]:
+    """``options`` widened to count ``tier`` too, and the CLI option that says so."""
+    if tier == HEDGED:
+        return replace(options, include_uncertain=True), "--include-uncertain"
+    flags = parse_context([*options.context, tier])
+    return replace(options, context=flags), f"--context {','.join(flags)}"
+
+
+def wider_tiers(cohort: Cohort, query: str, scope: Scope | None = None,
+                sets: Mapping[str, np.ndarray] | None = None) -> list[WiderTier]:
+    """For each tier ``cohort`` does not count (the index's tier order), how many more units
+    ``query`` would count with it: the units of the wider cohort not in ``sets`` (the cohort's
+    own, computed when not given); tiers adding none left out. The CLI's cohort command and
+    the API's cohort answer both read it."""
+    from clinsearch.search.cohort import EVERYWHERE
+
+    scope = scope or EVERYWHERE
+    own = cohort.sets(query, scope) if sets is None else sets
+    counted = counted_tiers(cohort.options)
     out = []
-    for name in order.names:
+    for name in cohort.tier_order.names:
         if name in counted or name == PARTIAL:
             continue
-        if name == HEDGED:
-            wider, option = replace(options, include_uncertain=True), "--include-uncertain"
-        else:
-            flags = parse_context([*options.context, name])
-            wider, option = replace(options, context=flags), f"--context {','.join(flags)}"
-        more = Cohort(index, wider, term_model).counts(query)
-        adds = {unit: int(more[unit]) - int(counts[unit]) for unit in more}  # type: ignore[index]
+        wider, option = with_tier(cohort.options, name)
+        more = cohort.with_options(wider).sets(query, scope)
+        added = {unit: mask & ~own[unit] for unit, mask in more.items()}
+        adds = {unit: int(mask.sum()) for unit, mask in added.items()}
         if any(adds.values()):
-            out.append(WiderTier(name, order.label(name), option, adds))
+            out.append(WiderTier(name, cohort.tier_order.label(name), option, adds, added))
     return out

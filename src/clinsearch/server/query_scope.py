@@ -1,18 +1,21 @@
 """Where a query looks for one caller: the term bundles it may name and the uploaded id list a
 cohort is restricted to (``Scope``, built on the live snapshot); a search's bundles expanded,
-and the cohort query that counts exactly the units asserting a search."""
+the cohort query that counts exactly the units asserting a search, and the tiers a saved
+cohort counts."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import HTTPException
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.search.cohort import Scope
+from clinsearch.search.cohort import Cohort, Scope
 from clinsearch.search.cohort.syntax import fold
 from clinsearch.search.filters import ReportFilters
+from clinsearch.search.tiers import saved_options
 from clinsearch.server.auth import User
 from clinsearch.server.live import Snapshot
 from clinsearch.server.state import ServerState
@@ -44,6 +47,12 @@ def query_scope(state: ServerState, snap: Snapshot, user: User, query: str,
         within = snap.cohort.id_mask(chosen.kind, chosen.ids)[0]
     width = 0 if user.sees_text else state.config.viewer_min_count
     return snap.cohort.scope(bundles, within, width)
+
+
+def saved_cohort(snap: Snapshot, page: Mapping[str, str]) -> Cohort:
+    """The cohort engine a saved cohort's page state counts with: the snapshot's, widened by
+    the tiers the state names (``context``, ``include_uncertain``, as ``POST /api/cohort``)."""
+    return snap.cohort.with_options(saved_options(page))
 
 
 _BUNDLE_REF = re.compile(r'bundle:(?:"([^"]+)"|(\S+))', re.IGNORECASE)

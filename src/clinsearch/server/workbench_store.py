@@ -319,13 +319,13 @@ def _saved(row: tuple[Any, ...]) -> Saved:
 
 
 def read_id_csv(text: str, source: str = "upload") -> list[str]:
-    """The ids of a CSV upload: the first column, a header row (``id``, ``patient_id``,
-    ``report_id``, ...) skipped, blanks and repeats dropped; an empty list is an error, and so
-    is an id holding a line break or a quote (a quote left open that swallowed the lines after
-    it) or longer than MAX_ID_CHARS."""
+    """The ids of a CSV upload: the first column, leading ``#`` lines (a cohort export's) and a
+    header row (``id``, ``patient_id``, ``report_id``, ...) skipped, blanks and repeats
+    dropped; an empty list is an error, and so is an id holding a line break or a quote (a
+    quote left open that swallowed the lines after it) or longer than MAX_ID_CHARS."""
     ids: list[str] = []
     rows = csv.reader(io.StringIO(text))
-    line_no = 1
+    line_no, leading = 1, True
     while True:
         try:
             row = next(rows)
@@ -334,9 +334,14 @@ def read_id_csv(text: str, source: str = "upload") -> list[str]:
         except csv.Error as exc:
             raise InputError(f"{source}, line {line_no}: malformed CSV ({exc})") from None
         cell = row[0].strip() if row else ""
-        if line_no == 1 and fold(cell) in HEADER_NAMES:
+        if leading and cell.startswith("#"):  # the comment lines a cohort export starts with
             line_no = rows.line_num + 1
             continue
+        if leading and fold(cell) in HEADER_NAMES:
+            leading = False
+            line_no = rows.line_num + 1
+            continue
+        leading = False
         if any(c in cell for c in '\r\n"'):
             raise InputError(f"{source}, line {line_no}: an id holds a line break or a quote"
                              " (a quote left open?)")

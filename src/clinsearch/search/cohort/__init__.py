@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from copy import copy
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -19,6 +20,7 @@ from clinsearch.search.cohort.engine import (
     CohortEngine,
     Member,
     Scope,
+    export_header,
     members_csv_rows,
     write_members_csv,
 )
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
 N = TypeVar("N", bound=Node)
 
 __all__ = ["COUNT_LEVELS", "EVERYWHERE", "ID_COLUMNS", "Breakdown", "BundleTerm", "Cohort",
-           "CohortSyntaxError", "Member", "Scope", "members_csv_rows", "parse",
+           "CohortSyntaxError", "Member", "Scope", "export_header", "members_csv_rows", "parse",
            "write_members_csv"]
 
 
@@ -71,17 +73,26 @@ class Cohort:
         """``index_path``: an index directory or an open IndexStore (its generation is used);
         ``term_model``: the term encoder folder (default: the index's, else MiniLM)."""
         from clinsearch.index import IndexStore
-        from clinsearch.search.cohort.resolve import term_resolver
-        from clinsearch.search.concept.tools import index_concept_tools, index_section_contexts
+        from clinsearch.search.concept.tools import (
+            index_concept_tools,
+            index_section_contexts,
+            index_tier_order,
+        )
 
         index = index_path if isinstance(index_path, IndexStore) else IndexStore.open(index_path)
         cohort_tables(index)  # an index without findings is an error
         self.tools = index_concept_tools(index, term_model)
-        tools = self.tools
-        arrays = CohortArrays.from_index(index)
-        sections = index_section_contexts(index)
+        self.tier_order = index_tier_order(index)
+        self._sections = index_section_contexts(index)
         self.options = options
-        self.engine = CohortEngine(
+        self.engine = self._engine(CohortArrays.from_index(index))
+
+    def _engine(self, arrays: CohortArrays) -> CohortEngine:
+        """The engine reading ``arrays`` with this cohort's tools and options."""
+        from clinsearch.search.cohort.resolve import term_resolver
+
+        tools, options, sections = self.tools, self.options, self._sections
+        return CohortEngine(
             arrays,
             lambda query: term_resolver(query, tools.parser, tools.hierarchy, options,
                                         as_text=True),
@@ -89,6 +100,16 @@ class Cohort:
                     lambda rows: arrays.values.sentences("text", rows),
                     lambda rows: section_flags(sections, arrays.sentence_sections(rows))),
         )
+
+    def with_options(self, options: PolarityOptions) -> Cohort:
+        """The same index's cohorts counted with other ``options`` (wider tiers: hedged,
+        indication, ...); the loaded arrays and tools are shared, nothing is read again."""
+        if options == self.options:
+            return self
+        other = copy(self)
+        other.options = options
+        other.engine = other._engine(self.engine.arrays)
+        return other
 
     def counts(self, query: str, scope: Scope = EVERYWHERE) -> dict[Level, int]:
         """Exact numbers of matching patients, visits and reports."""

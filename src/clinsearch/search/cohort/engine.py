@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,9 +174,18 @@ def members_csv_rows(members: list[Member], level: Level) -> Iterator[list[str]]
         yield [csv_cell(cell) for cell in row]
 
 
-def write_members_csv(members: list[Member], level: Level, path: Path, force: bool = False
-                      ) -> None:
+def export_header(query: str, level: Level, tiers: Sequence[str], within: str = "") -> str:
+    """The ``#`` lines (comments to a CSV reader) a cohort CSV starts with: its definition
+    (``within``: what it is restricted to, e.g. an id list) and the search tiers it counted."""
+    lines = [f"cohort definition: {query}; level {level}" + (f"; {within}" if within else ""),
+             f"tiers counted: {', '.join(tiers)}"]
+    return "".join("# " + " ".join(line.split()) + "\r\n" for line in lines)
+
+
+def write_members_csv(members: list[Member], level: Level, path: Path, force: bool = False,
+                      header: str = "") -> None:
     """Write the cohort to ``path`` as CSV through ``open_export`` (atomic, private, never
-    overwriting unless ``force``)."""
+    overwriting unless ``force``), after the ``header`` lines (``export_header``)."""
     with open_export(path, force=force, newline="") as out:
+        out.write(header)
         csv.writer(out).writerows(members_csv_rows(members, level))

@@ -12,6 +12,7 @@ from pydantic import Field
 
 from clinsearch.limits import MAX_QUERY_CHARS, MAX_QUERY_TEXT
 from clinsearch.search.cohort.syntax import fold
+from clinsearch.search.tiers import cohort_options
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
@@ -23,10 +24,13 @@ router = APIRouter(prefix="/api/charts")
 
 
 class ChartRequest(RequestBody):
-    """A cohort query and the id list it is restricted to (None: every report)."""
+    """A cohort query, the id list it is restricted to (None: every report) and the wider
+    tiers it counts (as ``POST /api/cohort``)."""
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     list_id: int | None = None
+    context: str | None = Field(None, max_length=200)
+    include_uncertain: bool = False
 
 
 @router.post("/cohort", summary="A cohort's reports by year, month, type and section")
@@ -34,10 +38,13 @@ def cohort_chart(body: ChartRequest, user: Caller, audit: Audit, state: State
                  ) -> dict[str, Any]:
     """``Cohort.breakdown`` and the cohort's exact counts."""
 
+    options = cohort_options(body.context, body.include_uncertain)
+
     def run(snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
-        sets = dict(snap.cohort.sets(body.query, scope))
-        return sets, asdict(snap.cohort.breakdown(body.query, scope)), snap.generation
+        cohort = snap.cohort.with_options(options)
+        sets = dict(cohort.sets(body.query, scope))
+        return sets, asdict(cohort.breakdown(body.query, scope)), snap.generation
 
     sets, breakdown, generation = state.live.run(run)
     counts: dict[str, Any] = {unit: int(mask.sum()) for unit, mask in sets.items()}

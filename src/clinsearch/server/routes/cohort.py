@@ -1,9 +1,11 @@
-"""Cohorts: exact counts at three levels, a page of members (ids in natural order: "245"
-before "2422"), and the members as CSV (in the order ``clinsearch cohort --export`` writes)."""
+"""Cohorts: exact counts at three levels (asserted now, plus the wider tiers asked for) with
+what each wider tier would add, a page of members (ids in natural order: "245" before "2422"),
+and the members as CSV (in the order ``clinsearch cohort --export`` writes)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from itertools import chain
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -11,7 +13,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import Field
 
 from clinsearch.limits import MAX_MEMBERS_PAGE, MAX_OFFSET, MAX_QUERY_CHARS
-from clinsearch.search.cohort import ID_COLUMNS, members_csv_rows
+from clinsearch.search.cohort import ID_COLUMNS, export_header, members_csv_rows
+from clinsearch.search.tiers import WiderTier, cohort_options, counted_tiers, wider_tiers
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.download_names import cohort_export_name
@@ -26,44 +29,63 @@ router = APIRouter(prefix="/api/cohort")
 
 
 class CohortRequest(RequestBody):
-    """A cohort query, the level its members are listed at, and which page of members."""
+    """A cohort query, the level its members are listed at, which page of members, and the
+    wider search tiers counted too (as ``clinsearch cohort --context/--include-uncertain``)."""
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     level: str = Field("patient", max_length=20)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
     limit: int = Field(20, ge=0, le=MAX_MEMBERS_PAGE)
     list_id: int | None = None  # an uploaded id list the cohort is restricted to
+    context: str | None = Field(None, max_length=200)  # e.g. "indication,historical"
+    include_uncertain: bool = False  # count hedged mentions too
 
 
-@router.post("", summary="Cohort: exact counts at three levels and a page of members")
+@router.post("", summary="Cohort: exact counts at three levels, what wider tiers would add, "
+             "and a page of members")
 def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dict[str, Any]:
-    """``Cohort.counts`` and (for roles that see ids) a page of ``Cohort.members``."""
+    """``Cohort.counts`` (with the tiers asked for), what each wider tier would add
+    (``search.tiers.wider_tiers``, as the CLI prints it) and, for roles that see ids, a page
+    of ``Cohort.members``."""
     check_level(body.level)
+    options = cohort_options(body.context, body.include_uncertain)
 
-    def run(snap: Snapshot) -> tuple[dict[str, Any], list[Any], str]:
+    def run(snap: Snapshot) -> tuple[dict[str, Any], list[Any], list[WiderTier], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
-        sets = snap.cohort.sets(body.query, scope)
-        members = (snap.cohort.members(body.query, body.level, scope)  # type: ignore[arg-type]
+        counted = snap.cohort.with_options(options)
+        sets = counted.sets(body.query, scope)
+        members = (counted.members(body.query, body.level, scope)  # type: ignore[arg-type]
                    if user.sees_text else [])
-        return dict(sets), members, snap.generation
+        return dict(sets), members, wider_tiers(counted, body.query, scope, sets), \
+            snap.generation
 
-    sets, members, generation = state.live.run(run)
+    sets, members, wider, generation = state.live.run(run)
     counts = {unit: int(mask.sum()) for unit, mask in sets.items()}
     members = sorted(members, key=lambda m: natural_ids(m.ids))  # the CSV keeps the CLI's order
     page_members = members[body.offset : body.offset + body.limit]
     shown: dict[str, Any] = dict(counts)
+    wider_shown = [w.to_dict() for w in wider]
     answer: dict[str, Any] = {"total": len(members)}
     if not user.sees_text:
         threshold = state.config.viewer_min_count
         shown = viewer_counts(sets, threshold, state.count_key)
+        keyed = [w.to_dict() | {"adds": viewer_counts(w.added, threshold, state.count_key)}
+                 for w in wider]  # each keyed by the units it adds, as every count
+        # a tier all of whose numbers are withheld is left out: its mere presence says "> 0"
+        wider_shown = [w for w in keyed if any(n is not None for n in w["adds"].values())]
         answer = {"total": shown.get(body.level), "count_threshold": threshold}
-    audit.record("cohort", body.model_dump(), shown | {"returned": len(page_members)},
-                 generation, _disclosed(page_members, body.level))
+    tiers = counted_tiers(options)
+    audit.record("cohort", body.model_dump() | {"counted_tiers": tiers},
+                 shown | {"returned": len(page_members)}, generation,
+                 _disclosed(page_members, body.level))
     remembered = {"query": body.query, "level": body.level} | (
-        {"list": str(body.list_id)} if body.list_id is not None else {})
+        {"list": str(body.list_id)} if body.list_id is not None else {}) | (
+        {"context": ",".join(options.context)} if options.context else {}) | (
+        {"include_uncertain": "true"} if body.include_uncertain else {})
     state.workbench.remember(user.name, "cohort", remembered, shown)
     return answer | {
         "query": body.query, "level": body.level, "counts": shown, "offset": body.offset,
+        "counted_tiers": tiers, "wider_tiers": wider_shown,
         "columns": list(ID_COLUMNS[body.level]),  # type: ignore[index]
         "members": [asdict(m) for m in page_members], "generation": generation}
 
@@ -72,19 +94,29 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 def cohort_export(audit: Audit, user: TextReader, state: State,
                   query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
                   level: Annotated[str, Query(max_length=20)] = "patient",
-                  list_id: int | None = None) -> StreamingResponse:
-    """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them."""
+                  list_id: int | None = None,
+                  context: Annotated[str | None, Query(max_length=200)] = None,
+                  include_uncertain: bool = False) -> StreamingResponse:
+    """Every member at ``level``, streamed as the CLI's ``cohort --export`` writes them: ``#``
+    lines with the definition and the tiers counted, then the members."""
     check_level(level)
-    members, generation = state.live.run(lambda snap: (snap.cohort.members(
-        query, level, query_scope(state, snap, user, query, list_id)),  # type: ignore[arg-type]
+    options = cohort_options(context, include_uncertain)
+    members, generation = state.live.run(lambda snap: (
+        snap.cohort.with_options(options).members(  # type: ignore[arg-type]
+            query, level, query_scope(state, snap, user, query, list_id)),
         snap.generation))
     exported = {"exported": len(members),
                 "patients": len({m.ids[0] for m in members}),
                 "reports": len({m.report_id for m in members if m.report_id})}
-    audit.record("cohort/export", {"query": query, "level": level, "list_id": list_id},
+    tiers = counted_tiers(options)
+    audit.record("cohort/export", {"query": query, "level": level, "list_id": list_id,
+                                   "context": context, "include_uncertain": include_uncertain,
+                                   "counted_tiers": tiers},
                  exported, generation, _disclosed(members, level))
+    header = export_header(query, level, tiers,  # type: ignore[arg-type]
+                           "" if list_id is None else f"id list {list_id}")
     return StreamingResponse(
-        csv_chunks(members_csv_rows(members, level)),  # type: ignore[arg-type]
+        chain([header], csv_chunks(members_csv_rows(members, level))),  # type: ignore[arg-type]
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition":
                  f'attachment; filename="{cohort_export_name(query, level)}"'},

@@ -21,7 +21,7 @@ from clinsearch.server.auth import User
 from clinsearch.server.deps import Audit, Caller, State, TextReader
 from clinsearch.server.download_names import slug
 from clinsearch.server.live import Snapshot
-from clinsearch.server.query_scope import query_scope
+from clinsearch.server.query_scope import query_scope, saved_cohort
 from clinsearch.server.records import csv_chunks
 from clinsearch.server.review_store import Review, ReviewState
 from clinsearch.server.reviews import (
@@ -81,7 +81,8 @@ def start(body: StartRequest, user: TextReader, audit: Audit, state: State) -> d
     def run(snap: Snapshot) -> Review:
         scope = query_scope(state, snap, user, query, list_id)
         return start_review(
-            state.reviews, snap.index, snap.cohort, user.name, query, scope, saved.state,
+            state.reviews, snap.index, saved_cohort(snap, saved.state), user.name, query, scope,
+            saved.state,
             snap.generation, name=body.name or saved.name, size=body.size, seed=body.seed,
             strata=body.strata, nonmembers=body.nonmembers, blind=body.blind,
             required=2 if body.second_reviewer else 1, reviewers=body.reviewers)
@@ -206,8 +207,8 @@ def rerun(review_id: int, user: TextReader, audit: Audit, state: State) -> dict[
 
     def run(snap: Snapshot) -> tuple[list[str], str]:
         scope = query_scope(state, snap, user, r.query, _list_id(r))
-        return [m.report_id for m in snap.cohort.members(r.query, "report", scope)], \
-            snap.generation
+        members = saved_cohort(snap, r.state).members(r.query, "report", scope)
+        return [m.report_id for m in members], snap.generation
 
     now, generation = state.live.run(run)
     shown = changes(r, [i.report_id for i in found.items if i.kind == "member"], now)
@@ -228,7 +229,8 @@ def export(review_id: int, user: TextReader, audit: Audit, state: State) -> Stre
 
     def run(snap: Snapshot) -> tuple[list[Any], str]:
         scope = query_scope(state, snap, user, r.query, _list_id(r))
-        return snap.cohort.members(r.query, level, scope), snap.generation  # type: ignore[arg-type]
+        cohort = saved_cohort(snap, r.state)
+        return cohort.members(r.query, level, scope), snap.generation  # type: ignore[arg-type]
 
     members, generation = state.live.run(run)
     audit.record("review/export", {"id": review_id, "level": level},

@@ -16,7 +16,12 @@ from clinsearch.server.auth import User
 from clinsearch.server.bodies import RequestBody
 from clinsearch.server.deps import Audit, Caller, State
 from clinsearch.server.live import Snapshot
-from clinsearch.server.query_scope import cohort_reading, expand_bundles, query_scope
+from clinsearch.server.query_scope import (
+    cohort_reading,
+    expand_bundles,
+    query_scope,
+    saved_cohort,
+)
 from clinsearch.server.small_counts import viewer_counts
 from clinsearch.server.state import ServerState
 from clinsearch.server.workbench_store import Saved
@@ -26,8 +31,9 @@ router = APIRouter(prefix="/api")
 
 
 class SaveRequest(RequestBody):
-    """What to save: its name, kind and page state (a cohort's ``query``, ``level``, ``list``;
-    a search's ``q``, ``polarity`` and filters, as in its URL)."""
+    """What to save: its name, kind and page state (a cohort's ``query``, ``level``, ``list``,
+    and the wider tiers it counts, ``context`` and ``include_uncertain``; a search's ``q``,
+    ``polarity`` and filters, as in its URL)."""
 
     name: str = Field(min_length=1, max_length=200)
     kind: Literal["search", "cohort"] = "cohort"
@@ -111,8 +117,9 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
                                  " so it has no exact count to follow; save it as a cohort")
             query = reading
         scope = query_scope(state, snap, user, query, list_id)
-        sets = dict(snap.cohort.sets(query, scope))
-        patients = ([m.ids[0] for m in snap.cohort.members(query, "patient", scope)]
+        cohort = snap.cohort if kind == "search" else saved_cohort(snap, page)
+        sets = dict(cohort.sets(query, scope))
+        patients = ([m.ids[0] for m in cohort.members(query, "patient", scope)]
                     if user.sees_text else [])
         return sets, patients, snap.generation
 

@@ -12,7 +12,7 @@ const session = {
   },
   clear() { sessionStorage.removeItem("clinsearch.token"); sessionStorage.removeItem("clinsearch.purpose"); },
 };
-const state = { info: null, offset: 0, cohortOffset: 0, cohort: null };
+const state = { info: null, offset: 0, cohortOffset: 0, cohort: null, cohortTiers: [] };
 const COHORT_PAGE = 25;
 
 class ApiError extends Error {}
@@ -236,15 +236,17 @@ async function cohort() {
   const body = { query: $("cohort-query").value, level: $("cohort-level").value,
                  offset: state.cohortOffset, limit: COHORT_PAGE };
   if ($("cohort-list").value) body.list_id = Number($("cohort-list").value);
+  Object.assign(body, tierFields(state.cohortTiers));
   let data;
   try { data = await api("/api/cohort", { method: "POST", json: body }); }
-  catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
+  catch (e) { showError("cohort-error", e); $("cohort-counts").hidden = true; $("cohort-tiers").hidden = true; $("cohort-members").replaceChildren(); $("cohort-csv").disabled = true; return; }
   state.cohort = body;
   setUrl("cohort", cohortUrlParams(body));
   $("save-form").hidden = false;
   drawCohortCharts(body);
   for (const level of ["patient", "visit", "report"]) $("count-" + level).textContent = countText(data.counts[level], data.count_threshold);
   $("cohort-counts").hidden = false;
+  showTiers(data);
   const viewer = state.info.user.role === "viewer";
   $("cohort-csv").disabled = viewer;
   $("cohort-pager").hidden = viewer;  // viewers see counts only: no members, nothing to page
@@ -269,12 +271,51 @@ async function cohort() {
   $("cohort-next").disabled = data.offset + COHORT_PAGE >= data.total;
 }
 
+// The API fields that count the wider tiers ``tiers`` too (as the CLI's --include-uncertain
+// and --context): hedged mentions, and the contexts (indication, historical, ...).
+function tierFields(tiers) {
+  const fields = {};
+  if (tiers.includes("hedged")) fields.include_uncertain = true;
+  const context = tiers.filter((t) => t !== "hedged");
+  if (context.length) fields.context = context.join(",");
+  return fields;
+}
+
+// Which tiers the cohort counted, and one checkbox per tier: checked for a wider tier counted
+// now, unchecked beside "+4 reports if stated only as the reason for the exam counts".
+function showTiers(data) {
+  const level = ["patient", "visit", "report"].includes(data.level) ? data.level : "report";
+  $("cohort-counted").textContent = "Tiers counted: " + data.counted_tiers.join(", ") +
+    (state.cohortTiers.length ? "" : " (asserted now: the strict count)");
+  const box = (tier, checked, text) => {
+    const input = el("input", { type: "checkbox", "data-tier": tier });
+    input.checked = checked;
+    input.addEventListener("change", () => {
+      state.cohortTiers = input.checked ? [...state.cohortTiers, tier] : state.cohortTiers.filter((t) => t !== tier);
+      state.cohortOffset = 0;
+      cohort();
+    });
+    return el("label", { class: "tier-choice" }, input, " " + text);
+  };
+  const counted = state.cohortTiers.filter((t) => data.counted_tiers.includes(t))
+    .map((t) => box(t, true, `${t} counted (uncheck to leave it out)`));
+  const wider = data.wider_tiers.map((t) => {
+    const n = t.adds[level];
+    const plural = n === 1 ? "" : "s";
+    return box(t.tier, false, `+${countText(n, data.count_threshold)} ${level}${plural} if ${t.label} counts`);
+  });
+  $("cohort-wider").replaceChildren(...counted, ...wider);
+  $("cohort-tiers").hidden = false;
+}
+
 async function downloadCsv() {
   showError("cohort-error", "");
   const q = state.cohort;
   try {
     const params = new URLSearchParams({ query: q.query, level: q.level });
     if (q.list_id) params.set("list_id", q.list_id);
+    if (q.context) params.set("context", q.context);
+    if (q.include_uncertain) params.set("include_uncertain", "true");
     const response = await api("/api/cohort/export?" + params, { raw: true });
     await saveDownload(response, `cohort-${q.level}s.csv`);
   } catch (e) { showError("cohort-error", e); }

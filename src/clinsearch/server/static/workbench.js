@@ -21,6 +21,8 @@ function setUrl(view, params) {
 function cohortUrlParams(body) {
   const p = new URLSearchParams({ query: body.query, level: body.level, offset: body.offset });
   if (body.list_id) p.set("list", body.list_id);
+  if (body.context) p.set("context", body.context);
+  if (body.include_uncertain) p.set("include_uncertain", "true");
   return p;
 }
 
@@ -42,6 +44,8 @@ async function restoreFromUrl() {
       $("cohort-query").value = p.get("query");
       $("cohort-level").value = p.get("level") || "patient";
       chooseList(p.get("list") || "");
+      state.cohortTiers = [...(p.get("include_uncertain") === "true" ? ["hedged"] : []),
+                           ...(p.get("context") || "").split(",").filter(Boolean)];
       state.cohortOffset = Number(p.get("offset") || 0);
       selectTab($("tab-cohort"));
       await cohort();
@@ -107,6 +111,8 @@ function barChart(title, counts, classOf = () => "bar") {
 async function drawCohortCharts(body) {
   const request = { query: body.query };
   if (body.list_id) request.list_id = body.list_id;
+  if (body.context) request.context = body.context;
+  if (body.include_uncertain) request.include_uncertain = true;
   let data;
   try { data = await api("/api/charts/cohort", { method: "POST", json: request }); }
   catch (e) { $("cohort-charts").hidden = true; return; }

@@ -10,11 +10,7 @@ read and write reviews through this class, and take their figures from ``review_
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +29,7 @@ from clinsearch.evaluate.chart_review import (
     seeded_rank,
 )
 from clinsearch.server.audit import utc_now
-from clinsearch.server.workbench_store import WorkbenchStore
+from clinsearch.server.sqlite_store import SqliteStore
 
 MAX_REVIEWERS = 20
 SCHEMA = """
@@ -118,37 +114,11 @@ class ReviewState:
         return found
 
 
-class ReviewStore:
+class ReviewStore(SqliteStore):
     """The reviews in the workbench database at ``path`` (its own connection to the file)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        if not self.path.exists():  # created private, as the workbench does
-            WorkbenchStore(self.path).close()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-
-    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
-
-    def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
+        super().__init__(path, SCHEMA)
 
     def create(self, owner: str, name: str, query: str, state: dict[str, str], drawn: Drawn,
                member_ids: list[str], highlight: list[str], *, seed: int, size: int | None,

@@ -11,20 +11,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import sqlite3
-import threading
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from clinsearch.errors import InputError
-from clinsearch.permissions import dir_mode, file_mode
 from clinsearch.search.cohort.syntax import fold
 from clinsearch.server.audit import utc_now
+from clinsearch.server.sqlite_store import SqliteStore
 
 WORKBENCH_FILE = "clinsearch-workbench.sqlite"  # default: beside the audit log
 HISTORY_KEPT = 200  # entries per user
@@ -104,43 +99,11 @@ class HistoryEntry:
     time: str
 
 
-class WorkbenchStore:
+class WorkbenchStore(SqliteStore):
     """The workbench database at ``path`` (created private on first use)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
-        # created private; an existing file is left unopened here, since closing any
-        # descriptor of it would drop the POSIX locks of this process's other connections
-        with suppress(FileExistsError):
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode()))
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
-        # WAL: a write does not wait for a sync of the whole file (the WAL file takes the
-        # database file's mode); a crash loses at most the last history entries
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-
-    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
-
-    def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
+        super().__init__(path, SCHEMA)
 
     # ---- bundles -----------------------------------------------------------------------------
     def save_bundle(self, owner: str, name: str, terms: list[str], shared: bool) -> Bundle:

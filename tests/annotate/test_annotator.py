@@ -231,6 +231,16 @@ def test_cue_inside_a_target_phrase_does_not_modify_it(annotator: Annotator) -> 
     assert f.polarity == "present"
 
 
+def test_a_long_condition_phrase_is_a_target_like_any_other(annotator: Annotator) -> None:
+    """Condition phrases of real notes run to 20 words and more (the NegEx test set's do):
+    their spelling, plural and de-identification variants stay within the bound."""
+    phrase = ("pain in the left lower extremity with swelling of the calf and redness over the"
+              " medial aspect of the knee")
+    [f] = [f for f in annotator.annotate(f"She denies {phrase}.", targets=[phrase])
+           if f.type == "target"]
+    assert (f.text, f.polarity) == (phrase, "absent")
+
+
 def test_annotate_many_matches_annotate(annotator: Annotator) -> None:
     texts = ["No pneumothorax.", "Right lower lobe pneumonia.", "", "Evaluate for PNA."] * 3
     targets = [(), (), (), ("evaluate",)] * 3

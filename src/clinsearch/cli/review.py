@@ -36,6 +36,9 @@ Store = Annotated[Path, typer.Option(
 ReviewId = Annotated[int, typer.Argument(help="The review's number (review list).",
                                          show_default=False)]
 DEFAULT_STORE = Path("clinsearch-workbench.sqlite")
+SampledReport = Annotated[str, typer.Argument(help="A sampled report's id.", show_default=False)]
+Verdict = Annotated[str, typer.Argument(help="meets, does_not_meet or cannot_tell.",
+                                        show_default=False)]
 
 
 def _store(path: Path) -> ReviewStore:
@@ -163,10 +166,8 @@ def list_command(workbench: Store = DEFAULT_STORE) -> None:
                     " does_not_meet or cannot_tell, with a short note (never report text).")
 def judge_command(
     review_id: ReviewId,
-    report_id: Annotated[str, typer.Argument(help="A sampled report's id.",
-                                             show_default=False)],
-    verdict: Annotated[str, typer.Argument(help="meets, does_not_meet or cannot_tell.",
-                                           show_default=False)],
+    report_id: SampledReport,
+    verdict: Verdict,
     reviewer: Annotated[str, typer.Option(help="Who judges (the owner or a listed user).")],
     note: Annotated[str, typer.Option(help="Why (e.g. 'hedge', 'negated').")] = "",
     workbench: Store = DEFAULT_STORE,
@@ -214,10 +215,8 @@ def disagreements_command(review_id: ReviewId, workbench: Store = DEFAULT_STORE)
 @review_app.command("adjudicate", help="Settle a sampled report's verdict (the owner).")
 def adjudicate_command(
     review_id: ReviewId,
-    report_id: Annotated[str, typer.Argument(help="A sampled report's id.",
-                                             show_default=False)],
-    verdict: Annotated[str, typer.Argument(help="meets, does_not_meet or cannot_tell.",
-                                           show_default=False)],
+    report_id: SampledReport,
+    verdict: Verdict,
     note: Annotated[str, typer.Option(help="Why.")] = "",
     workbench: Store = DEFAULT_STORE,
 ) -> None:

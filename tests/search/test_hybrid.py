@@ -19,6 +19,7 @@ from clinsearch.search.hybrid import (
     DEFAULT_WEIGHTS,
     fusion_of,
 )
+from clinsearch.search.retriever import UnitRanker, rank_many
 
 from .conftest import MINI_LEXICON
 
@@ -135,3 +136,22 @@ def test_tiered_hybrid_names_concept_search_tiers(concept_index: Index) -> None:
     named = [(h.id, h.explanation.get("tier")) for h in fused if h.id in tiers]
     assert named == [(i, tiers[i]) for i, _ in named]  # each fused hit keeps its tier
     assert [h.id for h in fused][: len(tiers)] == [i for i, _ in named]  # concept's units first
+
+
+@pytest.mark.parametrize("method", ["bm25", "dense", "concept", "bm25:whole_report=true"])
+@pytest.mark.parametrize("level", ["sentence", "report", "patient"])
+def test_a_ranking_builds_the_hits_search_gives_at_any_positions(
+    concept_index: Index, method: str, level: str
+) -> None:
+    """Hybrid fusion reads each method's ranking and builds hits only for the fused top: those
+    hits equal the ones the method's own search gives at the same ranks."""
+    retriever = concept_index.session.retriever(method, {})
+    assert isinstance(retriever, UnitRanker)  # ranks without building every hit
+    for query in (*QUERIES, "no pleural effusion", "no free air"):
+        full = retriever.search(query, level, 20)  # type: ignore[arg-type]
+        ranked = rank_many(retriever, [query], level, 20)[0]  # type: ignore[arg-type]
+        assert ranked.ids == [h.id for h in full]
+        assert ranked.scores == [h.score for h in full]
+        picked = [p for p in (4, 0, 2) if p < len(full)]
+        assert ranked.hits(picked) == [full[p] for p in picked]
+        assert ranked.hits() == full

@@ -15,7 +15,8 @@ import numpy as np
 from clinsearch.hit import Hit
 from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.hit_builder import make_hits, unit_ids
+from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -35,6 +36,19 @@ class BM25Retriever:
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query``."""
+        return self.rank(query, level, top).hits()
+
+    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
+        """``search`` for each query in turn."""
+        return [self.search(query, level, top) for query in queries]
+
+    def rank_many(self, queries: Sequence[str], level: Level, top: int) -> list[RankedUnits]:
+        """``rank`` for each query in turn."""
+        return [self.rank(query, level, top) for query in queries]
+
+    def rank(self, query: str, level: Level, top: int) -> RankedUnits:
+        """The ``top`` best units at ``level`` for ``query``; their hits (best sentence, matched
+        terms) are built when asked."""
         terms = self.bm25.terms(query)
         unit = "report" if self.whole_report and level != "sentence" else "sentence"
         first = top if level == unit else max(4 * top, _MIN_FIRST_FETCH)
@@ -44,24 +58,30 @@ class BM25Retriever:
             top,
             first,
         )
-        sentence_rows = best.rows if unit == "sentence" else self._best_sentences(terms, best.rows)
-        matches = [
-            self.bm25.matches(text, terms)
-            for text in self.lookup.sentence_texts.take(sentence_rows)
-        ]
         explanation = {"method": "bm25", "scored": unit, "query_terms": terms}
-        return make_hits(
-            self.lookup,
-            level,
-            best.scores,
-            sentence_rows,
-            [tuple((start, end) for start, end, _ in found) for found in matches],
-            [explanation | {"matched_terms": _matched_terms(terms, found)} for found in matches],
-        )
 
-    def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
-        """``search`` for each query in turn."""
-        return [self.search(query, level, top) for query in queries]
+        def build(positions: Sequence[int]) -> list[Hit]:
+            at = np.asarray(positions, dtype=np.int64)
+            rows = best.rows[at]
+            sentence_rows = rows if unit == "sentence" else self._best_sentences(terms, rows)
+            matches = [
+                self.bm25.matches(text, terms)
+                for text in self.lookup.sentence_texts.take(sentence_rows)
+            ]
+            return make_hits(
+                self.lookup,
+                level,
+                best.scores[at],
+                sentence_rows,
+                [tuple((start, end) for start, end, _ in found) for found in matches],
+                [explanation | {"matched_terms": _matched_terms(terms, found)}
+                 for found in matches],
+                (at + 1).tolist(),
+            )
+
+        shown = best.rows if unit == "sentence" else self.lookup.first_sentence_row[best.rows]
+        return RankedUnits(best.scores.tolist(), partial(unit_ids, self.lookup, level, shown),
+                           build)
 
     def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
         """The ``limit`` best sentences or reports, as row lookup rows."""

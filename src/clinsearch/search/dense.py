@@ -17,7 +17,8 @@ from clinsearch.hit import Hit
 from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.hit_builder import make_hits, unit_ids
+from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -43,11 +44,15 @@ class DenseRetriever:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """Encode the queries in one batch, then rank for each."""
-        vectors = self.encoder.encode_queries(list(queries))
-        return [self.search_vector(vector, level, top) for vector in vectors]
+        return [ranked.hits() for ranked in self.rank_many(queries, level, top)]
 
-    def search_vector(self, vector: np.ndarray, level: Level, top: int) -> list[Hit]:
-        """The ``top`` best hits at ``level`` for an encoded query."""
+    def rank_many(self, queries: Sequence[str], level: Level, top: int) -> list[RankedUnits]:
+        """Encode the queries in one batch, then rank for each (hits built when asked)."""
+        vectors = self.encoder.encode_queries(list(queries))
+        return [self.rank_vector(vector, level, top) for vector in vectors]
+
+    def rank_vector(self, vector: np.ndarray, level: Level, top: int) -> RankedUnits:
+        """The ``top`` best units at ``level`` for an encoded query."""
         first = top if level == "sentence" else max(4 * top, _MIN_FIRST_FETCH)
         best = top_groups(
             partial(self._fetch, self.dense.scorer(vector)),
@@ -56,14 +61,14 @@ class DenseRetriever:
             first,
         )
         explanation = {"method": "dense", "scored": "sentence", "model": str(self.encoder.path)}
-        return make_hits(
-            self.lookup,
-            level,
-            best.scores,
-            best.rows,
-            [()] * len(best.rows),
-            [explanation] * len(best.rows),
-        )
+
+        def build(positions: Sequence[int]) -> list[Hit]:
+            at = np.asarray(positions, dtype=np.int64)
+            return make_hits(self.lookup, level, best.scores[at], best.rows[at],
+                             [()] * len(at), [explanation] * len(at), (at + 1).tolist())
+
+        return RankedUnits(best.scores.tolist(),
+                           partial(unit_ids, self.lookup, level, best.rows), build)
 
     def _fetch(self, scorer: object, limit: int) -> Scored:
         """The ``limit`` best sentences, as row lookup rows."""

@@ -21,8 +21,10 @@ def make_hits(
     sentence_rows: np.ndarray,
     highlights: Sequence[Spans],
     explanations: Sequence[dict[str, Any]],
+    ranks: Sequence[int] | None = None,
 ) -> list[Hit]:
-    """Hits ranked 1..n, each with its best sentence, highlight spans and explanation."""
+    """Hits ranked ``ranks`` (default 1..n), each with its best sentence, highlight spans and
+    explanation."""
     hits = []
     reports = lookup.sentence_reports(sentence_rows)
     columns = {"sentence": lookup.sentence_ids.take(sentence_rows),
@@ -30,12 +32,13 @@ def make_hits(
                "visit": lookup.visit_ids.take(reports),
                "patient": lookup.patient_ids.take(reports)}
     texts = lookup.sentence_texts.take(sentence_rows)
-    rows = zip(scores.tolist(), texts, highlights, explanations, strict=True)
-    for rank, (score, text, spans, explanation) in enumerate(rows, start=1):
-        ids = {level: values[rank - 1] for level, values in columns.items()}
+    ranks = range(1, len(texts) + 1) if ranks is None else ranks
+    rows = zip(ranks, scores.tolist(), texts, highlights, explanations, strict=True)
+    for i, (rank, score, text, spans, explanation) in enumerate(rows):
+        ids = {level: values[i] for level, values in columns.items()}
         hits.append(
             Hit(
-                rank=rank,
+                rank=int(rank),
                 level=level,
                 id=ids[level],
                 score=float(score),
@@ -49,3 +52,12 @@ def make_hits(
             )
         )
     return hits
+
+
+def unit_ids(lookup: RowLookup, level: Level, sentence_rows: np.ndarray) -> list[str]:
+    """The id at ``level`` of the unit each of the sentence rows belongs to."""
+    if level == "sentence":
+        return lookup.sentence_ids.take(sentence_rows)
+    column = {"report": lookup.report_ids, "visit": lookup.visit_ids,
+              "patient": lookup.patient_ids}[level]
+    return column.take(lookup.sentence_reports(sentence_rows))

@@ -22,6 +22,7 @@ from clinsearch.hit import Hit
 from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
 from clinsearch.search.fusion import Fusion, Normalisation
 from clinsearch.search.method_params import DEFAULT_NORMALISATION, FUSION_DEPTH, FUSIONS, RRF_K
+from clinsearch.search.retriever import RankedUnits, rank_many
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -93,19 +94,22 @@ class HybridRetriever:
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """Each method ranks all queries (batched), then each query's lists are fused."""
         depth = min(max(top, self.depth), self.index.level_size(level))  # no more than exist
-        per_method = [r.search_many(list(queries), level, depth) for r in self.retrievers]
+        per_method = [rank_many(r, list(queries), level, depth) for r in self.retrievers]
         return [self._fuse([runs[q] for runs in per_method], top) for q in range(len(queries))]
 
-    def _fuse(self, runs: list[list[Hit]], top: int) -> list[Hit]:
-        """Fuse one query's hit lists; each fused hit keeps the sentence of its best-ranked run."""
-        fused = self.fusion.apply([[(hit.id, hit.score) for hit in run] for run in runs])
+    def _fuse(self, runs: list[RankedUnits], top: int) -> list[Hit]:
+        """Fuse one query's rankings; each fused hit keeps the sentence of its best-ranked run.
+        Hits are built only for the fused top, from each run that ranks them."""
+        fused = self.fusion.apply([list(zip(run.ids, run.scores, strict=True))
+                                   for run in runs])[:top]
+        wanted = {unit for unit, _ in fused}
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
         why: dict[str, dict[str, str]] = {}
         matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
         tiers: dict[str, dict[str, Any]] = {}  # ... and the unit's search tier
         for name, run in zip(self.names, runs, strict=True):
-            for hit in run:
+            for hit in run.hits([p for p, unit in enumerate(run.ids) if unit in wanted]):
                 ranks.setdefault(hit.id, {})[name] = hit.rank
                 why.setdefault(hit.id, {})[name] = method_reason(hit)
                 if "match" in hit.explanation:
@@ -116,7 +120,7 @@ class HybridRetriever:
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
                     shown[hit.id] = hit
         hits = []
-        for rank, (unit, score) in enumerate(fused[:top], start=1):
+        for rank, (unit, score) in enumerate(fused, start=1):
             explanation = {
                 "method": "hybrid",
                 "fusion": self.fusion.kind,

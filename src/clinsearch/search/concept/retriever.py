@@ -31,9 +31,10 @@ from clinsearch.search.concept.tools import (
     index_section_contexts,
     index_tier_order,
 )
-from clinsearch.search.hit_builder import make_hits
+from clinsearch.search.hit_builder import make_hits, unit_ids
 from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -65,12 +66,18 @@ class ConceptRetriever:
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query`` (at most MAX_PHRASE_WORDS words:
         refused before it is parsed, as it may be searched as a phrase)."""
+        return self.rank(query, level, top).hits()
+
+    def rank(self, query: str, level: Level, top: int) -> RankedUnits:
+        """The ``top`` best units at ``level`` for ``query``; their hits (matched parts, marked
+        sentence, tier) are built when asked."""
         check_phrase_words(query)
         parsed = self.parser.parse(query)
         why = text_reason(parsed)
         if why:
             phrase = read_phrase_query(self.parser.annotator, query)
-            return self.phrases.search(phrase, level, top, why) if phrase.phrase else []
+            return RankedUnits.of_hits(
+                self.phrases.search(phrase, level, top, why) if phrase.phrase else [])
         ranking = self.ranker.rank(parsed, self.options, self._wording(query))
 
         def fetch(n: int) -> Scored:
@@ -83,19 +90,27 @@ class ConceptRetriever:
             partial(self.lookup.groups, level, "sentence"),
             top,
         )
-        codes = sentence_codes(*self.lookup.sentence_keys(best.rows))
-        parts = [ranking.parts(code) for code in codes.tolist()]
-        texts = self.lookup.sentence_texts.take(best.rows)  # one read for every hit
-        starts = self.lookup.sentence_starts.take(best.rows)
-        marks = [self._marks(text, int(start), p)
-                 for text, start, p in zip(texts, starts, parts, strict=True)]
-        tiers = ranking.tier(codes)
-        return make_hits(
-            self.lookup, level, best.scores, best.rows,
-            [tuple((s, e) for s, e, _ in m) for m in marks],
-            [self._explain(parsed, text, p, m) | self._tier(t)
-             for text, p, m, t in zip(texts, parts, marks, tiers, strict=True)],
-        )
+
+        def build(positions: Sequence[int]) -> list[Hit]:
+            at = np.asarray(positions, dtype=np.int64)
+            rows = best.rows[at]
+            codes = sentence_codes(*self.lookup.sentence_keys(rows))
+            parts = [ranking.parts(code) for code in codes.tolist()]
+            texts = self.lookup.sentence_texts.take(rows)  # one read for every hit
+            starts = self.lookup.sentence_starts.take(rows)
+            marks = [self._marks(text, int(start), p)
+                     for text, start, p in zip(texts, starts, parts, strict=True)]
+            tiers = ranking.tier(codes)
+            return make_hits(
+                self.lookup, level, best.scores[at], rows,
+                [tuple((s, e) for s, e, _ in m) for m in marks],
+                [self._explain(parsed, text, p, m) | self._tier(t)
+                 for text, p, m, t in zip(texts, parts, marks, tiers, strict=True)],
+                (at + 1).tolist(),
+            )
+
+        return RankedUnits(best.scores.tolist(),
+                           partial(unit_ids, self.lookup, level, best.rows), build)
 
     def tier_units(self, query: str, level: Level) -> list[tuple[str, np.ndarray]]:
         """The units at ``level`` (group numbers, sorted) the query finds in each tier (by
@@ -128,10 +143,14 @@ class ConceptRetriever:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """``search`` for each query in turn (their finding patterns parsed in one batch)."""
+        return [ranked.hits() for ranked in self.rank_many(queries, level, top)]
+
+    def rank_many(self, queries: Sequence[str], level: Level, top: int) -> list[RankedUnits]:
+        """``rank`` for each query in turn (their finding patterns parsed in one batch)."""
         for query in queries:
             check_phrase_words(query)
         self.parser.parse_many(queries)
-        return [self.search(query, level, top) for query in queries]
+        return [self.rank(query, level, top) for query in queries]
 
     def _marks(self, text: str, base: int, parts: tuple[PartMatch, ...]
                ) -> list[tuple[int, int, str]]:

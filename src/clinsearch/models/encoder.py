@@ -8,6 +8,7 @@ overlapping windows, one vector each; a passage then scores as its best window.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -114,6 +115,9 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
+_LOADING = threading.Lock()  # one load at a time: two threads asking never load a model twice
+
+
 @functools.lru_cache(maxsize=4)
 def _load_cached(path: Path, device: str) -> SentenceEncoder | StaticEncoder:
     """One loaded encoder per resolved folder and device for the life of the process."""
@@ -129,6 +133,7 @@ def load_encoder(
     ``device`` (default: the process-wide choice), loaded once per process and then reused. A
     static model folder gives a ``StaticEncoder`` (numpy, the CPU: ``models.static``)."""
     folder = check_named_model(path or default_encoder_path(), "encoder model")
-    if is_static_folder(folder):
-        return _load_cached(folder, "cpu")
-    return _load_cached(folder, resolve_device(device).name)
+    with _LOADING:
+        if is_static_folder(folder):
+            return _load_cached(folder, "cpu")
+        return _load_cached(folder, resolve_device(device).name)

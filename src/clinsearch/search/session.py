@@ -37,7 +37,7 @@ class SearchSession:
         self.index = index
         self._generation: Path | None = None
         self._retrievers: dict[tuple[str, tuple[tuple[str, Any], ...]], Retriever] = {}
-        self._lock = threading.RLock()  # server threads share one session
+        self._lock = threading.Lock()  # server threads share one session
 
     def search(
         self, query: str, level: Level = "report", top: int = 10,
@@ -81,10 +81,17 @@ class SearchSession:
             if self._generation != self.index.generation.path:
                 self._retrievers.clear()
                 self._generation = self.index.generation.path
+            generation = self._generation
             retriever = self._retrievers.pop(key, None)
-            if retriever is None:
-                retriever = make_retriever(self.index, MethodSpec(spec.label, spec.method, chosen))
-            self._retrievers[key] = retriever  # most recently used last
+            if retriever is not None:
+                self._retrievers[key] = retriever  # most recently used last
+                return retriever
+        # made outside the lock: a model loading for one method never holds up the others
+        made = make_retriever(self.index, MethodSpec(spec.label, spec.method, chosen))
+        with self._lock:
+            if self.index.generation.path != generation:  # moved on meanwhile: not kept
+                return made
+            retriever = self._retrievers.setdefault(key, made)  # another thread's, if first
             while len(self._retrievers) > MAX_RETRIEVERS:
                 del self._retrievers[next(iter(self._retrievers))]
         return retriever

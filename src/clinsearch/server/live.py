@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -19,6 +19,7 @@ from typing import TypeVar
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
+from clinsearch.models.encoder import load_encoder
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.concept.tools import warm_term_vectors
 from clinsearch.search.session import Index
@@ -47,16 +48,18 @@ class Snapshot:
     retired: bool = False
 
 
-def open_snapshot(path: Path) -> Snapshot:
-    """Open the live generation of ``path`` and warm every search method and the cohort engine."""
+def open_snapshot(path: Path, *, models: bool = True) -> Snapshot:
+    """Open the live generation of ``path`` and warm the cohort engine and every search method;
+    ``models=False`` leaves those that load a neural encoder (dense, and hybrid with it) to
+    ``warm_models``, so a server answers before the encoder has loaded."""
     index = Index.open(path)
     try:
+        dense = ("dense",) if "dense" in index.config.components else ()
         # hybrid fuses BM25 and concept search, and dense retrieval when the index has it
-        methods = ("bm25", "concept") + (
-            ("dense",) if "dense" in index.config.components else ()) + ("hybrid",)
+        methods = ("bm25", "concept", *dense, "hybrid")
         terms = warm_term_vectors(index)  # computed here (once, cached), not in a request
         log.info("term vectors for concept search ready (%d lexicon terms)", terms)
-        for method in methods:
+        for method in methods if models or not dense else ("bm25", "concept"):
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)
         cohort.counts("pneumothorax")
@@ -68,6 +71,17 @@ def open_snapshot(path: Path) -> Snapshot:
         raise
 
 
+def warm_models(snapshot: Snapshot) -> None:
+    """Load the dense encoder of ``snapshot`` and warm the methods that read it (the encoder
+    loads outside the search session's lock: other methods answer meanwhile)."""
+    if "dense" not in snapshot.methods:
+        return
+    load_encoder(snapshot.index.component("dense").meta.model_path)
+    for method in ("dense", "hybrid"):
+        snapshot.index.search(WARM_QUERY, level="report", top=10, method=method)
+    log.info("dense retrieval ready")
+
+
 class LiveIndex:
     """Serves the newest generation of an index directory."""
 
@@ -75,12 +89,14 @@ class LiveIndex:
         self.path = Path(path)
         self._lock = threading.Lock()  # guards the swap and the use counts (held briefly)
         self._reload = threading.Lock()  # one reload at a time
-        self._snapshot = open_snapshot(self.path)
+        self._snapshot = open_snapshot(self.path, models=False)
         self._stop = threading.Event()
         self._poll = poll_seconds
         self.guard: MemoryGuard | None = None  # stops requests that take too much memory
         self._watcher = threading.Thread(target=self._watch, name="clinsearch-generation",
                                          daemon=True)
+        self._warmer = threading.Thread(target=self._warm, name="clinsearch-warm", daemon=True)
+        self.warm = threading.Event()  # set once the background warm-up has ended
 
     @property
     def snapshot(self) -> Snapshot:
@@ -88,8 +104,20 @@ class LiveIndex:
         return self._snapshot
 
     def start(self) -> None:
-        """Start following ``CURRENT``."""
+        """Start following ``CURRENT`` and loading the encoder in the background."""
+        self._warmer.start()
         self._watcher.start()
+
+    def _warm(self) -> None:
+        """``warm_models`` on the first snapshot, holding it as a request does (never under
+        the memory guard: a model loads once per process, not per request)."""
+        try:
+            with self._lease(self._snapshot) as snapshot:
+                warm_models(snapshot)
+        except Exception as exc:  # the first dense request then loads it, or says why not
+            log.error("could not warm dense retrieval (%s)", _reason(exc))
+        finally:
+            self.warm.set()
 
     def stop(self) -> None:
         """Stop following ``CURRENT`` and release the generation."""
@@ -120,12 +148,18 @@ class LiveIndex:
         return self._on(self.refresh(), work)
 
     def _on(self, snapshot: Snapshot, work: Callable[[Snapshot], T]) -> T:
+        with self._lease(snapshot) as held, (
+                self.guard.request() if self.guard else contextlib.nullcontext()):
+            return work(held)
+
+    @contextlib.contextmanager
+    def _lease(self, snapshot: Snapshot) -> Iterator[Snapshot]:
+        """``snapshot`` (the newest if it is retired) kept open while in use."""
         with self._lock:
             snapshot = self._snapshot if snapshot.retired else snapshot
             snapshot.active += 1
         try:
-            with self.guard.request() if self.guard else contextlib.nullcontext():
-                return work(snapshot)
+            yield snapshot
         finally:
             with self._lock:
                 snapshot.active -= 1
@@ -144,7 +178,12 @@ class LiveIndex:
             try:
                 self.refresh()
             except Exception as exc:  # a half-made change is retried on the next poll
-                reason = (str(exc) if isinstance(exc, ClinsearchError)
-                          else describe_failure(exc) or type(exc).__name__)
                 log.error("could not load the new generation (%s); still serving %s",
-                          printable(reason, one_line=True), self._snapshot.generation)
+                          _reason(exc), self._snapshot.generation)
+
+
+def _reason(exc: Exception) -> str:
+    """Why a background load failed, in one line that holds no report text."""
+    reason = (str(exc) if isinstance(exc, ClinsearchError)
+              else describe_failure(exc) or type(exc).__name__)
+    return printable(reason, one_line=True)

@@ -26,6 +26,7 @@ def info(user: Caller, state: State) -> dict[str, Any]:
     snap = state.live.snapshot
     manifest = snap.index.manifest
     return {"generation": snap.generation, "counts": asdict(manifest.counts),
-            "methods": list(snap.methods), "levels": list(LEVELS),
+            "methods": list(snap.methods), "warming": not state.live.warm.is_set(),
+            "levels": list(LEVELS),
             "sections": list(snap.sections), "user": {"name": user.name, "role": user.role},
             "config": manifest.to_dict().get("config")}

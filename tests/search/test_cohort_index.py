@@ -12,6 +12,7 @@ from clinsearch.annotate.finding import POLARITIES
 from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
+from clinsearch.index import finding_match
 from clinsearch.index.concept_postings import PostedFindings
 from clinsearch.index.finding_match import FindingSpec, finding_matcher
 from clinsearch.search.cohort import Cohort
@@ -106,3 +107,25 @@ def test_concept_postings_and_findings_table_match_the_same_findings(
             found |= {"modifiers"} if spec.modifiers else {"sites"} if spec.sites else {
                 "required"} if spec.required_context else {spec.polarities[0]}
     assert found == {"present", "absent", "modifiers", "sites", "required"}, found
+
+
+def test_a_matcher_keeps_its_answers_read_only_and_within_its_bound(
+    segmented: tuple[Index, list[Report], set[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cohort asks for the same terms in its counts, members and wider tiers: the matcher
+    answers a spec once, never lets a caller change a kept answer, and keeps at most
+    KEPT_ANSWERS of them (the least recently asked go first)."""
+    monkeypatch.setattr(finding_match, "KEPT_ANSWERS", 2)
+    index = segmented[0]
+    matcher = finding_matcher(index)
+    concepts = index.component("findings").table(["concept"]).column("concept").to_pylist()
+    specs = [FindingSpec(c, (c,), POLARITIES, contexts=None) for c in sorted(set(concepts))[:3]]
+    first = matcher.sentences(specs[0])
+    assert len(first) and matcher.sentences(specs[0]) is first
+    with pytest.raises(ValueError):
+        first[0] = -1
+    for spec in specs[1:]:
+        matcher.sentences(spec)
+    assert list(matcher._answers) == specs[1:]
+    again = matcher.sentences(specs[0])
+    assert again is not first and again.tolist() == first.tolist()

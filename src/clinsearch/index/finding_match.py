@@ -12,6 +12,7 @@ it gets from the concept postings (an index's) or from a findings table.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from clinsearch.index import IndexStore
 
 SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows
+KEPT_ANSWERS = 1024  # a matcher keeps at most this many answers ...
+KEPT_SENTENCES = 4_000_000  # ... holding at most this many sentence numbers (32 MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +111,31 @@ class FindingMatcher:
     def __init__(self, rows: FindingRows) -> None:
         self.rows = rows
         self._local = threading.local()
+        # answers kept for the generation's life (its findings never change): a cohort asks
+        # for the same terms in its counts, members and wider tiers, and users rerun cohorts
+        self._answers: OrderedDict[FindingSpec, np.ndarray] = OrderedDict()
+        self._kept = 0  # sentence numbers held in ``_answers``
+        self._lock = threading.Lock()
 
     def sentences(self, spec: FindingSpec) -> np.ndarray:
         """Numbers of the sentences holding a finding that matches ``spec`` (one per finding,
-        sorted)."""
+        sorted; read-only, as the answer is kept for the next asker)."""
+        with self._lock:
+            if spec in self._answers:
+                self._answers.move_to_end(spec)
+                return self._answers[spec]
+        found = self._query(spec)
+        found.flags.writeable = False
+        with self._lock:
+            if spec not in self._answers and len(found) <= KEPT_SENTENCES:
+                self._answers[spec] = found
+                self._kept += len(found)
+                while self._kept > KEPT_SENTENCES or len(self._answers) > KEPT_ANSWERS:
+                    self._kept -= len(self._answers.popitem(last=False)[1])
+        return found
+
+    def _query(self, spec: FindingSpec) -> np.ndarray:
+        """``sentences`` asked of DuckDB."""
         wanted: dict[str, tuple[str, ...] | None] = dict.fromkeys(spec.concepts, spec.polarities)
         wanted |= {c: None for site, _ in spec.sites for c in site}
         relation = self.rows.relation(wanted, bool(spec.modifiers or spec.sites))

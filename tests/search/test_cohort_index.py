@@ -15,7 +15,8 @@ from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.index import finding_match
 from clinsearch.index.concept_postings import PostedFindings
 from clinsearch.index.finding_match import FindingSpec, finding_matcher
-from clinsearch.search.cohort import Cohort
+from clinsearch.search.cohort import Cohort, members_csv_rows
+from clinsearch.search.concept.ranking import PolarityOptions
 
 QUERIES = (  # the first 36 sample reports are mostly normal: negated findings are common
     '"no pleural effusion" AND NOT "degenerative change"',
@@ -129,3 +130,26 @@ def test_a_matcher_keeps_its_answers_read_only_and_within_its_bound(
     assert list(matcher._answers) == specs[1:]
     again = matcher.sentences(specs[0])
     assert again is not first and again.tolist() == first.tolist()
+
+
+def test_each_member_shows_the_trigger_of_the_finding_it_was_counted_for(
+    tmp_path: Path,
+) -> None:
+    """A reviewer sees why a member counts: the cue of a negated, hedged or in-context finding
+    (none for one stated now), in the members, their CSV and the page's data."""
+    reports = [Report(id="neg", text="FINDINGS: There is no pneumothorax.", patient_id="p1"),
+               Report(id="pos", text="FINDINGS: Large right pneumothorax.", patient_id="p2"),
+               Report(id="hedge", text="FINDINGS: Possible pneumonia at the left base.",
+                      patient_id="p3"),
+               Report(id="hist", text="History of pneumonia. Lungs are clear.", patient_id="p4")]
+    cohort = Cohort(Index.build(reports, tmp_path / "idx", progress=False))
+    shown = {m.report_id: m.trigger for m in cohort.members("no pneumothorax", "report")}
+    assert shown == {"neg": '"no" (NEGATED_EXISTENCE, rule "no")'}
+    assert [m.trigger for m in cohort.members("pneumothorax", "report")] == [""]
+    wider = cohort.with_options(PolarityOptions(include_uncertain=True, context=("historical",)))
+    shown = {m.report_id: m.trigger for m in wider.members("pneumonia", "report")}
+    assert shown == {"hedge": '"Possible" (POSSIBLE_EXISTENCE, rule "possible")',
+                     "hist": '"History" (HISTORICAL, rule "history")'}
+    rows = list(members_csv_rows(cohort.members("no pneumothorax", "patient"), "patient"))
+    assert rows[0][rows[0].index("matched") + 1] == "trigger"
+    assert rows[1][rows[0].index("trigger")] == '"no" (NEGATED_EXISTENCE, rule "no")'

@@ -25,13 +25,14 @@ def marked_text(text: str, findings: list[Finding]) -> Text:
     return out
 
 
-def trigger_words(trigger: Trigger) -> str:
-    """A trigger for people: ``"rule - out" [0:10] (INDICATION, rule "rule out")``, or
-    ``section "indication"`` for a section's meaning."""
+def trigger_words(trigger: Trigger, offsets: bool = True) -> str:
+    """A trigger for people: ``"rule - out" [0:10] (INDICATION, rule "rule out")`` (without
+    the cue's offsets unless ``offsets``), or ``section "indication"`` for a section's
+    meaning."""
     if trigger.start is None:
         return f'{trigger.rule} "{trigger.text}"'
-    return (f'"{trigger.text}" [{trigger.start}:{trigger.end}] ({trigger.category},'
-            f' rule "{trigger.rule}")')
+    at = f" [{trigger.start}:{trigger.end}]" if offsets else ""
+    return f'"{trigger.text}"{at} ({trigger.category}, rule "{trigger.rule}")'
 
 
 def finding_line(f: Finding) -> Text:

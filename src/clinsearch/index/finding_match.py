@@ -58,6 +58,19 @@ class FindingSpec:
             return self
         return replace(self, required_context=tuple(sorted({*self.required_context, *flags})))
 
+    def admits(self, concept: str, polarity: str, context: Iterable[str]) -> bool:
+        """Whether one finding meets this spec's concept, polarity and context parts, as
+        ``condition`` reads them (modifiers and sites aside): which finding of a matched
+        sentence it was counted for."""
+        if concept not in self.concepts or polarity not in self.polarities:
+            return False
+        flags = {c for c in self.required_context if c != "any"}
+        if flags:
+            return flags <= set(context)
+        if self.required_context or self.contexts is None:
+            return True
+        return not set(context) & (set(CONTEXTS) - set(self.contexts))
+
     def where(self) -> tuple[str, list[object]]:
         """The SQL condition (with its parameters) over the matcher's ``f`` relation."""
         params: list[object] = []

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinsearch import Index
+from clinsearch.annotate.explain_findings import trigger_words
 from clinsearch.evaluate.chart_review import Strata, draw, mention_reader
 from clinsearch.exports import csv_cell
 from clinsearch.index.report_view import ReportView
@@ -94,7 +95,7 @@ def rejected(state: ReviewState, index: Index) -> list[Rejected]:
         sentence = next((s for s in view.sentences if s.id == item.sentence_id), None)
         found = [f.finding for f in view.findings
                  if f.sentence_id == item.sentence_id and f.finding.name in names]
-        triggers = sorted({f"{t.category}: {t.text or t.rule}" for f in found
+        triggers = sorted({trigger_words(t, offsets=False) for f in found
                            if (t := f.trigger) is not None})
         out.append(Rejected(item.report_id, item.sentence_id,
                             sentence.text if sentence else "",

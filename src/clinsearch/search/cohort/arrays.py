@@ -15,11 +15,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from clinsearch.annotate.explain_findings import trigger_words
+from clinsearch.annotate.finding import Trigger
 from clinsearch.duck import connect
 from clinsearch.index.finding_match import (
     FindingMatcher,
@@ -27,6 +30,7 @@ from clinsearch.index.finding_match import (
     TableFindings,
     finding_matcher,
 )
+from clinsearch.index.findings import FindingsTable
 from clinsearch.index.unit_map import UnitMap, dictionary_codes
 from clinsearch.search.cohort.syntax import Filter, fold
 from clinsearch.units import LEVELS, Level
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 
 
 FilterColumn = Literal["type", "date", "section"]
+# what ``RowValues.findings`` gives: enough to find the finding a sentence was counted for
+FINDING_COLUMNS = ("sentence_id", "start", "concept", "polarity", "context", "trigger")
 
 
 class RowValues(Protocol):
@@ -54,6 +60,10 @@ class RowValues(Protocol):
 
     def containing(self, phrase: str) -> np.ndarray:
         """The sentence rows whose text contains ``phrase`` (case-insensitive)."""
+        ...
+
+    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
+        """``FINDING_COLUMNS`` of the findings of ``concepts`` in the sentence ``rows``."""
         ...
 
 
@@ -78,6 +88,13 @@ class StoredRows:
     def sentences(self, column: str, rows: np.ndarray) -> list[str]:
         return self._columns["sentences"][column].take(rows)
 
+    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
+        keys = self.lookup.report_keys[self.lookup.sentence_reports(rows)]
+        table = FindingsTable(self.generation).table(
+            list(FINDING_COLUMNS), report_keys=keys, filters=[("concept", "in", concepts)])
+        ids = pa.array(self.sentences("id", rows), pa.string())
+        return table.filter(pc.is_in(table.column("sentence_id"), ids))
+
     def containing(self, phrase: str) -> np.ndarray:
         cursor: duckdb.DuckDBPyConnection | None = getattr(self._local, "cursor", None)
         if cursor is None:  # one connection per thread: a connection is not thread-safe
@@ -91,8 +108,8 @@ class StoredRows:
 class ArrowRows:
     """``RowValues`` of in-memory tables with the index's column names (tests, benchmarks)."""
 
-    def __init__(self, reports: pa.Table, sentences: pa.Table) -> None:
-        self._tables = {"reports": reports, "sentences": sentences}
+    def __init__(self, reports: pa.Table, sentences: pa.Table, findings: pa.Table) -> None:
+        self._tables = {"reports": reports, "sentences": sentences, "findings": findings}
         self._text = connect({"s": pa.table({
             "sentence": pa.array(np.arange(sentences.num_rows), pa.int64()),
             "text": sentences.column("text")})})
@@ -104,6 +121,14 @@ class ArrowRows:
     def sentences(self, column: str, rows: np.ndarray) -> list[str]:
         return self._tables["sentences"].column(column).take(
             pa.array(rows, pa.int64())).to_pylist()
+
+    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
+        table = self._tables["findings"]
+        ids = pa.array(self.sentences("id", rows), pa.string())
+        table = table.filter(pc.and_(pc.is_in(table.column("sentence_id"), ids),
+                                     pc.is_in(table.column("concept"), pa.array(concepts))))
+        return pa.table({c: table.column(c) if c in table.schema.names  # a column left out:
+                         else pa.nulls(table.num_rows) for c in FINDING_COLUMNS})  # none known
 
     def containing(self, phrase: str) -> np.ndarray:
         with self._lock:
@@ -235,8 +260,8 @@ class CohortArrays:
                                  reports.column("visit_id"))
         matcher = FindingMatcher(TableFindings(keyed, lambda keys, indexes: first[keys] + indexes))
         tables = {"type": reports, "date": reports, "section": sentences}
-        return cls(units, lambda name: tables[name].column(name), ArrowRows(reports, sentences),
-                   matcher)
+        return cls(units, lambda name: tables[name].column(name),
+                   ArrowRows(reports, sentences, findings), matcher)
 
     def _of_reports(self, unit: Level, reports: np.ndarray) -> np.ndarray:
         """The ``unit`` id of each report in ``reports`` (report, visit or patient)."""
@@ -362,6 +387,31 @@ class CohortArrays:
         """The section of each of ``sentences`` (lower-cased, "" when none)."""
         _, _, names, raw = self._sections
         return [str(s) for s in names[raw[sentences]]]
+
+    def finding_triggers(self, sentences: np.ndarray, specs: Sequence[FindingSpec | None]
+                         ) -> list[str]:
+        """For each of ``sentences``, the trigger (cue words, category, rule) of its first
+        finding that ``specs`` (one per sentence; None: a text match, no finding) admits: what
+        made it other than stated now ("" when stated now, or nothing is known)."""
+        wanted = [i for i, spec in enumerate(specs) if spec is not None]
+        out = [""] * len(specs)
+        if not wanted:
+            return out
+        rows = sentences[wanted]
+        ids = self.values.sentences("id", rows)
+        concepts = sorted({c for i in wanted for c in specs[i].concepts})  # type: ignore[union-attr]
+        found: dict[str, list[dict[str, Any]]] = {}
+        for row in self.values.findings(rows, concepts).to_pylist():
+            found.setdefault(row["sentence_id"], []).append(row)
+        for i, sentence_id in zip(wanted, ids, strict=True):
+            spec = specs[i]
+            assert spec is not None
+            rows = sorted(found.get(sentence_id, ()), key=lambda r: r["start"] or 0)
+            first = next((r for r in rows if spec.admits(
+                r["concept"], r["polarity"], r["context"] or ())), None)
+            if first is not None and first["trigger"] is not None:
+                out[i] = trigger_words(Trigger(**first["trigger"]), offsets=False)
+        return out
 
     def finding_sentences(self, spec: FindingSpec) -> np.ndarray:
         """Sentences holding a finding that matches ``spec`` (the findings service's answer)."""

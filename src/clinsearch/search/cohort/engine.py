@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from clinsearch.exports import csv_cell, open_export
+from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.cohort.evaluator import Evaluator, Resolver, TextReader
 from clinsearch.search.cohort.sql import ID_COLUMNS
@@ -32,6 +33,7 @@ class Member:
     term: str
     section: str
     sentence: str
+    trigger: str = ""  # what made the matched finding other than stated now (cue, rule)
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class CohortEngine:
         within the matching reports), sorted and distinct."""
         evaluator, tree, mask = self._evaluate(query, "report", scope)
         found = self._evidence(evaluator, tree, "report", mask)
-        return np.unique(np.concatenate([np.empty(0, np.int64), *(s for _, s in found)]))
+        return np.unique(np.concatenate([np.empty(0, np.int64), *(s for _, s, _ in found)]))
 
     def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
@@ -112,25 +114,29 @@ class CohortEngine:
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
         evidenced = [k for k in units.tolist() if k in best]
-        shown = dict(zip(evidenced, self.arrays.shown_sentences(
-            np.array([best[k][0] for k in evidenced], dtype=np.int64)), strict=True))
+        sentences = np.array([best[k][0] for k in evidenced], dtype=np.int64)
+        shown = dict(zip(evidenced, zip(
+            self.arrays.shown_sentences(sentences),
+            self.arrays.finding_triggers(sentences, [best[k][2] for k in evidenced]),
+            strict=True), strict=True))
         out = []
         for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
             if k not in shown:
                 out.append(Member(ids, "", "", "", "", ""))
                 continue
-            report_id, sentence_id, section, text = shown[k]
-            out.append(Member(ids, report_id, sentence_id, best[k][1], section, text))
+            (report_id, sentence_id, section, text), trigger = shown[k]
+            out.append(Member(ids, report_id, sentence_id, best[k][1], section, text, trigger))
         out.sort(key=lambda m: m.ids)
         return out
 
     def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Level,
-                       mask: np.ndarray) -> dict[int, tuple[int, str]]:
-        """Per matching unit: its earliest evidence sentence and the term it matched."""
+                       mask: np.ndarray) -> dict[int, tuple[int, str, FindingSpec | None]]:
+        """Per matching unit: its earliest evidence sentence, the term it matched and that
+        term's findings (None: a text match)."""
         c = self.arrays
         sources_list = self._evidence(evaluator, tree, level, mask)
         parts = [np.stack([s, np.full(len(s), source_no)])
-                 for source_no, (_, s) in enumerate(sources_list)]
+                 for source_no, (_, s, _) in enumerate(sources_list)]
         if not parts:
             return {}
         sentences, sources = np.concatenate(parts, axis=1)
@@ -138,20 +144,23 @@ class CohortEngine:
         order = np.lexsort((sources, c.evidence_rank(sentences), units))
         first = np.ones(len(order), dtype=bool)
         first[1:] = units[order][1:] != units[order][:-1]
-        return {int(units[i]): (int(sentences[i]), sources_list[int(sources[i])][0])
-                for i in order[first]}
+        best = {}
+        for i in order[first].tolist():
+            label, _, spec = sources_list[int(sources[i])]
+            best[int(units[i])] = (int(sentences[i]), label, spec)
+        return best
 
-    def _evidence(self, evaluator: Evaluator, tree: Node, level: Level,
-                  mask: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        """Each positive term's label and its sentences that lie in its scoped groups and in
-        a matching ``level`` unit."""
+    def _evidence(self, evaluator: Evaluator, tree: Node, level: Level, mask: np.ndarray
+                  ) -> list[tuple[str, np.ndarray, FindingSpec | None]]:
+        """Each positive term's label, its sentences that lie in its scoped groups and in a
+        matching ``level`` unit, and its findings."""
         c = self.arrays
         out = []
         for ev in evaluator.evidence(tree, level):
             s = ev.sentences
             for scope, scope_mask in ev.within:
                 s = s[scope_mask[c.sentence_units(scope, s)]]
-            out.append((ev.label, s[mask[c.sentence_units(level, s)]]))
+            out.append((ev.label, s[mask[c.sentence_units(level, s)]], ev.spec))
         return out
 
     def _shown(self, level: Level, uids: np.ndarray) -> list[tuple[str, ...]]:
@@ -167,10 +176,10 @@ class CohortEngine:
 def members_csv_rows(members: list[Member], level: Level) -> Iterator[list[str]]:
     """The cohort CSV's rows: a header, then one row per member with its evidence; cells are
     neutralised against formula injection (see ``csv_cell``)."""
-    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "section",
-           "evidence_sentence"]
+    yield [*ID_COLUMNS[level], "evidence_report_id", "evidence_sentence_id", "matched", "trigger",
+           "section", "evidence_sentence"]
     for m in members:
-        row = [*m.ids, m.report_id, m.sentence_id, m.term, m.section, m.sentence]
+        row = [*m.ids, m.report_id, m.sentence_id, m.term, m.trigger, m.section, m.sentence]
         yield [csv_cell(cell) for cell in row]
 
 

@@ -31,6 +31,7 @@ class Evidence:
     label: str
     sentences: np.ndarray  # sentence uids
     within: tuple[tuple[Level, np.ndarray], ...]  # (scope unit, mask over its ids)
+    spec: FindingSpec | None = None  # the findings the term matched (None: a text match)
 
 
 class Evaluator:
@@ -49,6 +50,7 @@ class Evaluator:
         self._sentences: dict[tuple[Term | TextMatch, tuple[str, ...]], np.ndarray] = {}
         self._rows: dict[tuple[Filter, ...], np.ndarray] = {}
         self._labels: dict[Term | TextMatch, str] = {}
+        self._specs: dict[Term | TextMatch, FindingSpec] = {}
 
     def rows(self, filters: tuple[Filter, ...]) -> np.ndarray:
         """The row mask of ``filters`` (memoised)."""
@@ -77,7 +79,8 @@ class Evaluator:
                 self._sentences[key] = self._read_text(target.phrase, context)
                 self._labels[node] = f'text "{target.phrase}"'
             else:
-                self._sentences[key] = self.arrays.finding_sentences(target.narrowed(context))
+                self._specs[node] = target.narrowed(context)
+                self._sentences[key] = self.arrays.finding_sentences(self._specs[node])
                 self._labels[node] = target.label
         sentences = self._sentences[key]
         if self.restricted(filters):
@@ -132,7 +135,7 @@ class Evaluator:
             if negated:
                 return []
             sentences = self.matching(node, filters)
-            return [Evidence(self._labels[node], sentences, within)]
+            return [Evidence(self._labels[node], sentences, within, self._specs.get(node))]
         if isinstance(node, Not):
             return self.evidence(node.operand, unit, filters, within, not negated)
         if isinstance(node, Or | And):

@@ -257,12 +257,13 @@ async function cohort() {
   const table = el("table", {}, el("caption", { text:
     `${data.level}s ${data.total ? data.offset + 1 : 0}–${data.offset + data.members.length} of ${data.total.toLocaleString()}` }));
   const head = el("tr", {}, ...data.columns.map((c) => el("th", { scope: "col", text: c })),
-    el("th", { scope: "col", text: "matched" }), el("th", { scope: "col", text: "evidence sentence" }));
+    el("th", { scope: "col", text: "matched" }), el("th", { scope: "col", text: "trigger" }),
+    el("th", { scope: "col", text: "evidence sentence" }));
   table.append(el("thead", {}, head));
   const rows = data.members.map((m) => el("tr", {}, ...m.ids.map((v, i) => el("td", {},
       data.columns[i] === "patient_id" ? el("button", { type: "button", class: "link", text: v, title: `timeline of patient ${v}`,
         onclick: () => openTimeline(v, body.query) }) : v)),
-    el("td", { text: m.term }), el("td", {}, m.report_id
+    el("td", { text: m.term }), el("td", { text: m.trigger }), el("td", {}, m.report_id
       ? el("button", { type: "button", text: "open", title: `open report ${m.report_id}`, onclick: () => openReport(m.report_id) }) : "",
       " " + m.sentence)));
   table.append(el("tbody", {}, ...rows));

@@ -7,6 +7,8 @@ patient by their best sentence. Each hit explains which query parts its sentence
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -24,6 +26,7 @@ from clinsearch.search.concept.ranking import (
     ConceptRanker,
     PartMatch,
     PolarityOptions,
+    Ranking,
     parse_context,
 )
 from clinsearch.search.concept.tools import (
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from clinsearch.index import IndexStore
 
 WORDING_DEPTH = 500  # BM25 sentences fetched for the wording tie-break
+KEPT_RANKINGS = 8  # the rankings of the last queries, kept for their tier counts
 
 
 
@@ -62,6 +66,8 @@ class ConceptRetriever:
         self.phrases = PhraseSearch(index, self.parser.annotator, self.options,
                                     index_section_contexts(index), self.ranker.tiers)
         self.bm25 = index.component("bm25")
+        self._rankings: OrderedDict[str, Ranking] = OrderedDict()  # see ``_ranking``
+        self._lock = threading.Lock()
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:
         """The ``top`` best hits at ``level`` for ``query`` (at most MAX_PHRASE_WORDS words:
@@ -78,7 +84,7 @@ class ConceptRetriever:
             phrase = read_phrase_query(self.parser.annotator, query)
             return RankedUnits.of_hits(
                 self.phrases.search(phrase, level, top, why) if phrase.phrase else [])
-        ranking = self.ranker.rank(parsed, self.options, self._wording(query))
+        ranking = self._ranking(query, parsed)
 
         def fetch(n: int) -> Scored:
             codes, scores = ranking.top(n)
@@ -119,13 +125,27 @@ class ConceptRetriever:
         parsed = self.parser.parse(query)
         if text_reason(parsed):
             return []
-        ranking = self.ranker.rank(parsed, self.options)
+        ranking = self._ranking(query, parsed)
         codes = ranking.sentences
         rows = self.lookup.sentence_rows(*sentence_parts(codes))
         units, first = np.unique(self.lookup.groups(level, "sentence", rows), return_index=True)
         tiers = np.asarray(ranking.tier(codes[first]))
         return [(name, units[tiers == name]) for name in ranking.tiers
                 if bool((tiers == name).any())]
+
+    def _ranking(self, query: str, parsed: ParsedQuery) -> Ranking:
+        """The ranking of ``query`` (parsed as ``parsed``), kept for the next few asks: a
+        served search and its tier counts rank the same query once."""
+        with self._lock:
+            if query in self._rankings:
+                self._rankings.move_to_end(query)
+                return self._rankings[query]
+        ranking = self.ranker.rank(parsed, self.options, self._wording(query))
+        with self._lock:
+            self._rankings[query] = ranking
+            while len(self._rankings) > KEPT_RANKINGS:
+                self._rankings.popitem(last=False)
+        return ranking
 
     def _tier(self, name: str) -> dict[str, str]:
         """A hit's tier as explanation fields: its name and label."""

@@ -190,3 +190,28 @@ def test_explain_report_shows_the_report_level_reading_and_its_trigger() -> None
     alone = runner.invoke(app, ["explain", "--format", "json", text])
     assert {f["concept"]: f["polarity"] for f in json.loads(alone.output)["findings"]}[
         "pneumothorax"] == "present"
+
+
+def test_annotate_report_gives_each_line_the_report_level_reading(tmp_path: Path) -> None:
+    """Issue 38: ``annotate --report`` reads each line as explain --report does, so a batch of
+    reports gets the report-level rules and their triggers; targets are refused there."""
+    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most consistent"
+            " with pneumonia. Aspiration or edema are also possible.\n"
+            "IMPRESSION: No acute cardiopulmonary disease.")
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text(json.dumps({"id": "r1", "text": text}) + "\n", encoding="utf-8")
+    args = ["annotate", "--report", "--input", str(src), "--output", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    found = {f["concept"]: f for f in json.loads(out.read_text(encoding="utf-8"))["findings"]}
+    explained = runner.invoke(app, ["explain", "--report", "--format", "json", text])
+    assert list(found.values()) == json.loads(explained.output)["findings"]
+    assert found["pneumothorax"]["trigger"]["rule"] == "impression says nothing acute"
+    assert text[found["pneumonia"]["trigger"]["start"]:found["pneumonia"]["trigger"][
+        "end"]] == "also possible"
+    src.write_text(json.dumps({"id": "r2", "text": text, "targets": ["opacity"]}) + "\n",
+                   encoding="utf-8")
+    refused = runner.invoke(app, [*args, "--force"])
+    assert refused.exit_code == 2
+    assert "in.jsonl:1: field 'targets'" in " ".join(refused.stderr.split())
+    assert found == {f["concept"]: f for f in json.loads(out.read_text(encoding="utf-8"))[
+        "findings"]}  # the earlier output is left as it was

@@ -79,17 +79,29 @@ def annotate_jsonl(
     batch_size: int = 256,
     progress: Callable[[int], None] | None = None,
     force: bool = False,
+    read_report: Callable[[str], list[Finding]] | None = None,
 ) -> int:
     """Annotate each line of ``input_path`` into ``output_path``; returns the count. The
-    output is an export (see ``open_export``): atomic, private, overwritten only if ``force``."""
+    output is an export (see ``open_export``): atomic, private, overwritten only if ``force``.
+    With ``read_report`` each text is read by it as a whole report (sections, sentences and
+    the report-level reading; offsets into the text), and a line with ``targets`` is refused.
+    """
     input_path, output_path = Path(input_path), Path(output_path)
     requests = read_requests(input_path)
     count = 0
     with open_export(output_path, force=force) as out:
         while batch := list(islice(requests, batch_size)):
-            results = annotator.annotate_many(
-                [r.text for r in batch], [r.targets for r in batch], batch_size
-            )
+            if read_report is None:
+                results = annotator.annotate_many(
+                    [r.text for r in batch], [r.targets for r in batch], batch_size
+                )
+            else:
+                for r in batch:
+                    if r.targets:
+                        raise InputError("extra targets apply to single texts, not to whole"
+                                         " reports (--report)", file=input_path, line=r.line,
+                                         field="targets")
+                results = [read_report(r.text) for r in batch]
             for request, findings in zip(batch, results, strict=True):
                 record = {"id": request.id, "findings": [finding_to_dict(f) for f in findings]}
                 out.write(json_line(record) + "\n")

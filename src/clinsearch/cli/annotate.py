@@ -29,19 +29,33 @@ def annotate_cmd(
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the --output file if it exists.")
     ] = False,
+    report: Annotated[
+        bool, typer.Option("--report", help="Read each text as a whole report, as an index "
+                           "does: sections, sentences, and the report-level reading "
+                           "(differentials, findings and impression reconciled), each changed "
+                           "finding with its rule and trigger.")
+    ] = False,
 ) -> None:
     """Find concepts with polarity, context flags and modifiers in every line of a JSONL file."""
+    from functools import partial
+
     from rich.progress import Progress
 
     from clinsearch.annotate.annotator import annotator_for
     from clinsearch.annotate.jsonl_annotation import annotate_jsonl
 
     annotator = annotator_for(str(lexicon) if lexicon else None)
+    reader = None
+    if report:
+        from clinsearch.index.report_view import read_report
+
+        reader = partial(read_report, annotator=annotator, batch_size=batch_size)
     long_before = annotator.long_sentences
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("annotating", total=None)
         count = annotate_jsonl(
-            annotator, input, output, batch_size, lambda n: progress.advance(task, n), force
+            annotator, input, output, batch_size, lambda n: progress.advance(task, n), force,
+            reader,
         )
     err_console.print(f"annotated {count} texts -> {escape(str(output))}")
     report_long_sentences(annotator.long_sentences - long_before)

@@ -32,7 +32,12 @@ def test_index_add_cohort_and_export_on_spark(spark: Any, tmp_path: Path) -> Non
     query = 'NOT "pleural effusion"'
     result = runner.invoke(app, ["cohort", str(index), query, "--json", "--engine", "spark"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["counts"] == Cohort(index).counts(query)
+    answer = json.loads(result.output)
+    assert answer["counts"] == Cohort(index).counts(query)
+    assert answer["wider_tiers"] is None  # not computed there, never an empty "none"
+    result = runner.invoke(app, ["cohort", str(index), "pneumonia", "--engine", "spark"])
+    assert result.exit_code == 0 and "wider tiers: not computed with --engine spark" in " ".join(
+        result.output.split()), result.output
     out = tmp_path / "note_nlp"
     result = runner.invoke(app, ["export", "findings", str(index), "--out", str(out),
                                  "--engine", "spark"])

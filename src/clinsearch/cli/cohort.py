@@ -56,6 +56,10 @@ Example:
 """
 
 
+SPARK_NO_WIDER = ("not computed with --engine spark (run the cohort without it to see what"
+                  " each wider tier would add)")
+
+
 @app.command("cohort", help=COHORT_HELP)
 def cohort_command(
     index_dir: IndexDir,
@@ -101,7 +105,7 @@ def cohort_command(
     if engine == "spark":
         counts, members = _spark_cohort(index_dir, query, level, want_members, options,
                                         term_model, spark_master)
-        wider: list[Any] = []
+        wider: list[Any] | None = None  # not computed on Spark: said so, never "none"
     else:
         store = IndexStore.open(index_dir)
         cohort = Cohort(store, options, term_model)
@@ -118,13 +122,16 @@ def cohort_command(
     if as_json:
         typer.echo(json.dumps({"query": query, "level": level, "counts": counts,
                                "counted_tiers": counted,
-                               "wider_tiers": [w.to_dict() for w in wider],
+                               "wider_tiers": None if wider is None else [
+                                   w.to_dict() for w in wider],
                                "exported": str(export) if export else None}))
         return
     print_counts(query, counts)
     console.print("tiers counted: " + ", ".join(counted), highlight=False)
     count_level = level if level in counts else "report"
-    for more in wider:  # what each wider tier would add, and the option that counts it
+    if wider is None:
+        console.print(f"wider tiers: {SPARK_NO_WIDER}", highlight=False)
+    for more in wider or ():  # what each wider tier would add, and the option that counts it
         console.print(escape(more.line(count_level)), highlight=False)
     if show:
         print_members(members[:show], level)

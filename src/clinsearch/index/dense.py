@@ -41,7 +41,9 @@ VECTOR_SCHEMA = pa.schema(
 EXACT_LIMIT = 50_000  # below this many vectors an exact search is fast enough
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
-HNSW_EF_SEARCH = 128
+# chosen by recall against the exact scores at 100,000 reports, whose repeated sentences crowd
+# the graph's neighbour lists (benchmarks/performance/bench_hnsw_recall.py, results/static.md)
+HNSW_EF_SEARCH = 512
 _CHUNK = 65_536  # vectors copied or added to an HNSW at a time
 Known = Callable[[list[str]], dict[str, np.ndarray]]
 """``known(texts)``: the window vectors, shape (windows, dim), of the texts already embedded."""

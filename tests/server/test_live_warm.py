@@ -20,10 +20,9 @@ def test_search_answers_while_the_encoder_loads_and_dense_is_warm_after(tmp_path
     components = ("bm25", "findings", "concepts", "dense")
     path = tmp_path / "idx"
     Index.build(REPORTS, path, IndexConfig(components=components), progress=False).close()
-    encoder._load_cached.cache_clear()  # as in a fresh server process
     live = LiveIndex(path)
     try:
-        with encoder._LOADING:  # the encoder's load cannot end while this is held
+        with encoder._LOADING:  # no encoder loads (or is found loaded) while this is held
             live.start()
             for method in ("bm25", "concept"):
                 hits = live.run(lambda s, m=method: s.index.search("pleural effusion", method=m))

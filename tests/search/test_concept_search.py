@@ -150,6 +150,10 @@ def test_cli_cohort_prints_counts_and_exports(index_path: Path, tmp_path: Path) 
     assert [r["patient_id"] for r in rows] == ["p1", "p3", "p4"]
     assert rows[0]["evidence_sentence"] == "Right lower lobe pneumonia."
     assert rows[0]["evidence_report_id"] == "r1"
+    assert rows[0]["trigger"] == ""  # stated now
+    shown = CliRunner().invoke(app, ["cohort", str(index_path), "no pneumothorax", "--show", "3"])
+    assert shown.exit_code == 0, shown.output
+    assert "trigger" in shown.stdout and "NEGATED_EXISTENCE" in shown.stdout
 
 
 def test_cli_cohort_errors_point_at_the_query(index_path: Path) -> None:

@@ -164,15 +164,18 @@ def print_counts(query: str, counts: dict[Any, int]) -> None:
 
 
 def print_members(members: list[Any], level: str) -> None:
-    """A table of cohort members with their evidence sentences."""
+    """A table of cohort members with their evidence sentences and the triggers of their
+    findings."""
     from clinsearch.search.cohort import ID_COLUMNS
 
     table = Table(show_lines=False)
     for name in ID_COLUMNS[level]:  # type: ignore[index]
         table.add_column(name.removesuffix("_id"))
     table.add_column("matched")
+    table.add_column("trigger")
     table.add_column("evidence sentence", ratio=1)
     for m in members:
         ids = [escape(printable(i, one_line=True)) for i in m.ids]
-        table.add_row(*ids, escape(printable(m.term)), escape(printable(m.sentence)))
+        table.add_row(*ids, escape(printable(m.term)), escape(printable(m.trigger)),
+                      escape(printable(m.sentence)))
     console.print(table)

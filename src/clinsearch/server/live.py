@@ -30,6 +30,7 @@ from clinsearch.user_files import describe_failure
 log = logging.getLogger("clinsearch.server")
 T = TypeVar("T")
 WARM_QUERY = "no pneumothorax"
+MODEL_METHODS = ("dense", "hybrid")  # the methods that read the dense encoder
 
 
 @dataclass(eq=False)
@@ -54,12 +55,13 @@ def open_snapshot(path: Path, *, models: bool = True) -> Snapshot:
     ``warm_models``, so a server answers before the encoder has loaded."""
     index = Index.open(path)
     try:
-        dense = ("dense",) if "dense" in index.config.components else ()
+        dense = "dense" in index.config.components
         # hybrid fuses BM25 and concept search, and dense retrieval when the index has it
-        methods = ("bm25", "concept", *dense, "hybrid")
+        methods = ("bm25", "concept", *(("dense",) if dense else ()), "hybrid")
         terms = warm_term_vectors(index)  # computed here (once, cached), not in a request
         log.info("term vectors for concept search ready (%d lexicon terms)", terms)
-        for method in methods if models or not dense else ("bm25", "concept"):
+        later = MODEL_METHODS if dense and not models else ()
+        for method in (m for m in methods if m not in later):
             index.search(WARM_QUERY, level="report", top=10, method=method)
         cohort = Cohort(index)
         cohort.counts("pneumothorax")
@@ -77,7 +79,7 @@ def warm_models(snapshot: Snapshot) -> None:
     if "dense" not in snapshot.methods:
         return
     load_encoder(snapshot.index.component("dense").meta.model_path)
-    for method in ("dense", "hybrid"):
+    for method in MODEL_METHODS:
         snapshot.index.search(WARM_QUERY, level="report", top=10, method=method)
     log.info("dense retrieval ready")
 

@@ -62,8 +62,9 @@ class RowValues(Protocol):
         """The sentence rows whose text contains ``phrase`` (case-insensitive)."""
         ...
 
-    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
-        """``FINDING_COLUMNS`` of the findings of ``concepts`` in the sentence ``rows``."""
+    def findings(self, rows: np.ndarray, ids: list[str], concepts: list[str]) -> pa.Table:
+        """``FINDING_COLUMNS`` of the findings of ``concepts`` in the sentence ``rows`` (whose
+        ids are ``ids``)."""
         ...
 
 
@@ -88,12 +89,11 @@ class StoredRows:
     def sentences(self, column: str, rows: np.ndarray) -> list[str]:
         return self._columns["sentences"][column].take(rows)
 
-    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
+    def findings(self, rows: np.ndarray, ids: list[str], concepts: list[str]) -> pa.Table:
         keys = self.lookup.report_keys[self.lookup.sentence_reports(rows)]
         table = FindingsTable(self.generation).table(
             list(FINDING_COLUMNS), report_keys=keys, filters=[("concept", "in", concepts)])
-        ids = pa.array(self.sentences("id", rows), pa.string())
-        return table.filter(pc.is_in(table.column("sentence_id"), ids))
+        return table.filter(pc.is_in(table.column("sentence_id"), pa.array(ids, pa.string())))
 
     def containing(self, phrase: str) -> np.ndarray:
         cursor: duckdb.DuckDBPyConnection | None = getattr(self._local, "cursor", None)
@@ -122,10 +122,10 @@ class ArrowRows:
         return self._tables["sentences"].column(column).take(
             pa.array(rows, pa.int64())).to_pylist()
 
-    def findings(self, rows: np.ndarray, concepts: list[str]) -> pa.Table:
+    def findings(self, rows: np.ndarray, ids: list[str], concepts: list[str]) -> pa.Table:
         table = self._tables["findings"]
-        ids = pa.array(self.sentences("id", rows), pa.string())
-        table = table.filter(pc.and_(pc.is_in(table.column("sentence_id"), ids),
+        table = table.filter(pc.and_(pc.is_in(table.column("sentence_id"),
+                                              pa.array(ids, pa.string())),
                                      pc.is_in(table.column("concept"), pa.array(concepts))))
         return pa.table({c: table.column(c) if c in table.schema.names  # a column left out:
                          else pa.nulls(table.num_rows) for c in FINDING_COLUMNS})  # none known
@@ -388,26 +388,25 @@ class CohortArrays:
         _, _, names, raw = self._sections
         return [str(s) for s in names[raw[sentences]]]
 
-    def finding_triggers(self, sentences: np.ndarray, specs: Sequence[FindingSpec | None]
-                         ) -> list[str]:
-        """For each of ``sentences``, the trigger (cue words, category, rule) of its first
-        finding that ``specs`` (one per sentence; None: a text match, no finding) admits: what
-        made it other than stated now ("" when stated now, or nothing is known)."""
-        wanted = [i for i, spec in enumerate(specs) if spec is not None]
+    def finding_triggers(self, sentences: np.ndarray, ids: list[str],
+                         specs: Sequence[FindingSpec | None]) -> list[str]:
+        """For each of ``sentences`` (whose ids are ``ids``), the trigger (cue words, category,
+        rule) of its first finding that ``specs`` (one per sentence; None: a text match, no
+        finding) admits: what made it other than stated now ("" when stated now, or nothing is
+        known)."""
+        wanted = [(i, spec) for i, spec in enumerate(specs) if spec is not None]
         out = [""] * len(specs)
         if not wanted:
             return out
-        rows = sentences[wanted]
-        ids = self.values.sentences("id", rows)
-        concepts = sorted({c for i in wanted for c in specs[i].concepts})  # type: ignore[union-attr]
+        at = [i for i, _ in wanted]
+        concepts = sorted({c for _, spec in wanted for c in spec.concepts})
         found: dict[str, list[dict[str, Any]]] = {}
-        for row in self.values.findings(rows, concepts).to_pylist():
+        for row in self.values.findings(sentences[at], [ids[i] for i in at],
+                                        concepts).to_pylist():
             found.setdefault(row["sentence_id"], []).append(row)
-        for i, sentence_id in zip(wanted, ids, strict=True):
-            spec = specs[i]
-            assert spec is not None
-            rows = sorted(found.get(sentence_id, ()), key=lambda r: r["start"] or 0)
-            first = next((r for r in rows if spec.admits(
+        for i, spec in wanted:
+            mentions = sorted(found.get(ids[i], ()), key=lambda r: r["start"] or 0)
+            first = next((r for r in mentions if spec.admits(
                 r["concept"], r["polarity"], r["context"] or ())), None)
             if first is not None and first["trigger"] is not None:
                 out[i] = trigger_words(Trigger(**first["trigger"]), offsets=False)

@@ -115,10 +115,10 @@ class CohortEngine:
         units = np.flatnonzero(mask)
         evidenced = [k for k in units.tolist() if k in best]
         sentences = np.array([best[k][0] for k in evidenced], dtype=np.int64)
-        shown = dict(zip(evidenced, zip(
-            self.arrays.shown_sentences(sentences),
-            self.arrays.finding_triggers(sentences, [best[k][2] for k in evidenced]),
-            strict=True), strict=True))
+        read = self.arrays.shown_sentences(sentences)
+        triggers = self.arrays.finding_triggers(sentences, [r[1] for r in read],  # sentence ids
+                                                [best[k][2] for k in evidenced])
+        shown = dict(zip(evidenced, zip(read, triggers, strict=True), strict=True))
         out = []
         for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
             if k not in shown:

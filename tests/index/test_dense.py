@@ -4,6 +4,7 @@ only mark, merges rewrite without deleted vectors), in step with bm25."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def test_round_trip_stores_each_sentence_embedding(
         "vectors": 16,
         "sentences": 16,
         "ann": "exact",
-        "segments": [{"number": 1, "vectors": 16, "ann": "exact"}],
+        "segments": [{"number": 1, "vectors": 16, "ann": "exact", "nodes": 0}],
     }
     assert _dense_keys(reopened) == _sentence_keys(index)
     lookup, segment = reopened.lookup, searcher.segments[0]
@@ -167,7 +168,7 @@ def test_delete_only_marks_and_merge_erases_the_deleted_vectors(
 
     merged = Generation(tmp_path / "merged")  # a merge clears the marks it erases
     entry = component.merge(marked, merged, change)
-    assert entry["segments"] == [{"number": 3, "vectors": 14, "ann": "exact"}]
+    assert entry["segments"] == [{"number": 3, "vectors": 14, "ann": "exact", "nodes": 0}]
     assert not _holding(merged.path / "dense", deleted_row)
     erased = component.open(merged)
     assert _top(erased, query, 20) == _top(hidden, query, 20)
@@ -208,6 +209,50 @@ def test_hnsw_per_segment_matches_exact_search_through_changes(
     assert len(found) == 16 and key not in {k for k, _, _ in found}
     component.merge(marked, Generation(tmp_path / "merged"), Change(("r2",), (key,)))
     assert _top(component.open(Generation(tmp_path / "merged")), query, 20) == found
+
+
+def test_an_hnsw_holds_each_repeated_sentence_once_and_finds_all_its_reports(
+    tmp_path: Path, make_reports: Callable[..., SegmentedReport], tiny_model: Path
+) -> None:
+    repeated = ["No pneumothorax.", "Heart size is normal."]
+    corpus = [make_reports(f"r{n}", [*repeated, f"{side} nodule in the {lobe} lobe."])
+              for n, (side, lobe) in enumerate(
+                  [("Small", "upper"), ("Large", "lower"), ("Calcified", "middle")] * 2)]
+    exact = Index.build(corpus, tmp_path / "exact", _config(tiny_model), progress=False)
+    ann = Index.build(corpus, tmp_path / "ann", _config(tiny_model, exact_limit=0),
+                      progress=False)
+    segment = ann.component("dense").segments[0]
+    distinct = len(np.unique(np.asarray(segment.vectors), axis=0))
+    assert segment.nodes == segment.ann.ntotal == distinct < len(segment.vectors) == 18
+    query = load_encoder(tiny_model).encode_queries(["no pneumothorax ."])[0]
+    for limit in (1, 4, 7, 18):  # a cut inside a node's rows takes its first reports
+        assert _top(ann.component("dense"), query, limit) == _top(
+            exact.component("dense"), query, limit)
+    for index in (exact, ann):  # a node's deleted rows are left out, its other rows stay
+        index.delete(["r0", "r1"])
+    assert _top(ann.component("dense"), query, 12) == _top(exact.component("dense"), query, 12)
+    assert len(_top(ann.component("dense"), query, 12)) == 12
+
+
+def test_an_hnsw_written_one_node_per_row_is_still_searched(
+    tmp_path: Path, corpus: list[SegmentedReport], tiny_model: Path
+) -> None:
+    """Segments written before graphs held distinct vectors have a node per row (``nodes`` 0)."""
+    ann = Index.build(corpus, tmp_path / "ann", _config(tiny_model, exact_limit=0),
+                      progress=False)
+    query = load_encoder(tiny_model).encode_queries(["pleural effusion ."])[0]
+    want = _top(ann.component("dense"), query, 16)
+    folder = ann.generation.path / "dense"
+    meta = json.loads((folder / "meta.json").read_text())
+    vectors = np.load(folder / "vectors-000001.npy")
+    graph = faiss.IndexHNSWFlat(vectors.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+    graph.add(vectors)
+    faiss.write_index(graph, str(folder / "hnsw-000001.faiss"))
+    for name in ("node-rows-000001.npy", "node-starts-000001.npy"):
+        (folder / name).unlink()
+    del meta["segments"][0]["nodes"]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    assert _top(DenseSearcher(folder), query, 16) == want
 
 
 def test_index_delete_marks_and_optimize_erases_vectors_and_terms(

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
+from clinsearch.index.dense_nodes import graph_nodes
 from clinsearch.index.links import link_file, link_tree
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class DenseSegment:
     number: int
     vectors: int
     ann: str  # "exact" or "hnsw"
+    nodes: int = 0  # distinct vectors its HNSW holds; 0: one node per row (as first written)
 
     @property
     def vectors_file(self) -> str:
@@ -74,10 +76,21 @@ class DenseSegment:
         return f"hnsw-{self.number:06d}.faiss"
 
     @property
+    def node_rows_file(self) -> str:
+        """The rows of each graph node, node after node (``dense_nodes.GraphNodes.rows``)."""
+        return f"node-rows-{self.number:06d}.npy"
+
+    @property
+    def node_starts_file(self) -> str:
+        """Where each graph node's rows start in ``node_rows_file``."""
+        return f"node-starts-{self.number:06d}.npy"
+
+    @property
     def files(self) -> tuple[str, ...]:
         """The names of the segment's files."""
         ann = (self.ann_file,) if self.ann == "hnsw" else ()
-        return (self.vectors_file, self.rows_file, *ann)
+        nodes = (self.node_rows_file, self.node_starts_file) if self.nodes else ()
+        return (self.vectors_file, self.rows_file, *ann, *nodes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,8 +310,8 @@ class DenseComponent:
     def _finish_segment(
         self, folder: Path, segment: DenseSegment, keys: np.ndarray, indexes: np.ndarray
     ) -> DenseSegment:
-        """Write a segment's rows and, above ``exact_limit`` vectors, its HNSW (built from the
-        saved vectors, a chunk at a time)."""
+        """Write a segment's rows and, above ``exact_limit`` vectors, its HNSW over each distinct
+        vector once (built from the saved vectors, a chunk at a time) with each one's rows."""
         table = pa.table(
             {"report_key": pa.array(keys, pa.int64()), "index": pa.array(indexes, pa.int64())}
         )
@@ -308,12 +321,16 @@ class DenseComponent:
         import faiss
 
         vectors = np.load(folder / segment.vectors_file, mmap_mode="r")
+        nodes = graph_nodes(vectors)
         ann = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
         ann.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        for start in range(0, len(vectors), _CHUNK):
-            ann.add(np.ascontiguousarray(vectors[start:start + _CHUNK], np.float32))
+        for start in range(0, nodes.count, _CHUNK):
+            ann.add(np.ascontiguousarray(vectors[nodes.first[start:start + _CHUNK]], np.float32))
+        segment = replace(segment, ann="hnsw", nodes=nodes.count)
         faiss.write_index(ann, str(folder / segment.ann_file))
-        return replace(segment, ann="hnsw")
+        np.save(folder / segment.node_rows_file, nodes.rows)
+        np.save(folder / segment.node_starts_file, nodes.starts)
+        return segment
 
 
 class DenseSearcher:
@@ -387,6 +404,12 @@ class _Segment:
         self.live_keys = self.report_keys[self.starts][self.live]
         self.live_indexes = self.sentence_indexes[self.starts][self.live]
         self.ann_path = folder / meta.ann_file if meta.ann == "hnsw" else None
+        self.nodes = meta.nodes or len(self.vectors)
+        self.node_rows: np.ndarray | None = None  # None: node n is row n
+        self.node_starts: np.ndarray | None = None
+        if meta.nodes:
+            self.node_rows = np.load(folder / meta.node_rows_file, mmap_mode="r")
+            self.node_starts = np.load(folder / meta.node_starts_file, mmap_mode="r")
 
     @cached_property
     def ann(self) -> Any:
@@ -412,27 +435,47 @@ class _Segment:
                 self.live_indexes[ranked], exhausted=limit >= len(self.live_keys),
             )
         windows = max(1, len(self.vectors) // max(1, len(self.starts)))
-        want = min(len(self.vectors), max(limit, 1) * windows)
+        want = min(self.nodes, max(limit, 1) * windows)
         while True:
-            found_scores, found_rows = self.ann.search(
+            found_scores, found_nodes = self.ann.search(
                 query.reshape(1, -1), want, params=_hnsw_params(max(HNSW_EF_SEARCH, want))
             )
-            keep = found_rows[0] >= 0
-            scores, rows = found_scores[0][keep], found_rows[0][keep]
-            keep = self.row_live[rows]
-            scores, rows = scores[keep], rows[keep]
-            pairs = np.stack([self.report_keys[rows], self.sentence_indexes[rows]], axis=1)
-            _, first = np.unique(pairs, axis=0, return_index=True)  # best window per sentence
-            first = np.sort(first)[:limit]
-            if len(first) >= limit or want >= len(self.vectors):
+            keep = found_nodes[0] >= 0
+            best = self._best_sentences(found_scores[0][keep], found_nodes[0][keep], limit)
+            if len(best.scores) >= limit or want >= self.nodes:
                 break
-            want = min(len(self.vectors), 2 * want)
-        return SentenceScores(
-            scores[first].astype(np.float32),
-            self.report_keys[rows[first]],
-            self.sentence_indexes[rows[first]],
-            exhausted=want >= len(self.vectors),
-        )
+            want = min(self.nodes, 2 * want)
+        return replace(best, exhausted=want >= self.nodes)
+
+    def _best_sentences(self, scores: np.ndarray, nodes: np.ndarray, limit: int) -> SentenceScores:
+        """The first ``limit`` live sentences of the graph ``nodes`` found, best first: a node
+        stands for its rows in row order, and a sentence scores as its best window."""
+        seen: set[int] = set()
+        picked: list[int] = []  # sentence numbers: positions in ``starts``
+        picked_scores: list[float] = []
+        for score, node in zip(scores.tolist(), nodes.tolist(), strict=True):
+            rows = self._rows_of(node)
+            rows = rows[self.row_live[rows]]
+            at = 0
+            while at < len(rows) and len(picked) < limit:
+                chunk = rows[at:at + limit - len(picked)]
+                at += len(chunk)
+                for sentence in (np.searchsorted(self.starts, chunk, "right") - 1).tolist():
+                    if sentence not in seen:
+                        seen.add(sentence)
+                        picked.append(sentence)
+                        picked_scores.append(score)
+            if len(picked) >= limit:
+                break
+        first_rows = self.starts[np.asarray(picked, np.int64)]
+        return SentenceScores(np.asarray(picked_scores, np.float32), self.report_keys[first_rows],
+                              self.sentence_indexes[first_rows], exhausted=False)
+
+    def _rows_of(self, node: int) -> np.ndarray:
+        """The rows whose vector is graph node ``node``."""
+        if self.node_rows is None or self.node_starts is None:
+            return np.asarray([node], np.int64)
+        return np.asarray(self.node_rows[self.node_starts[node]:self.node_starts[node + 1]])
 
 
 class _ExactScores:

@@ -3,7 +3,8 @@
 A dense folder holds one or more immutable segments, each ``vectors-NNNNNN.npy`` (float32, unit
 rows), ``rows-NNNNNN.parquet`` (the report key and sentence index of each row, the keys the
 bm25 and findings parts use) and, above ``exact_limit`` vectors, ``hnsw-NNNNNN.faiss`` (FAISS
-HNSW, inner product). ``meta.json`` lists the segments and records the model path and
+HNSW, inner product) over each distinct vector once, with ``node-rows``/``node-starts`` naming
+the rows of each (``dense_nodes``). ``meta.json`` lists the segments and records the model path and
 fingerprint: adding with, or searching with, a different model is an error.
 
 ``add`` hard-links the previous segments and writes one new segment; ``delete`` only links

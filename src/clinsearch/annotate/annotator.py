@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
@@ -458,7 +459,17 @@ def _target_index(targets: tuple[str, ...]) -> SurfaceIndex:
     return index
 
 
-@lru_cache(maxsize=4)
+_BUILDING = threading.Lock()  # a thread asking while another builds an annotator waits for it
+
+
 def annotator_for(lexicon_path: str | None = None) -> Annotator:
-    """A shared Annotator for a lexicon file (None: the shipped one), built once per process."""
+    """A shared Annotator for a lexicon file (None: the shipped one), built once per process
+    (lru_cache alone may build one twice when two threads ask at once)."""
+    with _BUILDING:
+        return _built_annotator(lexicon_path)
+
+
+@lru_cache(maxsize=4)
+def _built_annotator(lexicon_path: str | None) -> Annotator:
+    """``annotator_for``, built."""
     return Annotator(Lexicon.load(lexicon_path))

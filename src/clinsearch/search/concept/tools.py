@@ -12,6 +12,7 @@ significantly with MAP unchanged (benchmarks/README.md).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 TERM_MODEL = "term model"  # how errors name the folder
 TERM_MODEL_OPTION = "term_model"  # key in the ``concepts`` component's index options
 TIER_ORDER_OPTION = "tier_order"  # ... the search tiers' order, when not the shipped one
+# held while tools are built or their term vectors loaded: threads asking meanwhile wait for
+# them, never build them twice (lru_cache alone may run a function twice for one key)
+_BUILDING = threading.RLock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +51,18 @@ class ConceptTools:
         return concept_tools(self.lexicon_path).parser.vectors
 
 
-@lru_cache(maxsize=4)
 def concept_tools(lexicon_path: str | None = None, term_model: str | None = None) -> ConceptTools:
     """The tools for the lexicon at ``lexicon_path`` (None: the shipped one) with term vectors
-    from the model folder ``term_model`` (None: MiniLM), once per process (spaCy imported and
-    the annotator built with the garbage collector paused: all of it lives on)."""
+    from the model folder ``term_model`` (None: MiniLM), built once per process: a thread
+    asking while another builds them waits for those."""
+    with _BUILDING:
+        return _built_tools(lexicon_path, term_model)
+
+
+@lru_cache(maxsize=4)
+def _built_tools(lexicon_path: str | None, term_model: str | None) -> ConceptTools:
+    """``concept_tools``, built (spaCy imported and the annotator built with the garbage
+    collector paused: all of it lives on)."""
     from clinsearch.search.vocabulary import DefaultEncoder
 
     with collector_paused():
@@ -86,10 +97,12 @@ def warm_term_vectors(index: IndexStore) -> int:
     """Load or compute now (cached on disk per lexicon and term model) the term vectors
     concept search reads: the term model's for unknown words and the default encoder's for
     the pattern tie-break ([SyedaMahmood2021] 3.6), so no first search computes them
-    silently. Returns how many lexicon terms they cover."""
-    tools = index_concept_tools(index)
-    tools.pattern_vectors()
-    return len(tools.parser.vectors.terms)
+    silently; threads asking for concept tools meanwhile wait for the vectors too. Returns how
+    many lexicon terms they cover."""
+    with _BUILDING:
+        tools = index_concept_tools(index)
+        tools.pattern_vectors()
+        return len(tools.parser.vectors.terms)
 
 
 def index_lexicon_path(index: IndexStore) -> str | None:

@@ -72,7 +72,8 @@ def serve(options: ServeOptions, say: Callable[[str], None],
         _checkpoints_to_syslog()
     audit = AuditLog(options.audit_log, options.audit_key, accept_gap=options.accept_audit_gap)
     bench = WorkbenchStore(options.workbench or options.audit_log.parent / WORKBENCH_FILE)
-    with loading("loading the index (the dense encoder then loads in the background)"):
+    with loading("loading the index (the lexicon tools and dense encoder then load in the"
+                 " background)"):
         live = LiveIndex(options.index_dir)
     live.start()
     live.guard = MemoryGuard.start(default_headroom() if headroom is None else headroom)

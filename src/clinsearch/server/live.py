@@ -12,7 +12,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,6 +21,7 @@ from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
 from clinsearch.models.encoder import load_encoder
 from clinsearch.search.cohort import Cohort
+from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.concept.tools import warm_term_vectors
 from clinsearch.search.session import Index
 from clinsearch.server.memory_guard import MemoryGuard
@@ -30,58 +31,85 @@ from clinsearch.user_files import describe_failure
 log = logging.getLogger("clinsearch.server")
 T = TypeVar("T")
 WARM_QUERY = "no pneumothorax"
-MODEL_METHODS = ("dense", "hybrid")  # the methods that read the dense encoder
+WARM_COHORT = "pneumothorax"
+FIRST_METHOD = "bm25"  # warmed before the server answers: it needs no lexicon tools nor model
 
 
 @dataclass(eq=False)
 class Snapshot:
-    """One generation, opened: the index, its cohort engine, its sentences' findings and its
-    section names; ``active`` counts the requests using it, ``retired`` is set once a newer
-    one serves."""
+    """One generation, opened: the index, its sentences' findings and its section names, and
+    its cohort engine once built (``cohort``); ``active`` counts the requests using it,
+    ``retired`` is set once a newer one serves."""
 
     generation: str
     index: Index
-    cohort: Cohort
     findings: SentenceFindings
     methods: tuple[str, ...]
     sections: tuple[str, ...]
     active: int = 0
     retired: bool = False
+    _cohort: Cohort | None = field(default=None, repr=False)
+    _cohort_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def cohort(self) -> Cohort:
+        """The cohort engine, built on first need by whichever thread asks first (the warm-up
+        or a request); the others wait for it (it builds the concept tools: seconds)."""
+        with self._cohort_lock:
+            if self._cohort is None:
+                self._cohort = Cohort(self.index)
+            return self._cohort
 
 
-def open_snapshot(path: Path, *, models: bool = True) -> Snapshot:
-    """Open the live generation of ``path`` and warm the cohort engine and every search method;
-    ``models=False`` leaves those that load a neural encoder (dense, and hybrid with it) to
-    ``warm_models``, so a server answers before the encoder has loaded."""
+def open_snapshot(path: Path, *, warm_all: bool = True) -> Snapshot:
+    """Open the live generation of ``path`` and warm every search method and the cohort
+    engine; ``warm_all=False`` warms BM25 only and leaves the rest to
+    ``warm_lexicon_and_models``, so a server answers before spaCy, the lexicon tools and the
+    dense encoder have loaded."""
     index = Index.open(path)
     try:
         dense = "dense" in index.config.components
         # hybrid fuses BM25 and concept search, and dense retrieval when the index has it
-        methods = ("bm25", "concept", *(("dense",) if dense else ()), "hybrid")
-        terms = warm_term_vectors(index)  # computed here (once, cached), not in a request
-        log.info("term vectors for concept search ready (%d lexicon terms)", terms)
-        later = MODEL_METHODS if dense and not models else ()
-        for method in (m for m in methods if m not in later):
-            index.search(WARM_QUERY, level="report", top=10, method=method)
-        cohort = Cohort(index)
-        cohort.counts("pneumothorax")
-        sections = tuple(cohort.engine.arrays.section_names())
-        return Snapshot(index.generation.path.name, index, cohort,
-                        SentenceFindings(index.generation), methods, sections)
+        methods = (FIRST_METHOD, "concept", *(("dense",) if dense else ()), "hybrid")
+        _warm_search(index, FIRST_METHOD)
+        # concept search reads the concepts component: an index without it is refused here,
+        # at start, not on a first search
+        index.component("concepts")
+        # the section names come from the sentences' section column: no concept tools needed
+        sections = tuple(CohortArrays.from_index(index).section_names())
+        snapshot = Snapshot(index.generation.path.name, index,
+                            SentenceFindings(index.generation), methods, sections)
+        if warm_all:
+            warm_lexicon_and_models(snapshot)
+        return snapshot
     except BaseException:
         index.close()
         raise
 
 
-def warm_models(snapshot: Snapshot) -> None:
-    """Load the dense encoder of ``snapshot`` and warm the methods that read it (the encoder
-    loads outside the search session's lock: other methods answer meanwhile)."""
-    if "dense" not in snapshot.methods:
-        return
-    load_encoder(snapshot.index.component("dense").meta.model_path)
-    for method in MODEL_METHODS:
-        snapshot.index.search(WARM_QUERY, level="report", top=10, method=method)
-    log.info("dense retrieval ready")
+def warm_lexicon_and_models(snapshot: Snapshot) -> None:
+    """Warm what ``open_snapshot(warm_all=False)`` left: the concept tools (spaCy, the
+    annotator, term vectors), concept search and the cohort engine, then the dense encoder and
+    the methods that read it. Requests needing any of these meanwhile wait for it (the tools
+    and the cohort are built once, under locks; the encoder loads outside the search session's
+    lock: other methods answer meanwhile)."""
+    index = snapshot.index
+    terms = warm_term_vectors(index)  # computed here (once, cached), not in a request
+    log.info("term vectors for concept search ready (%d lexicon terms)", terms)
+    _warm_search(index, "concept")
+    snapshot.cohort().counts(WARM_COHORT)
+    log.info("concept search and cohorts ready")
+    dense = "dense" in snapshot.methods
+    if dense:
+        load_encoder(index.component("dense").meta.model_path)
+        _warm_search(index, "dense")
+    _warm_search(index, "hybrid")  # fuses all the methods above
+    if dense:
+        log.info("dense retrieval ready")
+
+
+def _warm_search(index: Index, method: str) -> None:
+    """One search by ``method``, so its retriever and what it reads are ready."""
+    index.search(WARM_QUERY, level="report", top=10, method=method)
 
 
 class LiveIndex:
@@ -91,7 +119,7 @@ class LiveIndex:
         self.path = Path(path)
         self._lock = threading.Lock()  # guards the swap and the use counts (held briefly)
         self._reload = threading.Lock()  # one reload at a time
-        self._snapshot = open_snapshot(self.path, models=False)
+        self._snapshot = open_snapshot(self.path, warm_all=False)
         self._stop = threading.Event()
         self._poll = poll_seconds
         self.guard: MemoryGuard | None = None  # stops requests that take too much memory
@@ -106,18 +134,20 @@ class LiveIndex:
         return self._snapshot
 
     def start(self) -> None:
-        """Start following ``CURRENT`` and loading the encoder in the background."""
+        """Start following ``CURRENT`` and warming the lexicon tools and models in the
+        background."""
         self._warmer.start()
         self._watcher.start()
 
     def _warm(self) -> None:
-        """``warm_models`` on the first snapshot, holding it as a request does (never under
-        the memory guard: a model loads once per process, not per request)."""
+        """``warm_lexicon_and_models`` on the first snapshot, holding it as a request does
+        (never under the memory guard: tools and models load once per process, not per
+        request)."""
         try:
             with self._lease(self._snapshot) as snapshot:
-                warm_models(snapshot)
-        except Exception as exc:  # the first dense request then loads it, or says why not
-            log.error("could not warm dense retrieval (%s)", _reason(exc))
+                warm_lexicon_and_models(snapshot)
+        except Exception as exc:  # the first request needing it then loads it, or says why not
+            log.error("could not finish warming (%s)", _reason(exc))
         finally:
             self.warm.set()
 

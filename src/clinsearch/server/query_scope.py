@@ -44,15 +44,15 @@ def query_scope(state: ServerState, snap: Snapshot, user: User, query: str,
     within = None
     if list_id is not None:
         chosen = listed(state, user, list_id)
-        within = snap.cohort.id_mask(chosen.kind, chosen.ids)[0]
+        within = snap.cohort().id_mask(chosen.kind, chosen.ids)[0]
     width = 0 if user.sees_text else state.config.viewer_min_count
-    return snap.cohort.scope(bundles, within, width)
+    return snap.cohort().scope(bundles, within, width)
 
 
 def saved_cohort(snap: Snapshot, page: Mapping[str, str]) -> Cohort:
     """The cohort engine a saved cohort's page state counts with: the snapshot's, widened by
     the tiers the state names (``context``, ``include_uncertain``, as ``POST /api/cohort``)."""
-    return snap.cohort.with_options(saved_options(page))
+    return snap.cohort().with_options(saved_options(page))
 
 
 _BUNDLE_REF = re.compile(r'bundle:(?:"([^"]+)"|(\S+))', re.IGNORECASE)
@@ -88,7 +88,7 @@ def cohort_reading(snap: Snapshot, query: str, polarity: str, filters: ReportFil
     parts = [p.strip() for p in _OR.split(query) if p.strip()]
     if not parts or any('"' in p for p in parts):
         return None
-    if not all(t.in_lexicon for t in snap.cohort.bundle_terms(parts)):
+    if not all(t.in_lexicon for t in snap.cohort().bundle_terms(parts)):
         return None
     reading = " OR ".join(f'"{p}"' for p in parts)
     limits = []
@@ -103,7 +103,7 @@ def cohort_reading(snap: Snapshot, query: str, polarity: str, filters: ReportFil
 def stated_polarities(snap: Snapshot, query: str) -> dict[str, str]:
     """Each lexicon concept the search query names (with its descendants), mapped to the
     polarity the query states for it."""
-    tools = snap.cohort.tools
+    tools = snap.cohort().tools
     parsed = tools.parser.parse(query, map_unknown=False)
     return {concept: finding.polarity for group in parsed.groups for finding in group
             for concept in tools.hierarchy.descendants(finding.concept)}

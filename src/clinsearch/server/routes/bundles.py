@@ -85,6 +85,6 @@ def import_bundle(body: BundleFile, user: Caller, state: State) -> dict[str, Any
 
 def _shown(bundle: Bundle, snap: Snapshot) -> dict[str, Any]:
     """A bundle with each term's reading: ``finding`` (polarity as any finding) or ``text``."""
-    readings = snap.cohort.bundle_terms(bundle.terms)
+    readings = snap.cohort().bundle_terms(bundle.terms)
     return asdict(bundle) | {"readings": [
         {"term": r.text, "read_as": "finding" if r.in_lexicon else "text"} for r in readings]}

@@ -42,7 +42,7 @@ def cohort_chart(body: ChartRequest, user: Caller, audit: Audit, state: State
 
     def run(snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
-        cohort = snap.cohort.with_options(options)
+        cohort = snap.cohort().with_options(options)
         sets = dict(cohort.sets(body.query, scope))
         return sets, asdict(cohort.breakdown(body.query, scope)), snap.generation
 
@@ -66,7 +66,7 @@ def polarity_chart(term: Annotated[str, Query(min_length=1, max_length=MAX_QUERY
 
     def run(snap: Snapshot) -> tuple[dict[str, int], str]:
         scope = query_scope(state, snap, user, "", list_id)
-        return snap.cohort.polarity_mix(term, scope), snap.generation
+        return snap.cohort().polarity_mix(term, scope), snap.generation
 
     mix, generation = state.live.run(run)
     if not user.sees_text:

@@ -52,7 +52,7 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
 
     def run(snap: Snapshot) -> tuple[dict[str, Any], list[Any], list[WiderTier], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
-        counted = snap.cohort.with_options(options)
+        counted = snap.cohort().with_options(options)
         sets = counted.sets(body.query, scope)
         members = (counted.members(body.query, body.level, scope)  # type: ignore[arg-type]
                    if user.sees_text else [])
@@ -102,7 +102,7 @@ def cohort_export(audit: Audit, user: TextReader, state: State,
     check_level(level)
     options = cohort_options(context, include_uncertain)
     members, generation = state.live.run(lambda snap: (
-        snap.cohort.with_options(options).members(  # type: ignore[arg-type]
+        snap.cohort().with_options(options).members(  # type: ignore[arg-type]
             query, level, query_scope(state, snap, user, query, list_id)),
         snap.generation))
     exported = {"exported": len(members),

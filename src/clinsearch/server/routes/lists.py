@@ -33,7 +33,7 @@ def upload(body: ListUpload, user: TextReader, audit: Audit, state: State) -> di
     ids = read_id_csv(body.csv, f"list {body.name!r}")
     saved = state.workbench.add_list(user.name, body.name, body.kind, ids)
     missing, generation = state.live.run(
-        lambda snap: (snap.cohort.id_mask(body.kind, ids)[1], snap.generation))
+        lambda snap: (snap.cohort().id_mask(body.kind, ids)[1], snap.generation))
     audit.record("lists/upload", {"name": body.name, "kind": body.kind},
                  {"ids": len(ids), "missing": len(missing)}, generation,
                  {f"{body.kind}s": ids})  # the answer counts which the index holds

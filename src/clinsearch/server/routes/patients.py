@@ -24,7 +24,7 @@ def timeline(patient_id: str, audit: Audit, user: TextReader, state: State,
     cohort query matches are marked and listed first, each group by date."""
 
     def run(snap: Snapshot) -> tuple[list[dict[str, Any]], str]:
-        cohort = snap.cohort
+        cohort = snap.cohort()
         mine, missing = cohort.id_mask("patient", [patient_id])
         if missing:
             raise HTTPException(404, f"patient {patient_id!r} is not in the index")

@@ -117,7 +117,7 @@ def _run(state: ServerState, user: User, kind: str, page: dict[str, str]
                                  " so it has no exact count to follow; save it as a cohort")
             query = reading
         scope = query_scope(state, snap, user, query, list_id)
-        cohort = snap.cohort if kind == "search" else saved_cohort(snap, page)
+        cohort = snap.cohort() if kind == "search" else saved_cohort(snap, page)
         sets = dict(cohort.sets(query, scope))
         patients = ([m.ids[0] for m in cohort.members(query, "patient", scope)]
                     if user.sees_text else [])

@@ -144,4 +144,4 @@ def _asserting(snap: Snapshot, query: str, polarity: str, filters: ReportFilters
     reading = cohort_reading(snap, query, polarity, filters)
     if reading is None:
         return {}
-    return dict(snap.cohort.engine.sets(reading, levels=(*COUNT_LEVELS, "sentence")))
+    return dict(snap.cohort().engine.sets(reading, levels=(*COUNT_LEVELS, "sentence")))

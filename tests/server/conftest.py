@@ -95,6 +95,15 @@ class Server:
         except urllib.error.HTTPError as exc:
             return Response(exc.code, dict(exc.headers), exc.read().decode())
 
+    def wait_warm(self, role: str | None = "researcher", timeout: float = 180) -> None:
+        """Wait until the server has warmed what it warms in the background (``/api/info``
+        no longer says ``warming``)."""
+        deadline = time.monotonic() + timeout
+        while self.call("GET", "/api/info", role=role).json()["warming"]:
+            if time.monotonic() > deadline:
+                pytest.fail(f"clinsearch serve still warming after {timeout:.0f} s")
+            time.sleep(0.2)
+
 
 def free_port() -> int:
     with socket.socket() as sock:

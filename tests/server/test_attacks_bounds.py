@@ -189,6 +189,7 @@ def test_a_request_over_the_memory_headroom_fails_alone(sample_index: Path,
                                                         tmp_path: Path) -> None:
     with serving(sample_index, tmp_path / "audit.jsonl", tmp_path / "server.log",
                  options=("--request-memory", "30M")) as small:
+        small.wait_warm(role=None)  # what the warm-up takes would count against requests
         heavy = small.call("POST", "/api/cohort", role=None,
                            body={"query": _costliest_query()})
         assert heavy.status == 503 and "out of memory" in heavy.text

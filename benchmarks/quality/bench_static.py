@@ -61,7 +61,7 @@ def train_static_models(
     """The static model trained on ``index_dir``'s weak labels ([Shi2022]: findings) and then
     on its (entity, section) queries ([CAPR2021]), as far as ``wanted`` needs; what each run
     did."""
-    from clinsearch.models.folder import named_model
+    from clinsearch.models.model_names import named_model
     from clinsearch.train.biencoder import train_biencoder
     from clinsearch.train.loop import LoopConfig
     from clinsearch.train.static import STATIC_LR, static_config

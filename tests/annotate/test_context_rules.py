@@ -156,3 +156,21 @@ def test_the_likelier_alternative_after_a_negation_is_hedged_not_negated(
     assert polarities(annotator, text) == {"pneumonia": "absent", "granuloma": "uncertain"}
     text = "This does not look like pneumonia, and is more consistent with a granuloma."
     assert polarities(annotator, text) == {"pneumonia": "absent", "granuloma": "present"}
+
+
+@pytest.mark.parametrize(("text", "historical"), [
+    ("Three day history of cough and shortness of breath.", False),
+    ("A 2-day history of fever.", False),
+    ("Patient with a 1 week history of wheezing.", False),
+    ("Four week history of cough.", True),
+    ("History of pneumonia.", True),
+    ("3-year-old with history of asthma.", True),
+])
+def test_a_short_duration_of_the_present_illness_is_no_past_history(
+    shipped_annotator: Annotator, text: str, historical: bool
+) -> None:
+    """ConText reads as historical what began more than two weeks before the study."""
+    findings = shipped_annotator.annotate(text)
+    assert findings
+    assert {"historical" in f.context for f in findings} == {historical}
+    assert {f.polarity for f in findings} == {"present"}

@@ -2,7 +2,8 @@
 
 Each row's Condition is passed as a target. Gold Affirmed -> present, Negated -> absent,
 Possible -> uncertain. Prints accuracy (3-class and negated-vs-not) and precision / recall / F1 of
-the negated class for every method, then examples of clinsearch's remaining errors.
+the negated class for every method, then examples of clinsearch's remaining errors, and the
+precision and recall of clinsearch's historical flag against the set's temporality column.
 
 Run: python -m benchmarks.quality.bench_negex [--errors N]
 """
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from clinsearch.datasets import NEGEX, shared_data
 
@@ -30,6 +32,7 @@ class Row:
     condition: str
     sentence: str
     gold: str
+    historical: bool  # the temporality column says Historical
 
 
 def read_rows(path: Path) -> list[Row]:
@@ -38,7 +41,8 @@ def read_rows(path: Path) -> list[Row]:
         reader = csv.reader(fh, delimiter="\t")
         next(reader)
         return [
-            Row(i, r[1], r[2], GOLD[r[3].strip().lower()]) for i, r in enumerate(reader, start=2)
+            Row(i, r[1], r[2], GOLD[r[3].strip().lower()], r[4].strip().lower() == "historical")
+            for i, r in enumerate(reader, start=2)
         ]
 
 
@@ -49,19 +53,37 @@ def squeeze(text: str) -> str:
 
 def clinsearch_method(radiology_rules: bool) -> Callable[[Row], str]:
     """clinsearch's Annotator with the condition as a target."""
+    finding = clinsearch_finding(radiology_rules)
+
+    def predict(row: Row) -> str:
+        found = finding(row)
+        return found.polarity if found else "present"
+
+    return predict
+
+
+def clinsearch_finding(radiology_rules: bool) -> Callable[[Row], Any]:
+    """The Finding clinsearch's Annotator gives a row's condition (None if not found)."""
     from clinsearch.annotate.annotator import TARGET_TYPE, Annotator
     from clinsearch.annotate.lexicon import Lexicon
 
     empty = Lexicon(name="none", version="", concepts={})
     annotator = Annotator(empty, radiology_rules=radiology_rules)
 
-    def predict(row: Row) -> str:
-        found = [
-            f for f in annotator.annotate(row.sentence, [row.condition]) if f.type == TARGET_TYPE
-        ]
-        return found[0].polarity if found else "present"
+    def finding(row: Row) -> Any:
+        found = annotator.annotate(row.sentence, [row.condition])
+        return next((f for f in found if f.type == TARGET_TYPE), None)
 
-    return predict
+    return finding
+
+
+def historical_scores(rows: list[Row]) -> tuple[float, float, int]:
+    """Precision and recall of clinsearch's historical flag, and the gold historical rows."""
+    finding = clinsearch_finding(True)
+    said = [bool((f := finding(r)) and "historical" in f.context) for r in rows]
+    hits = sum(s and r.historical for s, r in zip(said, rows, strict=True))
+    gold = sum(r.historical for r in rows)
+    return hits / max(1, sum(said)), hits / max(1, gold), gold
 
 
 def _target_span(nlp, doc, condition: str):
@@ -195,6 +217,9 @@ def main() -> int:
     for row, pred in errors[: args.errors]:
         sentence = squeeze(row.sentence)[:160]
         print(f"- line {row.line}: gold {row.gold}, got {pred}: [{row.condition}] {sentence}")
+    precision, recall, historical = historical_scores(rows)
+    print(f"\nclinsearch's historical flag against the temporality column ({historical} rows"
+          f" historical): P {precision:.3f} R {recall:.3f}")
     return 0
 
 

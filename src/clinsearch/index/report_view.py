@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -145,12 +146,21 @@ class SentenceFindings:
 
     def of(self, sentence_id: str) -> list[Finding]:
         """The findings of sentence ``sentence_id``, in text order."""
-        rows = self._rows.get(sentence_id)
+        return self.of_many([sentence_id])[0]
+
+    def of_many(self, sentence_ids: Sequence[str]) -> list[list[Finding]]:
+        """The findings of each sentence of ``sentence_ids``, in text order (one read)."""
+        wanted = [self._rows.get(sentence_id, []) for sentence_id in sentence_ids]
+        rows = [row for of_sentence in wanted for row in of_sentence]
         if not rows or self._table is None:
-            return []
-        base = self._starts.get(sentence_id, 0)
-        found = [row_finding(_shifted(row, base)) for row in self._table.take(rows).to_pylist()]
-        return sorted(found, key=lambda f: f.start)
+            return [[] for _ in sentence_ids]
+        read = iter(self._table.take(rows).to_pylist())
+        found = []
+        for sentence_id, of_sentence in zip(sentence_ids, wanted, strict=True):
+            base = self._starts.get(sentence_id, 0)
+            findings = [row_finding(_shifted(next(read), base)) for _ in of_sentence]
+            found.append(sorted(findings, key=lambda f: f.start))
+        return found
 
 
 _FINDING_COLUMNS = ["sentence_id", "concept", "name", "type", "text", "start", "end",

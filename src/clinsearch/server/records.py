@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -14,10 +14,12 @@ from clinsearch.hit import Hit
 from clinsearch.server.live import Snapshot
 
 
-def hit_record(hit: Hit, snap: Snapshot) -> dict[str, Any]:
-    """A hit's JSON form plus the findings of its best sentence (offsets into the sentence)."""
-    findings = snap.findings.of(hit.sentence_id)
-    return hit.to_dict() | {"findings": [finding_record(f) for f in findings]}
+def hit_records(hits: Sequence[Hit], snap: Snapshot) -> list[dict[str, Any]]:
+    """Each hit's JSON form plus the findings of its best sentence (offsets into the
+    sentence), read for all the hits at once."""
+    findings = snap.findings.of_many([hit.sentence_id for hit in hits])
+    return [hit.to_dict() | {"findings": [finding_record(f) for f in of_hit]}
+            for hit, of_hit in zip(hits, findings, strict=True)]
 
 
 def finding_record(finding: Finding) -> dict[str, Any]:

@@ -209,6 +209,7 @@ class ConceptRanker:
         self.categories = categories  # modifier value -> category: unstated beats conflicting
         self.vectors = vectors
         self._pattern_vectors: dict[int, np.ndarray] = {}
+        self._query_vectors: dict[str, np.ndarray] = {}
         self._scored: dict[tuple[str, str, tuple[str, ...], int], PartMatch] = {}
         self._pattern_scores: dict[tuple[str, str, tuple[str, ...], int], PatternScore] = {}
         pol = {p: i for i, p in enumerate(POLARITIES)}
@@ -380,10 +381,11 @@ class ConceptRanker:
                       self.categories)
             sim = 0.0
             if self.vectors is not None:
-                sim = float(self.vectors.mean(_parts(q.pattern)) @ self._pattern_vector(code))
+                sim = float(self._query_vector(q.pattern) @ self._pattern_vector(code))
             if len(self._scored) > MEMO_LIMIT:
                 self._scored.clear()
                 self._pattern_scores.clear()
+                self._query_vectors.clear()
             self._scored[key] = PartMatch(q, -1, m, sim)
             unstated = tuple(v == UNSTATED_CREDIT for _, v in m.modifiers)
             self._pattern_scores[key] = PatternScore(m.total, m.parts, sim, unstated)
@@ -405,6 +407,15 @@ class ConceptRanker:
             for v, s in proto.match.modifiers)
         return PartMatch(q, row, replace(proto.match, modifiers=modifiers, sites=sites),
                          proto.similarity)
+
+    def _query_vector(self, pattern: str) -> np.ndarray:
+        """The mean term vector of a query finding's pattern, computed once for all the
+        patterns it is scored against (memoised with ``_score``)."""
+        vector = self._query_vectors.get(pattern)
+        if vector is None:
+            assert self.vectors is not None
+            vector = self._query_vectors[pattern] = self.vectors.mean(_parts(pattern))
+        return vector
 
     def _pattern_vector(self, code: int) -> np.ndarray:
         if code not in self._pattern_vectors:

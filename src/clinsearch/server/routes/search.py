@@ -26,7 +26,7 @@ from clinsearch.server.query_scope import (
     expand_bundles,
     stated_polarities,
 )
-from clinsearch.server.records import hit_record
+from clinsearch.server.records import hit_records
 from clinsearch.server.small_counts import check_filters_wide, id_set, viewer_count, viewer_counts
 
 RESULT_CAP = 200  # hits a query pages through, or as many as assert it: ``total`` exact below
@@ -102,7 +102,7 @@ def search(
                    "patients": len({h.patient_id for h in page_hits})}
         stated = stated_polarities(snap, searched)
         page_hits = with_triggers(FindingsTable.optional(snap.index.generation), page_hits)
-        shown = [hit_record(h, snap) for h in page_hits]
+        shown = hit_records(page_hits, snap)
         for record in shown:  # hits stating the query's finding the other way are marked
             record["against_query"] = against_query(record["findings"], stated)
         return capped, shown, counts, snap.generation

@@ -73,7 +73,7 @@ class DenseSegment:
 
     @property
     def ann_file(self) -> str:
-        """The HNSW over the segment's rows (when ``ann`` is ``hnsw``)."""
+        """The HNSW over the segment's distinct vectors (when ``ann`` is ``hnsw``)."""
         return f"hnsw-{self.number:06d}.faiss"
 
     @property

@@ -138,20 +138,23 @@ def test_tiered_hybrid_names_concept_search_tiers(concept_index: Index) -> None:
     assert [h.id for h in fused][: len(tiers)] == [i for i, _ in named]  # concept's units first
 
 
-@pytest.mark.parametrize("method", ["bm25", "dense", "concept", "bm25:whole_report=true"])
+@pytest.mark.parametrize(
+    "method", ["bm25", "dense", "concept", "bm25:whole_report=true", "hybrid"])
 @pytest.mark.parametrize("level", ["sentence", "report", "patient"])
 def test_a_ranking_builds_the_hits_search_gives_at_any_positions(
     concept_index: Index, method: str, level: str
 ) -> None:
-    """Hybrid fusion reads each method's ranking and builds hits only for the fused top: those
-    hits equal the ones the method's own search gives at the same ranks."""
+    """Hybrid fusion reads each method's ranking and builds hits only for the fused top, and
+    the server builds only a page's hits: those hits equal the ones search gives at the same
+    ranks."""
     retriever = concept_index.session.retriever(method, {})
     assert isinstance(retriever, UnitRanker)  # ranks without building every hit
     for query in (*QUERIES, "no pleural effusion", "no free air"):
         full = retriever.search(query, level, 20)  # type: ignore[arg-type]
-        ranked = rank_many(retriever, [query], level, 20)[0]  # type: ignore[arg-type]
-        assert ranked.ids == [h.id for h in full]
-        assert ranked.scores == [h.score for h in full]
-        picked = [p for p in (4, 0, 2) if p < len(full)]
-        assert ranked.hits(picked) == [full[p] for p in picked]
-        assert ranked.hits() == full
+        for ranked in (rank_many(retriever, [query], level, 20)[0],  # type: ignore[arg-type]
+                       concept_index.rank(query, level, 20, method)):  # type: ignore[arg-type]
+            assert ranked.ids == [h.id for h in full]
+            assert ranked.scores == [h.score for h in full]
+            picked = [p for p in (4, 0, 2) if p < len(full)]
+            assert ranked.hits(picked) == [full[p] for p in picked]
+            assert ranked.hits() == full

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,16 +94,27 @@ class HybridRetriever:
 
     def search_many(self, queries: Sequence[str], level: Level, top: int) -> list[list[Hit]]:
         """Each method ranks all queries (batched), then each query's lists are fused."""
+        return [ranked.hits() for ranked in self.rank_many(queries, level, top)]
+
+    def rank_many(self, queries: Sequence[str], level: Level, top: int) -> list[RankedUnits]:
+        """``search_many``'s fused rankings; each fused hit is built when its position is
+        asked for."""
         depth = min(max(top, self.depth), self.index.level_size(level))  # no more than exist
         per_method = [rank_many(r, list(queries), level, depth) for r in self.retrievers]
         return [self._fuse([runs[q] for runs in per_method], top) for q in range(len(queries))]
 
-    def _fuse(self, runs: list[RankedUnits], top: int) -> list[Hit]:
-        """Fuse one query's rankings; each fused hit keeps the sentence of its best-ranked run.
-        Hits are built only for the fused top, from each run that ranks them."""
+    def _fuse(self, runs: list[RankedUnits], top: int) -> RankedUnits:
+        """Fuse one query's rankings (the best ``top``)."""
         fused = self.fusion.apply([list(zip(run.ids, run.scores, strict=True))
                                    for run in runs])[:top]
-        wanted = {unit for unit, _ in fused}
+        return RankedUnits([score for _, score in fused], lambda: [unit for unit, _ in fused],
+                           partial(self._hits, runs, fused))
+
+    def _hits(self, runs: list[RankedUnits], fused: list[tuple[str, float]],
+              positions: Sequence[int]) -> list[Hit]:
+        """The fused hits at ``positions``, each keeping the sentence of its best-ranked run;
+        each run builds only the hits of those units."""
+        wanted = {fused[p][0] for p in positions}
         shown: dict[str, Hit] = {}
         ranks: dict[str, dict[str, int]] = {}
         why: dict[str, dict[str, str]] = {}
@@ -120,7 +132,8 @@ class HybridRetriever:
                 if hit.id not in shown or hit.rank < shown[hit.id].rank:
                     shown[hit.id] = hit
         hits = []
-        for rank, (unit, score) in enumerate(fused, start=1):
+        for position in positions:
+            unit, score = fused[position]
             explanation = {
                 "method": "hybrid",
                 "fusion": self.fusion.kind,
@@ -130,7 +143,8 @@ class HybridRetriever:
                 "summary": " · ".join(f"{name} #{ranks[unit][name]}: {reason}"
                                       for name, reason in why[unit].items()),
             } | ({"match": matched[unit]} if unit in matched else {}) | tiers.get(unit, {})
-            hits.append(replace(shown[unit], rank=rank, score=score, explanation=explanation))
+            hits.append(replace(shown[unit], rank=position + 1, score=score,
+                                explanation=explanation))
         return hits
 
 

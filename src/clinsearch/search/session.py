@@ -22,7 +22,7 @@ from clinsearch.search.registry import (
     make_retriever,
     parse_method,
 )
-from clinsearch.search.retriever import Retriever
+from clinsearch.search.retriever import RankedUnits, Retriever, rank_many
 from clinsearch.text_checks import check_text
 from clinsearch.units import Level, check_level
 
@@ -52,6 +52,22 @@ class SearchSession:
         method: str | MethodSpec | None = None, **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
+        top = self._checked(queries, level, top)
+        method = method or default_method(self.index.config.components)
+        return self.retriever(method, options).search_many(list(queries), level, top)
+
+    def rank(
+        self, query: str, level: Level = "report", top: int = 10,
+        method: str | MethodSpec | None = None, **options: Any,
+    ) -> RankedUnits:
+        """What ``search`` finds, with each hit (sentence, highlights, explanation) built only
+        when its position is asked for: a page of a deep ranking builds that page alone."""
+        top = self._checked([query], level, top)
+        method = method or default_method(self.index.config.components)
+        return rank_many(self.retriever(method, options), [query], level, top)[0]
+
+    def _checked(self, queries: Sequence[str], level: Level, top: int) -> int:
+        """``top``, no more than the units at ``level``, once level and queries are valid."""
         check_level(level)
         if top < 1:
             raise ClinsearchError(f"top must be at least 1 (got {top})")
@@ -59,9 +75,7 @@ class SearchSession:
             if not query.strip():
                 raise InputError("empty query", field="query")
             check_text(query, "the query")
-        top = min(top, self.index.level_size(level))  # more than exist would only waste memory
-        method = method or default_method(self.index.config.components)
-        return self.retriever(method, options).search_many(list(queries), level, top)
+        return min(top, self.index.level_size(level))  # more than exist would only waste memory
 
     def retriever(self, method: str | MethodSpec, options: dict[str, Any]) -> Retriever:
         """The retriever for ``method`` (a name or method spec) and ``options`` over the index's
@@ -113,6 +127,13 @@ class Index(IndexStore):
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
         return self.session.search_many(queries, level, top, method, **options)
+
+    def rank(
+        self, query: str, level: Level = "report", top: int = 10,
+        method: str | MethodSpec | None = None, **options: Any,
+    ) -> RankedUnits:
+        """``search``'s ranking, its hits built only for the positions asked for."""
+        return self.session.rank(query, level, top, method, **options)
 
     @property
     def default_method(self) -> str:

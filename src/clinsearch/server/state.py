@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clinsearch.hit import Hit
+from clinsearch.search.retriever import RankedUnits
 from clinsearch.server.audit import AuditLog
 from clinsearch.server.audit_index import AuditIndex
 from clinsearch.server.auth import UserStore
@@ -18,7 +18,7 @@ from clinsearch.server.review_store import ReviewStore
 from clinsearch.server.small_counts import noise_key
 from clinsearch.server.workbench_store import WorkbenchStore
 
-HITS_CACHE = 256  # queries whose hits are kept for paging
+RANKINGS_CACHE = 32  # queries whose rankings are kept for paging (each holds its candidates)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_BODY = 1 << 20  # bytes of a request body (a cohort query or a text to annotate)
 VIEWER_MIN_COUNT = 10
@@ -47,7 +47,7 @@ class ServerState:
     audit: AuditLog
     workbench: WorkbenchStore
     config: ServerConfig = field(default_factory=ServerConfig)
-    hits_cache: OrderedDict[tuple[Any, ...], list[Hit]] = field(default_factory=OrderedDict)
+    rankings: OrderedDict[tuple[Any, ...], RankedUnits] = field(default_factory=OrderedDict)
     cache_lock: threading.Lock = field(default_factory=threading.Lock)
     audit_index: AuditIndex = field(init=False)
     reviews: ReviewStore = field(init=False)  # chart reviews, in the workbench's file
@@ -56,17 +56,18 @@ class ServerState:
         self.audit_index = AuditIndex(self.audit.path)
         self.reviews = ReviewStore(self.workbench.path)
 
-    def cached_hits(self, key: tuple[Any, ...]) -> list[Hit] | None:
-        """The hits computed for ``key`` (generation, query, method, level, options), if kept."""
+    def cached_ranking(self, key: tuple[Any, ...]) -> RankedUnits | None:
+        """The ranking computed for ``key`` (generation, query, method, level, options, depth),
+        if kept."""
         with self.cache_lock:
-            return self.hits_cache.get(key)
+            return self.rankings.get(key)
 
-    def cache_hits(self, key: tuple[Any, ...], hits: list[Hit]) -> None:
-        """Keep ``hits`` for paging (the last HITS_CACHE queries)."""
+    def cache_ranking(self, key: tuple[Any, ...], ranking: RankedUnits) -> None:
+        """Keep ``ranking`` for paging (the last RANKINGS_CACHE queries)."""
         with self.cache_lock:
-            self.hits_cache[key] = hits
-            while len(self.hits_cache) > HITS_CACHE:
-                self.hits_cache.popitem(last=False)
+            self.rankings[key] = ranking
+            while len(self.rankings) > RANKINGS_CACHE:
+                self.rankings.popitem(last=False)
 
     @property
     def count_key(self) -> bytes:

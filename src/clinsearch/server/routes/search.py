@@ -1,5 +1,6 @@
 """Search: a page of hits with their best sentence, highlights and findings (counts only for
-viewers), computed once per query and kept for paging."""
+viewers); a query's ranking is computed once and kept for paging, each page's hits built from
+it."""
 
 from __future__ import annotations
 
@@ -84,19 +85,19 @@ def search(
         depth = FIRST_DEPTH if offset + top <= FIRST_DEPTH else cap
         key = (snap.generation, searched, spec.method, level,
                tuple(sorted(spec.options.items())))
-        computed, hits = cap, state.cached_hits((*key, cap))
-        if hits is None:
-            computed, hits = depth, state.cached_hits((*key, depth))
-        if hits is None:
-            hits = snap.index.search(searched, level, depth, spec)  # type: ignore[arg-type]
-            state.cache_hits((*key, depth), hits)
-        capped = len(hits) == computed  # the depth these hits were computed to
-        page_hits = hits[offset : offset + top]
+        computed, ranked = cap, state.cached_ranking((*key, cap))
+        if ranked is None:
+            computed, ranked = depth, state.cached_ranking((*key, depth))
+        if ranked is None:
+            ranked = snap.index.rank(searched, level, depth, spec)  # type: ignore[arg-type]
+            state.cache_ranking((*key, depth), ranked)
+        found = len(ranked.scores)
+        capped = found == computed  # the depth this ranking was computed to
         if not user.sees_text:
-            total = viewer_count(len(hits), threshold, id_set("hits", [h.id for h in hits]),
-                                 state.count_key)
+            total = viewer_count(found, threshold, id_set("hits", ranked.ids), state.count_key)
             return capped, [], {"total": total}, snap.generation
-        counts: dict[str, Any] = {"total": len(hits)}
+        page_hits = ranked.hits(range(offset, min(offset + top, found)))  # this page's alone
+        counts: dict[str, Any] = {"total": found}
         counts |= {"returned": len(page_hits),
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from clinsearch.units import Level
@@ -26,7 +26,12 @@ class Hit:
     explanation: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form (highlights as lists)."""
-        data = asdict(self)
+        """A JSON-ready form (highlights as lists). Explanations hold plain values, so their
+        nested parts are shared rather than copied (a page of hits is answered per request)."""
+        data = {name: getattr(self, name) for name in _FIELDS}
         data["highlights"] = [list(span) for span in self.highlights]
+        data["explanation"] = dict(self.explanation)
         return data
+
+
+_FIELDS = tuple(f.name for f in fields(Hit))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from clinsearch import Index, IndexConfig
@@ -158,3 +160,5 @@ def test_a_ranking_builds_the_hits_search_gives_at_any_positions(
             picked = [p for p in (4, 0, 2) if p < len(full)]
             assert ranked.hits(picked) == [full[p] for p in picked]
             assert ranked.hits() == full
+        for hit in full:  # explanations hold plain values: the JSON form needs no deep copy
+            assert hit.to_dict() == asdict(hit) | {"highlights": [list(s) for s in hit.highlights]}

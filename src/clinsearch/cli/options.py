@@ -64,7 +64,9 @@ EncoderModel = Annotated[
     Path | None,
     typer.Option(
         help="Sentence-transformers or Hugging Face model folder for dense retrieval"
-        " (default: the packaged all-MiniLM-L6-v2). Nothing is downloaded."
+        " (default: the packaged all-MiniLM-L6-v2), a static model folder, or 'static': the"
+        " static model distilled from MiniLM once (about 200x faster to encode on CPU: the"
+        " model for vectors at a million reports). Nothing is downloaded."
     ),
 ]
 TermModel = Annotated[

@@ -282,8 +282,9 @@ class DenseComponent:
         if len(vectors) or not segments:
             number = max((s.number for s in segments), default=0) + 1
             segment = DenseSegment(number, len(vectors), "exact")
-            np.save(folder / segment.vectors_file, np.ascontiguousarray(vectors, np.float32))
-            segments = (*segments, self._finish_segment(folder, segment, keys, indexes))
+            stored = np.ascontiguousarray(vectors, np.float32)
+            np.save(folder / segment.vectors_file, stored)
+            segments = (*segments, self._finish_segment(folder, segment, keys, indexes, stored))
         return _save_meta(gen, identity, segments)
 
     def _write_merged(
@@ -309,10 +310,13 @@ class DenseComponent:
         return self._finish_segment(folder, segment, keys, indexes)
 
     def _finish_segment(
-        self, folder: Path, segment: DenseSegment, keys: np.ndarray, indexes: np.ndarray
+        self, folder: Path, segment: DenseSegment, keys: np.ndarray, indexes: np.ndarray,
+        held: np.ndarray | None = None,
     ) -> DenseSegment:
         """Write a segment's rows and, above ``exact_limit`` vectors, its HNSW over each distinct
-        vector once (built from the saved vectors, a chunk at a time) with each one's rows."""
+        vector once (a chunk at a time) with each one's rows. The graph is built from the
+        vectors ``held`` in memory when the caller has them (mapping the saved file as well
+        would add its pages to the process's memory), else from the saved file."""
         table = pa.table(
             {"report_key": pa.array(keys, pa.int64()), "index": pa.array(indexes, pa.int64())}
         )
@@ -321,7 +325,7 @@ class DenseComponent:
             return segment
         import faiss
 
-        vectors = np.load(folder / segment.vectors_file, mmap_mode="r")
+        vectors = np.load(folder / segment.vectors_file, mmap_mode="r") if held is None else held
         nodes = graph_nodes(vectors)
         ann = faiss.IndexHNSWFlat(vectors.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
         ann.hnsw.efConstruction = HNSW_EF_CONSTRUCTION

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -28,6 +27,8 @@ from clinsearch.index.unit_map import dictionary_codes
 from clinsearch.sql_dialect import DUCKDB, Bind, Dialect, in_list
 
 if TYPE_CHECKING:
+    import duckdb
+
     from clinsearch.index import IndexStore
 
 SentenceRows = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (report keys, indexes) -> rows

@@ -26,6 +26,7 @@ from clinsearch.index.component import KEY_COLUMNS, Generation
 from clinsearch.index.unit_map import UnitMap
 
 _CACHED_GROUPS = 256  # row groups of ids and texts kept per table (~2,800 sentences each)
+_FEW = 32  # rows of one row group read one by one rather than in one take
 
 
 class LiveRows:
@@ -60,10 +61,11 @@ class LiveRows:
         """The key of every live row."""
         return np.concatenate(self.file_keys) if self.file_keys else np.empty(0, np.int64)
 
-    def take(self, column: str, rows: np.ndarray) -> pa.Array:
-        """The values of ``column`` at ``rows``, reading only the row groups that hold them."""
+    def take(self, column: str, rows: np.ndarray) -> list[object]:
+        """The values of ``column`` at ``rows``, reading only the row groups that hold them; a
+        few rows of a group are read one by one (a page of hits), more in one take."""
         rows = np.asarray(rows, np.int64)
-        parts, order = [], []
+        out: list[object] = [None] * len(rows)
         segment_of = np.searchsorted(self.starts, rows, side="right") - 1
         for segment in np.unique(segment_of).tolist():
             at = np.flatnonzero(segment_of == segment)
@@ -76,12 +78,12 @@ class LiveRows:
             for group in np.unique(group_of).tolist():
                 inside = np.flatnonzero(group_of == group)
                 values = self._group(segment, group, column)
-                parts.append(values.take(arrow_of(file_rows[inside] - bounds[group])))
-                order.append(at[inside])
-        if not parts:
-            return pa.array([], pa.string())
-        values = pa.concat_arrays(parts)
-        return values.take(arrow_of(np.argsort(np.concatenate(order), kind="stable")))
+                offsets = file_rows[inside] - bounds[group]
+                picked = ([values[i].as_py() for i in offsets.tolist()] if len(offsets) <= _FEW
+                          else values.take(arrow_of(offsets)).to_pylist())
+                for position, value in zip(at[inside].tolist(), picked, strict=True):
+                    out[position] = value
+        return out
 
     def _bounds(self, segment: int) -> np.ndarray:
         """The first file row of each row group of ``segment``, and the file's row count."""
@@ -155,7 +157,7 @@ class Column(Sequence[str]):
 
     def take(self, rows: np.ndarray) -> list[str]:
         """The values at ``rows``."""
-        return self._rows.take(self._name, rows).to_pylist()
+        return self._rows.take(self._name, rows)  # type: ignore[return-value]
 
     def rows_of(self, values: Sequence[str]) -> np.ndarray:
         """The row holding each of ``values`` (-1 when none does); no per-row Python object."""

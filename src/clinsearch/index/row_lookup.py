@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 import pyarrow as pa
@@ -61,11 +61,11 @@ class LiveRows:
         """The key of every live row."""
         return np.concatenate(self.file_keys) if self.file_keys else np.empty(0, np.int64)
 
-    def take(self, column: str, rows: np.ndarray) -> list[object]:
+    def take(self, column: str, rows: np.ndarray) -> list[Any]:
         """The values of ``column`` at ``rows``, reading only the row groups that hold them; a
         few rows of a group are read one by one (a page of hits), more in one take."""
         rows = np.asarray(rows, np.int64)
-        out: list[object] = [None] * len(rows)
+        out: list[Any] = [None] * len(rows)
         segment_of = np.searchsorted(self.starts, rows, side="right") - 1
         for segment in np.unique(segment_of).tolist():
             at = np.flatnonzero(segment_of == segment)
@@ -157,7 +157,7 @@ class Column(Sequence[str]):
 
     def take(self, rows: np.ndarray) -> list[str]:
         """The values at ``rows``."""
-        return self._rows.take(self._name, rows)  # type: ignore[return-value]
+        return self._rows.take(self._name, rows)
 
     def rows_of(self, values: Sequence[str]) -> np.ndarray:
         """The row holding each of ``values`` (-1 when none does); no per-row Python object."""

@@ -52,9 +52,8 @@ class SearchSession:
         method: str | MethodSpec | None = None, **options: Any,
     ) -> list[list[Hit]]:
         """``search`` for each query, in order."""
-        top = self._checked(queries, level, top)
-        method = method or default_method(self.index.config.components)
-        return self.retriever(method, options).search_many(list(queries), level, top)
+        retriever, top = self._prepared(queries, level, top, method, options)
+        return retriever.search_many(list(queries), level, top)
 
     def rank(
         self, query: str, level: Level = "report", top: int = 10,
@@ -62,12 +61,15 @@ class SearchSession:
     ) -> RankedUnits:
         """What ``search`` finds, with each hit (sentence, highlights, explanation) built only
         when its position is asked for: a page of a deep ranking builds that page alone."""
-        top = self._checked([query], level, top)
-        method = method or default_method(self.index.config.components)
-        return rank_many(self.retriever(method, options), [query], level, top)[0]
+        retriever, top = self._prepared([query], level, top, method, options)
+        return rank_many(retriever, [query], level, top)[0]
 
-    def _checked(self, queries: Sequence[str], level: Level, top: int) -> int:
-        """``top``, no more than the units at ``level``, once level and queries are valid."""
+    def _prepared(
+        self, queries: Sequence[str], level: Level, top: int,
+        method: str | MethodSpec | None, options: dict[str, Any],
+    ) -> tuple[Retriever, int]:
+        """The retriever of ``method`` (default ``default_method``) and ``top``, no more than
+        the units at ``level``, once level and queries are valid."""
         check_level(level)
         if top < 1:
             raise ClinsearchError(f"top must be at least 1 (got {top})")
@@ -75,7 +77,9 @@ class SearchSession:
             if not query.strip():
                 raise InputError("empty query", field="query")
             check_text(query, "the query")
-        return min(top, self.index.level_size(level))  # more than exist would only waste memory
+        top = min(top, self.index.level_size(level))  # more than exist would only waste memory
+        method = method or default_method(self.index.config.components)
+        return self.retriever(method, options), top
 
     def retriever(self, method: str | MethodSpec, options: dict[str, Any]) -> Retriever:
         """The retriever for ``method`` (a name or method spec) and ``options`` over the index's

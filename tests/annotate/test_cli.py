@@ -173,7 +173,7 @@ def test_lexicon_import_command(tmp_path: Path, mini_path: Path) -> None:
 def test_explain_report_shows_the_report_level_reading_and_its_trigger() -> None:
     """Issue 38: with --report the text is read as an index reads a report, and a reading the
     whole report changes carries its rule and the other sentence's words."""
-    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most consistent"
+    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, representing"
             " with pneumonia. Aspiration or edema are also possible.\n"
             "IMPRESSION: No acute cardiopulmonary disease.")
     result = runner.invoke(app, ["explain", "--report", "--format", "json", text])
@@ -195,7 +195,7 @@ def test_explain_report_shows_the_report_level_reading_and_its_trigger() -> None
 def test_annotate_report_gives_each_line_the_report_level_reading(tmp_path: Path) -> None:
     """Issue 38: ``annotate --report`` reads each line as explain --report does, so a batch of
     reports gets the report-level rules and their triggers; targets are refused there."""
-    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most consistent"
+    text = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, representing"
             " with pneumonia. Aspiration or edema are also possible.\n"
             "IMPRESSION: No acute cardiopulmonary disease.")
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"

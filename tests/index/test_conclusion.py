@@ -48,7 +48,7 @@ REPORTS = (
     # an anatomy word is no finding: "lungs" stated and "clear lungs" concluded disagree on nothing
     report("anatomy", "The lungs are well expanded.", "No acute pulmonary findings."),
     # a differential in the next sentence offers alternatives to the reading before it
-    report("differential_next", "Patchy right lower lobe opacity, most consistent with pneumonia. "
+    report("differential_next", "Patchy right lower lobe opacity, representing pneumonia. "
            "Atelectasis or aspiration are also possible.", "As above."),
     # ... not to what the sentence before it saw, nor to a finding it names again
     report("same_named", "Left lower lobe pneumonia. Pneumonia or edema could also represent "

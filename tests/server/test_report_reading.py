@@ -10,7 +10,7 @@ from clinsearch.corpus.model import Report
 
 from .conftest import serving
 
-TEXT = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, most consistent with"
+TEXT = ("FINDINGS: There is pneumothorax. Patchy right lower lobe opacity, representing"
         " pneumonia. Aspiration or edema are also possible.\n"
         "IMPRESSION: No acute cardiopulmonary disease.")
 

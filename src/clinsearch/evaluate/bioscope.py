@@ -34,13 +34,10 @@ from clinsearch.jsonl import read_json_lines
 CLASSES = ("affirmed", "negated", "speculated")
 POLARITY_CLASS = {"present": "affirmed", "absent": "negated", "uncertain": "speculated"}
 ITEM_TYPES = frozenset({"finding", "disease", "device"})
-# Speculation cues of BioScope that, by our convention, assert the finding they introduce.
-ASSERTING_CUES = frozenset({"consistent", "compatible", "consistent with", "compatible with"})
 # Our rules that read a finding as gone now (resolved, removed), which BioScope leaves affirmed.
 RESOLUTION_RULES = frozenset({"resolved", "resolution of", "removal of", "has been removed",
                               "removed.", "no longer", "no longer seen"})
 CONVENTIONS = {
-    "asserting cue": "BioScope: 'consistent with' / 'compatible with' speculate; we assert",
     "normal statement": "BioScope marks no scope for '... within normal limits'; we deny",
     "resolution": "BioScope marks no scope for 'resolved', 'removal of'; we read absent now",
     "indication": "BioScope negates some 'rule out X'; we read the question as uncertain",
@@ -125,8 +122,6 @@ def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
     """Which of ``CONVENTIONS`` makes BioScope's class of an item differ from ours ("" if
     none): told by BioScope's cue, or by the rule our trigger names."""
     trigger = finding.trigger
-    if gold == "speculated" and scope is not None and scope.cue in ASSERTING_CUES:
-        return "asserting cue"
     if trigger is None or gold == POLARITY_CLASS[finding.polarity]:
         return ""
     if trigger.category == WITHIN_NORMAL:
@@ -144,7 +139,7 @@ def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
 
 def _no_change(gold: str, sentence: ScopedSentence, finding: Finding) -> str:
     """``no change`` when BioScope negates a finding our pseudo-negation "no change in" keeps."""
-    if gold == "negated" and finding.polarity == "present" and NO_CHANGE.search(
+    if gold == "negated" and finding.polarity != "absent" and NO_CHANGE.search(
             sentence.text.lower()):
         return "no change"
     return ""

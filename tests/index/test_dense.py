@@ -18,7 +18,7 @@ from clinsearch import Index, IndexConfig
 from clinsearch.corpus.model import SegmentedReport
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import DELETED_FILE, Change, Generation
-from clinsearch.index.dense import DenseComponent, DenseSearcher
+from clinsearch.index.dense import DenseComponent, DenseSearcher, merge_groups
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 
@@ -367,3 +367,65 @@ def test_embed_sentences_encodes_only_texts_without_known_vectors(tiny_model: Pa
     np.testing.assert_array_equal(vectors[[0, 1, 3, 4]], np.vstack([marker, marker]))
     np.testing.assert_allclose(vectors[2], encoder.encode_queries(["mild cardiomegaly ."])[0],
                                atol=1e-6)
+
+
+def _bounded(model: Path, **options: object) -> IndexConfig:
+    """Core segments of two reports (so sentences stream in small batches) and dense segments
+    of about ``segment_vectors`` rows."""
+    return IndexConfig(components=("bm25", "dense"), max_segment_reports=2,
+                       options={"dense": {"model": str(model), **options}})
+
+
+def test_a_build_and_an_add_write_bounded_segments_that_answer_as_one(
+    tmp_path: Path,
+    corpus: list[SegmentedReport],
+    make_reports: Callable[..., SegmentedReport],
+    tiny_model: Path,
+) -> None:
+    extra = [make_reports(f"x{i}", ["Tension pneumothorax.", f"Effusion {i}."]) for i in range(4)]
+    whole = Index.build([*corpus, *extra], tmp_path / "whole", _config(tiny_model),
+                        progress=False)
+    for name, options in (("exact", {}), ("hnsw", {"exact_limit": 0})):
+        index = Index.build(corpus, tmp_path / name, _bounded(tiny_model, segment_vectors=5,
+                                                               **options), progress=False)
+        index.add(extra, progress=False)
+        segments = index.manifest.components["dense"]["segments"]
+        # a segment gathers whole sentence batches (a core segment's, or an add's) up to 5 rows
+        assert len(segments) >= 3 and all(s["vectors"] <= 8 for s in segments), segments
+        assert _dense_keys(index) == _sentence_keys(index)
+        query = load_encoder(tiny_model).encode_queries(["tension pneumothorax"])[0]
+        assert _top(index.component("dense"), query, 24) == _top(whole.component("dense"),
+                                                                   query, 24), name
+        assert check_index(index.path)[1] == []
+
+
+def test_a_merge_rewrites_only_the_segments_with_deleted_rows_within_the_bound(
+    tmp_path: Path, corpus: list[SegmentedReport], tiny_model: Path
+) -> None:
+    index = Index.build(corpus, tmp_path / "idx", _bounded(tiny_model, segment_vectors=5),
+                        progress=False)
+    before = [s["number"] for s in index.manifest.components["dense"]["segments"]]
+    index.delete(["r1"])
+    index.optimize()
+    after = index.manifest.components["dense"]["segments"]
+    assert [s["number"] for s in after][:-1] == before[1:]  # r1's segment alone was rewritten
+    assert after[-1]["number"] == max(before) + 1
+    kept = [r for r in corpus if r.report.id != "r1"]
+    fresh = Index.build(kept, tmp_path / "fresh", _config(tiny_model), progress=False)
+    want = fresh.search("pleural effusion", method="dense", level="sentence", top=20)
+    got = index.search("pleural effusion", method="dense", level="sentence", top=20)
+    assert {(h.id, round(h.score, 5)) for h in got} == {(h.id, round(h.score, 5)) for h in want}
+    assert len(got) == 14 and check_index(index.path)[1] == []
+
+
+@pytest.mark.parametrize(("live", "dirty", "crowded", "groups"), [
+    ([5, 5, 5], [False, True, False], False, [[1]]),  # only the one with deleted rows
+    ([5, 5, 5], [True, True, False], False, [[0, 1]]),  # packed while within the bound
+    ([6, 5, 5], [True, True, False], False, [[0], [1]]),  # 11 rows would pass the bound
+    ([10, 2, 3, 10, 4], [False] * 5, True, [[1, 2, 4]]),  # crowded: the small ones packed
+    ([10, 2, 9, 10], [False] * 4, True, []),  # a small one alone is left as it is
+    ([10, 10], [False, False], True, []),  # full segments are never merged
+])
+def test_merge_groups_stay_within_the_bound(
+        live: list[int], dirty: list[bool], crowded: bool, groups: list[list[int]]) -> None:
+    assert merge_groups(live, dirty, crowded, limit=10) == groups

@@ -7,9 +7,12 @@ HNSW, inner product) over each distinct vector once, with ``node-rows``/``node-s
 the rows of each (``dense_nodes``). ``meta.json`` lists the segments and records the model path and
 fingerprint: adding with, or searching with, a different model is an error.
 
-``add`` hard-links the previous segments and writes one new segment; ``delete`` only links
-(readers leave out the reports in the generation's deletion marks); ``merge`` writes one
-segment without the deleted rows. Search is exact over all segments (memory-mapped) or, where
+A build or an ``add`` writes its sentences' vectors as segments of about ``segment_vectors``
+rows at most (``SEGMENT_VECTORS``), one embedded and graphed at a time, so that its memory is one
+segment's, not the corpus's; ``add`` hard-links the previous segments; ``delete`` only links
+(readers leave out the reports in the generation's deletion marks); ``merge`` rewrites the
+segments holding deleted rows without them, packed into segments of at most ``segment_vectors``
+rows. Search is exact over all segments (memory-mapped) or, where
 a segment has an HNSW, approximate in it, the segments' best merged. A sentence longer than the
 encoder window has several rows (windows) and scores as its best one.
 """
@@ -17,7 +20,7 @@ encoder window has several rows (windows) and scores as its best one.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -49,7 +52,10 @@ HNSW_EF_SEARCH = 512
 _CHUNK = 65_536  # vectors copied or added to an HNSW at a time
 Known = Callable[[list[str]], dict[str, np.ndarray]]
 """``known(texts)``: the window vectors, shape (windows, dim), of the texts already embedded."""
-MAX_SEGMENTS = 8  # above this many segments a merge rewrites all but the largest as one
+# Most rows a build, an add or a merge writes into one segment: its vectors and graph are what
+# the writer holds in memory at once (500,000 rows of 384 floats: 0.77 GB, the graph as much).
+SEGMENT_VECTORS = 500_000
+MAX_SEGMENTS = 8  # above this many segments a merge packs the ones below SEGMENT_VECTORS rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,17 +155,20 @@ class DenseComponent:
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.model = options.get("model")  # a folder path, or None for the packaged MiniLM
         self.exact_limit = int(options.get("exact_limit", EXACT_LIMIT))
+        self.segment_vectors = int(options.get("segment_vectors", SEGMENT_VECTORS))
         self.batch_size = options.get("batch_size")  # None: the device's (models.device)
 
     def build(self, gen: Generation) -> dict[str, Any]:
-        """Embed every sentence of the generation, into one segment."""
+        """Embed every sentence of the generation, a segment at a time."""
         encoder = self._encoder(None)
-        return self._write_new(gen, _identity(encoder), (), *self._embed(gen, None, encoder))
+        return self._write_new(gen, _identity(encoder), (), self._embed(gen, None, encoder))
 
     def build_from(self, gen: Generation, tables: Iterable[pa.Table]) -> dict[str, Any]:
         """Write vectors computed elsewhere (``VECTOR_SCHEMA`` rows in order) with this model."""
         encoder = self._encoder(None)
-        return self._write_new(gen, _identity(encoder), (), *_from_tables(tables, encoder.dim))
+        parts = (_from_tables(group, encoder.dim)
+                 for group in _grouped(tables, self.segment_vectors))
+        return self._write_new(gen, _identity(encoder), (), parts)
 
     def add(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """Link the previous segments and write the added sentences' vectors as a new one; a
@@ -175,7 +184,7 @@ class DenseComponent:
                 prev, lambda: DenseSearcher(prev.path / NAME, prev.deleted_keys()).segments,
                 texts),
         )
-        return self._write_new(gen, _identity(encoder), old.segments, *vectors)
+        return self._write_new(gen, _identity(encoder), old.segments, vectors)
 
     def add_from(
         self, prev: Generation, gen: Generation, change: Change, tables: Iterable[pa.Table]
@@ -184,8 +193,9 @@ class DenseComponent:
         old = DenseMeta.read(prev.path / NAME)
         encoder = self._encoder(old)
         self._link(prev, gen)
-        vectors = _from_tables(tables, encoder.dim)
-        return self._write_new(gen, _identity(encoder), old.segments, *vectors)
+        parts = (_from_tables(group, encoder.dim)
+                 for group in _grouped(tables, self.segment_vectors))
+        return self._write_new(gen, _identity(encoder), old.segments, parts)
 
     def delete(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
         """Link the previous segments: readers leave out the generation's deleted reports."""
@@ -194,30 +204,35 @@ class DenseComponent:
         return _save_meta(gen, old, old.segments)
 
     def merge(self, prev: Generation, gen: Generation, change: Change) -> dict[str, Any]:
-        """Rewrite, as one new segment, every previous segment that holds rows of a deleted
-        report (in either generation's marks or in ``change``) without those rows, so that no
-        deleted vector is left (erasure); when there are more than ``MAX_SEGMENTS`` segments,
-        every segment but the largest is rewritten too. The other segments are linked."""
+        """Rewrite every previous segment that holds rows of a deleted report (in either
+        generation's marks or in ``change``) without those rows, so that no deleted vector is
+        left (erasure); when there are more than ``MAX_SEGMENTS`` segments, the small ones are
+        rewritten too. Rewritten segments are packed into new ones of at most
+        ``segment_vectors`` rows (``merge_groups``); the other segments are linked."""
         deleted = np.union1d(
             np.union1d(prev.deleted_keys(), gen.deleted_keys()),
             np.asarray(change.report_keys, np.int64),
         )
         source = DenseSearcher(prev.path / NAME, deleted)
-        largest = max(source.meta.segments, key=lambda s: s.vectors, default=None)
-        crowded = len(source.meta.segments) > MAX_SEGMENTS
+        metas, parts = source.meta.segments, source.segments
+        live = [int(p.row_live.sum()) for p in parts]
+        groups = merge_groups(live, [n < len(p.row_live) for n, p in zip(live, parts, strict=True)],
+                              len(metas) > MAX_SEGMENTS, self.segment_vectors)
+        rewritten = {n for group in groups for n in group}
         folder = gen.path / NAME
         folder.mkdir(parents=True)
-        kept, rewritten = [], []
-        for meta, part in zip(source.meta.segments, source.segments, strict=True):
-            if part.row_live.all() and not (crowded and meta != largest):
+        kept = []
+        for n, meta in enumerate(metas):
+            if n not in rewritten:
                 for name in meta.files:
                     link_file(prev.path / NAME / name, folder / name)
                 kept.append(meta)
-            else:
-                rewritten.append(part)
-        if rewritten:
-            number = max(s.number for s in source.meta.segments) + 1
-            kept.append(self._write_merged(folder, number, rewritten, source.meta.dim))
+        number = max((s.number for s in metas), default=0)
+        for group in groups:  # a group left empty is dropped, unless no segment would remain
+            if sum(live[n] for n in group) or (not kept and group is groups[-1]):
+                number += 1
+                kept.append(self._write_merged(folder, number, [parts[n] for n in group],
+                                               source.meta.dim))
         return _save_meta(gen, source.meta, tuple(kept))
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
@@ -252,16 +267,17 @@ class DenseComponent:
     def _embed(
         self, gen: Generation, report_keys: Iterable[int] | None, encoder: Any,
         known: Known | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(report keys, sentence indexes, vectors) of the sentences of ``report_keys`` or all
-        (``known``: vectors already held for some texts, see ``embed_sentences``)."""
-        batches = list(
-            gen.sentence_batches(
-                None if report_keys is None else list(report_keys), ["report_key", "index", "text"]
-            )
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(report keys, sentence indexes, vectors) of the sentences of ``report_keys`` or all,
+        about ``segment_vectors`` sentences at a time (``known``: vectors already held for some
+        texts, see ``embed_sentences``)."""
+        batches = gen.sentence_batches(
+            None if report_keys is None else list(report_keys), ["report_key", "index", "text"]
         )
-        table = pa.Table.from_batches(batches) if batches else None
-        return embed_sentences(table, encoder, self.batch_size, gen.progress, known)
+        tables = (pa.Table.from_batches([batch]) for batch in batches)
+        for group in _grouped(tables, self.segment_vectors):
+            yield embed_sentences(pa.concat_tables(group), encoder, self.batch_size,
+                                  gen.progress, known)
 
     def _link(self, prev: Generation, gen: Generation) -> None:
         """Hard-link the previous generation's segments (``meta.json`` is written anew)."""
@@ -272,20 +288,33 @@ class DenseComponent:
         gen: Generation,
         identity: DenseMeta,
         segments: tuple[DenseSegment, ...],
-        keys: np.ndarray,
-        indexes: np.ndarray,
-        vectors: np.ndarray,
+        parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]],
     ) -> dict[str, Any]:
-        """Write ``vectors`` as a segment after ``segments`` (none if empty), then the meta."""
+        """Write each part's (report keys, sentence indexes, vectors) as a segment after
+        ``segments``, one part in memory at a time (an empty segment when there are none at
+        all), then the meta."""
         folder = gen.path / NAME
         folder.mkdir(parents=True, exist_ok=True)
-        if len(vectors) or not segments:
-            number = max((s.number for s in segments), default=0) + 1
-            segment = DenseSegment(number, len(vectors), "exact")
-            stored = np.ascontiguousarray(vectors, np.float32)
-            np.save(folder / segment.vectors_file, stored)
-            segments = (*segments, self._finish_segment(folder, segment, keys, indexes, stored))
+        for keys, indexes, vectors in parts:
+            if len(vectors):
+                segments = (*segments, self._write_segment(folder, segments, keys, indexes,
+                                                           vectors))
+        if not segments:
+            empty = np.empty(0, np.int64)
+            segments = (self._write_segment(folder, (), empty, empty,
+                                            np.empty((0, identity.dim), np.float32)),)
         return _save_meta(gen, identity, segments)
+
+    def _write_segment(
+        self, folder: Path, segments: tuple[DenseSegment, ...], keys: np.ndarray,
+        indexes: np.ndarray, vectors: np.ndarray,
+    ) -> DenseSegment:
+        """Write ``vectors`` as the segment after ``segments``."""
+        number = max((s.number for s in segments), default=0) + 1
+        segment = DenseSegment(number, len(vectors), "exact")
+        stored = np.ascontiguousarray(vectors, np.float32)
+        np.save(folder / segment.vectors_file, stored)
+        return self._finish_segment(folder, segment, keys, indexes, stored)
 
     def _write_merged(
         self, folder: Path, number: int, parts: list[_Segment], dim: int
@@ -551,6 +580,45 @@ def vectors_table(keys: np.ndarray, indexes: np.ndarray, vectors: np.ndarray) ->
          pa.ListArray.from_arrays(offsets, flat)],
         schema=VECTOR_SCHEMA,
     )
+
+
+def merge_groups(live: Sequence[int], dirty: Sequence[bool], crowded: bool, limit: int
+                 ) -> list[list[int]]:
+    """Which segments (by position) a merge rewrites, grouped into the new segments: those with
+    deleted rows (``dirty``), and when ``crowded`` those with fewer than ``limit`` live rows,
+    packed in order while a group's live rows stay within ``limit``. A segment alone in its
+    group is rewritten only if it has deleted rows."""
+    groups: list[list[int]] = []
+    group: list[int] = []
+    rows = 0
+    for n, (count, has_deleted) in enumerate(zip(live, dirty, strict=True)):
+        if not (has_deleted or (crowded and count < limit)):
+            continue
+        if group and rows + count > limit:
+            groups.append(group)
+            group, rows = [], 0
+        group.append(n)
+        rows += count
+    if group:
+        groups.append(group)
+    return [g for g in groups if len(g) > 1 or dirty[g[0]]]
+
+
+def _grouped(tables: Iterable[pa.Table], limit: int) -> Iterator[list[pa.Table]]:
+    """Consecutive non-empty ``tables`` gathered until they hold ``limit`` rows or more (a table
+    is never split, so a sentence's windows stay in one segment)."""
+    group: list[pa.Table] = []
+    rows = 0
+    for table in tables:
+        if not table.num_rows:
+            continue
+        group.append(table)
+        rows += table.num_rows
+        if rows >= limit:
+            yield group
+            group, rows = [], 0
+    if group:
+        yield group
 
 
 def _from_tables(tables: Iterable[pa.Table], dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

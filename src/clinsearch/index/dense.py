@@ -20,7 +20,10 @@ encoder window has several rows (windows) and scores as its best one.
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -405,7 +408,10 @@ class DenseSearcher:
         """The best sentences of each segment (approximate where it has an HNSW, else exact),
         merged by (score desc, report key, sentence index)."""
         vector = query.astype(np.float32)
-        parts = [s.nearest(vector, limit) for s in self.segments]
+        if len(self.segments) > 1:
+            parts = list(_search_pool().map(lambda s: s.nearest(vector, limit), self.segments))
+        else:
+            parts = [s.nearest(vector, limit) for s in self.segments]
         scores = _concat([p.scores for p in parts], np.float32)
         keys = _concat([p.report_keys for p in parts])
         indexes = _concat([p.sentence_indexes for p in parts])
@@ -707,6 +713,21 @@ def _hnsw_params(ef_search: int) -> Any:
     import faiss
 
     return faiss.SearchParametersHNSW(efSearch=ef_search)
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _search_pool() -> ThreadPoolExecutor:
+    """Threads that search a generation's segments side by side (FAISS and numpy release the
+    GIL), one per core, made anew in a forked process (the parent's threads are not there)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(os.cpu_count() or 1,
+                                                     thread_name_prefix="dense-search"))
+        return _POOL[1]
 
 
 def _load_ann(path: Path) -> Any:

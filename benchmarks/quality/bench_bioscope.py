@@ -66,14 +66,14 @@ def record_figures(ours: dict[tuple[str, str], Scores], theirs: dict[tuple[str, 
     from benchmarks.figures import record
 
     corpus = f"CMC 2007 BioScope dev, {mentions:,} mentions"
-    for key, label, method in (("clinsearch", "clinsearch", ours),
-                               ("medspacy", "medspaCy default ConText", theirs)):
-        both, outside = method["both", "all"], method["both", "outside conventions"]
-        held = method["held-out", "all"]
-        notes = {"accuracy": f"{outside.accuracy:.3f} outside convention differences;"
-                             f" held-out half {held.accuracy:.3f}",
-                 "negated-f1": f"{outside.classes['negated'].f1:.3f} outside convention"
-                               " differences"}
+    outside, held = ours["both", "outside conventions"], ours["held-out", "all"]
+    notes = {"accuracy": f"{outside.accuracy:.3f} outside convention differences;"
+                         f" held-out half {held.accuracy:.3f}",
+             "negated-f1": f"{outside.classes['negated'].f1:.3f} outside convention differences"}
+    for key, label, method, scored in (
+            ("clinsearch", "clinsearch", "clinsearch", ours),
+            ("medspacy", "medspaCy default ConText", "medspaCy default", theirs)):
+        both = scored["both", "all"]
         for name, figure, value, series in (
                 ("accuracy", "BioScope polarity accuracy", both.accuracy,
                  "BioScope polarity (accuracy)"),
@@ -81,12 +81,10 @@ def record_figures(ours: dict[tuple[str, str], Scores], theirs: dict[tuple[str, 
                  "BioScope negated (F1)"),
                 ("speculated-recall", "BioScope speculated recall",
                  both.classes["speculated"].recall, "BioScope speculated (recall)")):
+            note = {"note": notes[name]} if scored is ours and name in notes else {}
             record(f"bioscope.{name}.{key}", round(value, 3), command=COMMAND, group="quality",
-                   figure=f"{figure}, {label}", corpus=corpus,
-                   method="clinsearch" if key == "clinsearch" else "medspaCy default",
-                   series=series,
-                   **({"note": notes[name]} if key == "clinsearch" and name in notes else {}))
-    held = ours["held-out", "all"]
+                   figure=f"{figure}, {label}", corpus=corpus, method=method, series=series,
+                   **note)
     corpus = f"CMC 2007 BioScope dev, held-out half, {held.items:,} mentions"
     record("bioscope.held-out.accuracy.clinsearch", round(held.accuracy, 3), command=COMMAND,
            group="quality", figure="BioScope polarity accuracy, held-out half, clinsearch",

@@ -118,9 +118,9 @@ def gold_class(sentence: ScopedSentence, start: int, end: int) -> tuple[str, Sco
     return "affirmed", None
 
 
-def convention_of(gold: str, scope: Scope | None, finding: Finding) -> str:
+def convention_of(gold: str, finding: Finding) -> str:
     """Which of ``CONVENTIONS`` makes BioScope's class of an item differ from ours ("" if
-    none): told by BioScope's cue, or by the rule our trigger names."""
+    none): told by the rule our trigger names."""
     trigger = finding.trigger
     if trigger is None or gold == POLARITY_CLASS[finding.polarity]:
         return ""
@@ -154,8 +154,8 @@ def items(sentences: Sequence[ScopedSentence], annotator: Annotator) -> list[Ite
             if f.type not in ITEM_TYPES or (
                     f.trigger is not None and f.trigger.category == NORMAL_STATE):
                 continue
-            gold, scope = gold_class(sentence, f.start, f.end)
-            convention = convention_of(gold, scope, f) or _no_change(gold, sentence, f)
+            gold, _ = gold_class(sentence, f.start, f.end)
+            convention = convention_of(gold, f) or _no_change(gold, sentence, f)
             out.append(Item(sentence, f, gold, POLARITY_CLASS[f.polarity], convention))
     return out
 

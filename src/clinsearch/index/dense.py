@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -219,7 +218,7 @@ class DenseComponent:
         source = DenseSearcher(prev.path / NAME, deleted)
         metas, parts = source.meta.segments, source.segments
         live = [int(p.row_live.sum()) for p in parts]
-        groups = merge_groups(live, [n < len(p.row_live) for n, p in zip(live, parts, strict=True)],
+        groups = merge_groups(live, [not p.row_live.all() for p in parts],
                               len(metas) > MAX_SEGMENTS, self.segment_vectors)
         rewritten = {n for group in groups for n in group}
         folder = gen.path / NAME
@@ -231,12 +230,13 @@ class DenseComponent:
                     link_file(prev.path / NAME / name, folder / name)
                 kept.append(meta)
         number = max((s.number for s in metas), default=0)
-        for group in groups:  # a group left empty is dropped, unless no segment would remain
-            if sum(live[n] for n in group) or (not kept and group is groups[-1]):
+        for group in groups:  # a group left with no live rows is dropped
+            if sum(live[n] for n in group):
                 number += 1
                 kept.append(self._write_merged(folder, number, [parts[n] for n in group],
                                                source.meta.dim))
-        return _save_meta(gen, source.meta, tuple(kept))
+        return _save_meta(gen, source.meta, self._or_empty(folder, tuple(kept), metas,
+                                                           source.meta.dim))
 
     def check(self, gen: Generation, core: CoreRows, entry: Mapping[str, Any]) -> list[str]:
         """Problems: live vectors whose sentences are not exactly the sentences table's, or
@@ -277,9 +277,8 @@ class DenseComponent:
         batches = gen.sentence_batches(
             None if report_keys is None else list(report_keys), ["report_key", "index", "text"]
         )
-        tables = (pa.Table.from_batches([batch]) for batch in batches)
-        for group in _grouped(tables, self.segment_vectors):
-            yield embed_sentences(pa.concat_tables(group), encoder, self.batch_size,
+        for group in _grouped(batches, self.segment_vectors):
+            yield embed_sentences(pa.Table.from_batches(group), encoder, self.batch_size,
                                   gen.progress, known)
 
     def _link(self, prev: Generation, gen: Generation) -> None:
@@ -302,11 +301,19 @@ class DenseComponent:
             if len(vectors):
                 segments = (*segments, self._write_segment(folder, segments, keys, indexes,
                                                            vectors))
-        if not segments:
-            empty = np.empty(0, np.int64)
-            segments = (self._write_segment(folder, (), empty, empty,
-                                            np.empty((0, identity.dim), np.float32)),)
-        return _save_meta(gen, identity, segments)
+        return _save_meta(gen, identity, self._or_empty(folder, segments, segments, identity.dim))
+
+    def _or_empty(
+        self, folder: Path, segments: tuple[DenseSegment, ...],
+        written: tuple[DenseSegment, ...], dim: int,
+    ) -> tuple[DenseSegment, ...]:
+        """``segments``, or when there are none an empty segment numbered after ``written``
+        (a dense folder always holds at least one)."""
+        if segments:
+            return segments
+        empty = np.empty(0, np.int64)
+        return (self._write_segment(folder, written, empty, empty,
+                                    np.empty((0, dim), np.float32)),)
 
     def _write_segment(
         self, folder: Path, segments: tuple[DenseSegment, ...], keys: np.ndarray,
@@ -409,7 +416,8 @@ class DenseSearcher:
         merged by (score desc, report key, sentence index)."""
         vector = query.astype(np.float32)
         if len(self.segments) > 1:
-            parts = list(_search_pool().map(lambda s: s.nearest(vector, limit), self.segments))
+            parts = list(_search_pool(os.getpid()).map(lambda s: s.nearest(vector, limit),
+                                                       self.segments))
         else:
             parts = [s.nearest(vector, limit) for s in self.segments]
         scores = _concat([p.scores for p in parts], np.float32)
@@ -610,10 +618,13 @@ def merge_groups(live: Sequence[int], dirty: Sequence[bool], crowded: bool, limi
     return [g for g in groups if len(g) > 1 or dirty[g[0]]]
 
 
-def _grouped(tables: Iterable[pa.Table], limit: int) -> Iterator[list[pa.Table]]:
-    """Consecutive non-empty ``tables`` gathered until they hold ``limit`` rows or more (a table
-    is never split, so a sentence's windows stay in one segment)."""
-    group: list[pa.Table] = []
+_Rows = TypeVar("_Rows", pa.Table, pa.RecordBatch)
+
+
+def _grouped(tables: Iterable[_Rows], limit: int) -> Iterator[list[_Rows]]:
+    """Consecutive non-empty ``tables`` (or batches) gathered until they hold ``limit`` rows or
+    more (one is never split, so a sentence's windows stay in one segment)."""
+    group: list[_Rows] = []
     rows = 0
     for table in tables:
         if not table.num_rows:
@@ -715,19 +726,12 @@ def _hnsw_params(ef_search: int) -> Any:
     return faiss.SearchParametersHNSW(efSearch=ef_search)
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _search_pool() -> ThreadPoolExecutor:
+@lru_cache(maxsize=1)
+def _search_pool(pid: int) -> ThreadPoolExecutor:
     """Threads that search a generation's segments side by side (FAISS and numpy release the
-    GIL), one per core, made anew in a forked process (the parent's threads are not there)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL[0] != os.getpid():
-            _POOL = (os.getpid(), ThreadPoolExecutor(os.cpu_count() or 1,
-                                                     thread_name_prefix="dense-search"))
-        return _POOL[1]
+    GIL), one per core; keyed by process id, so a forked process makes its own (the parent's
+    threads are not there)."""
+    return ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="dense-search")
 
 
 def _load_ann(path: Path) -> Any:

@@ -140,6 +140,42 @@ def test_tiered_hybrid_names_concept_search_tiers(concept_index: Index) -> None:
     assert [h.id for h in fused][: len(tiers)] == [i for i, _ in named]  # concept's units first
 
 
+@pytest.fixture(scope="module")
+def tied_index(tmp_path_factory: pytest.TempPathFactory, reports: list[Report]) -> Index:
+    """The search corpus and copies of one report under ids whose order is not the index's:
+    equal scores, as repeated sentences give, for every method."""
+    copies = [Report(id=f"t{9 - i}", text="FINDINGS: The lungs are clear. No pneumothorax."
+                     " Small left pleural effusion.", patient_id=f"Q{i}", visit_id=f"W{i}")
+              for i in range(6)]
+    lexicon = {"lexicon": str(MINI_LEXICON)}
+    config = IndexConfig(components=("bm25", "findings", "concepts", "dense"),
+                         options={"findings": lexicon, "concepts": lexicon})
+    return Index.build([*reports, *copies], tmp_path_factory.mktemp("tied") / "idx", config,
+                       progress=False)
+
+
+@pytest.mark.parametrize("level", ["sentence", "report", "visit", "patient"])
+def test_fusion_by_unit_numbers_ranks_as_the_fusion_by_ids(tied_index: Index, level: str
+                                                           ) -> None:
+    """Hybrid matches the methods' units by their numbers in the index and reads the ids of
+    the units it shows alone; its ranking is the fusion of the same runs by id, ties in id
+    order."""
+    hybrid = tied_index.session.retriever("hybrid", {})
+    ties = 0
+    for query in (*QUERIES, "no pneumothorax", "lungs are clear", "left effusion"):
+        depth = min(hybrid.depth, tied_index.level_size(level))  # type: ignore[arg-type]
+        runs = [rank_many(r, [query], level, depth)[0] for r in hybrid.retrievers]
+        assert all(run.keys is not None for run in runs)
+        by_id = hybrid.fusion.apply([list(zip(run.ids, run.scores, strict=True))
+                                     for run in runs])
+        for top in (1, 3, 10):
+            ranked = hybrid.rank_many([query], level, top)[0]
+            assert list(zip(ranked.ids, ranked.scores, strict=True)) == by_id[:top]
+        scores = [score for _, score in by_id[:10]]
+        ties += len(scores) - len(set(scores))
+    assert ties  # the tie order was exercised
+
+
 @pytest.mark.parametrize(
     "method", ["bm25", "dense", "concept", "bm25:whole_report=true", "hybrid"])
 @pytest.mark.parametrize("level", ["sentence", "report", "patient"])

@@ -15,7 +15,7 @@ import numpy as np
 from clinsearch.hit import Hit
 from clinsearch.index.bm25 import BM25Searcher
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit_builder import make_hits, unit_ids
+from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
@@ -80,8 +80,7 @@ class BM25Retriever:
             )
 
         shown = best.rows if unit == "sentence" else self.lookup.first_sentence_row[best.rows]
-        return RankedUnits(best.scores.tolist(), partial(unit_ids, self.lookup, level, shown),
-                           build)
+        return RankedUnits.of_rows(self.lookup, level, best.scores, shown, build)
 
     def _fetch(self, unit: str, terms: list[str], limit: int) -> Scored:
         """The ``limit`` best sentences or reports, as row lookup rows."""

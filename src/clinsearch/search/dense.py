@@ -17,7 +17,7 @@ from clinsearch.hit import Hit
 from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
-from clinsearch.search.hit_builder import make_hits, unit_ids
+from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
@@ -67,8 +67,7 @@ class DenseRetriever:
             return make_hits(self.lookup, level, best.scores[at], best.rows[at],
                              [()] * len(at), [explanation] * len(at), (at + 1).tolist())
 
-        return RankedUnits(best.scores.tolist(),
-                           partial(unit_ids, self.lookup, level, best.rows), build)
+        return RankedUnits.of_rows(self.lookup, level, best.scores, best.rows, build)
 
     def _fetch(self, scorer: object, limit: int) -> Scored:
         """The ``limit`` best sentences, as row lookup rows."""

@@ -15,7 +15,8 @@ import numpy as np
 
 from clinsearch.search.method_params import FUSIONS, RRF_K
 
-Ranking = Sequence[tuple[str, float]]
+Unit = str | int  # a unit's id, or its number in one index
+Ranking = Sequence[tuple[Unit, float]]
 Normalisation = Literal["minmax", "zscore"]
 
 
@@ -39,7 +40,7 @@ class Fusion:
         if self.kind == "tiered" and not anchored:
             raise ValueError(f"tiered fusion needs an anchor ranking (got {self.anchor!r})")
 
-    def apply(self, rankings: Sequence[Ranking]) -> list[tuple[str, float]]:
+    def apply(self, rankings: Sequence[Ranking]) -> list[tuple[Unit, float]]:
         """The fused ranking of ``rankings`` (one per weight), best first."""
         if self.kind == "rrf":
             return reciprocal_rank_fusion(rankings, k=self.rrf_k, weights=self.weights)
@@ -54,10 +55,10 @@ class Fusion:
 
 def reciprocal_rank_fusion(
     rankings: Sequence[Ranking], *, k: int = RRF_K, weights: Sequence[float] | None = None
-) -> list[tuple[str, float]]:
+) -> list[tuple[Unit, float]]:
     """``score(d) = sum_i w_i / (k + rank_i(d))`` with 1-based ranks; absent ids add nothing."""
     weights = _weights(rankings, weights)
-    fused: dict[str, float] = {}
+    fused: dict[Unit, float] = {}
     for ranking, weight in zip(rankings, weights, strict=True):
         for rank, (doc, _) in enumerate(ranking, start=1):
             fused[doc] = fused.get(doc, 0.0) + weight / (k + rank)
@@ -69,7 +70,7 @@ def weighted_score_fusion(
     *,
     weights: Sequence[float] | None = None,
     normalisation: Normalisation = "minmax",
-) -> list[tuple[str, float]]:
+) -> list[tuple[Unit, float]]:
     """``score(d) = sum_i w_i * norm_i(d)``; an id absent from a ranking gets its lowest norm."""
     weights = _weights(rankings, weights)
     normalised = [normalise(ranking, normalisation) for ranking in rankings]
@@ -82,10 +83,10 @@ def weighted_score_fusion(
     return _sorted(fused)
 
 
-def score_tiers(ranking: Ranking, tolerance: float) -> dict[str, int]:
+def score_tiers(ranking: Ranking, tolerance: float) -> dict[Unit, int]:
     """Tier of each id, 0 the best: going down the scores, a drop above ``tolerance`` starts
     the next tier, so scores that differ only by tie-breaks share one."""
-    tiers: dict[str, int] = {}
+    tiers: dict[Unit, int] = {}
     tier, last = 0, None
     for doc, score in sorted(ranking, key=lambda item: -item[1]):
         if last is not None and last - score > tolerance:
@@ -97,7 +98,7 @@ def score_tiers(ranking: Ranking, tolerance: float) -> dict[str, int]:
 
 def tiered_fusion(
     anchor: Ranking, fused: Ranking, *, tolerance: float
-) -> list[tuple[str, float]]:
+) -> list[tuple[Unit, float]]:
     """The anchor's ids by tier (``score_tiers``), ordered by ``fused`` within a tier; ids the
     anchor lacks follow, in ``fused`` order.
 
@@ -115,7 +116,7 @@ def tiered_fusion(
     })
 
 
-def normalise(ranking: Ranking, normalisation: Normalisation) -> dict[str, float]:
+def normalise(ranking: Ranking, normalisation: Normalisation) -> dict[Unit, float]:
     """Scores mapped to [0, 1] (min-max) or to zero mean and unit spread (z-score).
 
     A ranking whose scores are all equal maps to 1.0 (min-max) or 0.0 (z-score).
@@ -144,6 +145,6 @@ def _weights(rankings: Sequence[Ranking], weights: Sequence[float] | None) -> li
     return [float(w) for w in weights]
 
 
-def _sorted(fused: dict[str, float]) -> list[tuple[str, float]]:
+def _sorted(fused: dict[Unit, float]) -> list[tuple[Unit, float]]:
     """Fused scores best first, ties broken by id."""
     return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

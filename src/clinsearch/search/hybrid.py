@@ -18,10 +18,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from clinsearch.errors import ClinsearchError
 from clinsearch.hit import Hit
 from clinsearch.search.concept.ranking import TIE_WEIGHT, WORDING_WEIGHT
-from clinsearch.search.fusion import Fusion, Normalisation
+from clinsearch.search.fusion import Fusion, Normalisation, Unit
 from clinsearch.search.method_params import DEFAULT_NORMALISATION, FUSION_DEPTH, FUSIONS, RRF_K
 from clinsearch.search.retriever import RankedUnits, rank_many
 from clinsearch.units import Level
@@ -104,33 +106,45 @@ class HybridRetriever:
         return [self._fuse([runs[q] for runs in per_method], top) for q in range(len(queries))]
 
     def _fuse(self, runs: list[RankedUnits], top: int) -> RankedUnits:
-        """Fuse one query's rankings (the best ``top``)."""
-        fused = self.fusion.apply([list(zip(run.ids, run.scores, strict=True))
-                                   for run in runs])[:top]
-        return RankedUnits([score for _, score in fused], lambda: [unit for unit, _ in fused],
-                           partial(self._hits, runs, fused))
+        """Fuse one query's rankings (the best ``top``), matching units by their keys when
+        every run has them (the ids of the shown units alone are read), else by id."""
+        keyed = all(run.keys is not None for run in runs)
+        units = [run.keys.tolist() if run.keys is not None and keyed else run.ids
+                 for run in runs]
+        fused = self.fusion.apply([list(zip(u, run.scores, strict=True))
+                                   for u, run in zip(units, runs, strict=True)])
+        if keyed:
+            fused, ids = _by_id(fused, top, _id_reader(runs, units))
+        else:
+            fused = fused[:top]
+            ids = [unit for unit, _ in fused]
+        return RankedUnits([score for _, score in fused],
+                           lambda positions: [ids[p] for p in positions],
+                           partial(self._hits, runs, units, fused),
+                           np.array([unit for unit, _ in fused], np.int64) if keyed else None)
 
-    def _hits(self, runs: list[RankedUnits], fused: list[tuple[str, float]],
-              positions: Sequence[int]) -> list[Hit]:
+    def _hits(self, runs: list[RankedUnits], units: list[list[Unit]],
+              fused: list[tuple[Unit, float]], positions: Sequence[int]) -> list[Hit]:
         """The fused hits at ``positions``, each keeping the sentence of its best-ranked run;
         each run builds only the hits of those units."""
         wanted = {fused[p][0] for p in positions}
-        shown: dict[str, Hit] = {}
-        ranks: dict[str, dict[str, int]] = {}
-        why: dict[str, dict[str, str]] = {}
-        matched: dict[str, str] = {}  # how concept search matched each unit (concept, text)
-        tiers: dict[str, dict[str, Any]] = {}  # ... and the unit's search tier
-        for name, run in zip(self.names, runs, strict=True):
-            for hit in run.hits([p for p, unit in enumerate(run.ids) if unit in wanted]):
-                ranks.setdefault(hit.id, {})[name] = hit.rank
-                why.setdefault(hit.id, {})[name] = method_reason(hit)
+        shown: dict[Unit, Hit] = {}
+        ranks: dict[Unit, dict[str, int]] = {}
+        why: dict[Unit, dict[str, str]] = {}
+        matched: dict[Unit, str] = {}  # how concept search matched each unit (concept, text)
+        tiers: dict[Unit, dict[str, Any]] = {}  # ... and the unit's search tier
+        for name, run, run_units in zip(self.names, runs, units, strict=True):
+            found = [(p, unit) for p, unit in enumerate(run_units) if unit in wanted]
+            for (_, unit), hit in zip(found, run.hits([p for p, _ in found]), strict=True):
+                ranks.setdefault(unit, {})[name] = hit.rank
+                why.setdefault(unit, {})[name] = method_reason(hit)
                 if "match" in hit.explanation:
-                    matched[hit.id] = hit.explanation["match"]
+                    matched[unit] = hit.explanation["match"]
                 if "tier" in hit.explanation:
-                    tiers[hit.id] = {k: hit.explanation[k] for k in TIER_FIELDS
-                                     if k in hit.explanation}
-                if hit.id not in shown or hit.rank < shown[hit.id].rank:
-                    shown[hit.id] = hit
+                    tiers[unit] = {k: hit.explanation[k] for k in TIER_FIELDS
+                                   if k in hit.explanation}
+                if unit not in shown or hit.rank < shown[unit].rank:
+                    shown[unit] = hit
         hits = []
         for position in positions:
             unit, score = fused[position]
@@ -146,6 +160,36 @@ class HybridRetriever:
             hits.append(replace(shown[unit], rank=position + 1, score=score,
                                 explanation=explanation))
         return hits
+
+
+def _id_reader(runs: list[RankedUnits], units: list[list[Unit]]
+               ) -> Callable[[list[Unit]], list[str]]:
+    """Reads the ids of fused units from the first run that ranks each."""
+    def read(wanted: list[Unit]) -> list[str]:
+        where: dict[Unit, tuple[int, int]] = {}
+        for r, run_units in enumerate(units):
+            for p, unit in enumerate(run_units):
+                where.setdefault(unit, (r, p))
+        out: dict[Unit, str] = {}
+        for r, run in enumerate(runs):
+            asked = [u for u in wanted if where[u][0] == r]
+            out.update(zip(asked, run.ids_at([where[u][1] for u in asked]), strict=True))
+        return [out[u] for u in wanted]
+
+    return read
+
+
+def _by_id(fused: list[tuple[Unit, float]], top: int, read_ids: Callable[[list[Unit]], list[str]]
+           ) -> tuple[list[tuple[Unit, float]], list[str]]:
+    """The ``top`` best of a fusion by keys, ties in id order as a fusion by ids orders them:
+    the ids of the units that score at least the ``top``-th are read, no others."""
+    if len(fused) > top:
+        cut = fused[top - 1][1]
+        fused = fused[:next((i for i in range(top, len(fused)) if fused[i][1] < cut),
+                            len(fused))]
+    ids = read_ids([unit for unit, _ in fused])
+    order = sorted(range(len(fused)), key=lambda i: (-fused[i][1], ids[i]))[:top]
+    return [fused[i] for i in order], [ids[i] for i in order]
 
 
 def method_reason(hit: Hit) -> str:

@@ -39,6 +39,7 @@ from clinsearch.search.concept.ranking import (
 )
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.query_parser import ParsedQuery
+from clinsearch.search.retriever import RankedUnits
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -122,15 +123,15 @@ class PhraseSearch:
         self.sections = sections
         self.tiers = tiers
 
-    def search(self, query: PhraseQuery, level: Level, top: int,
-               note: str = "") -> list[Hit]:
-        """The ``top`` best hits at ``level``: sentences mentioning the phrase in a way the
+    def rank(self, query: PhraseQuery, level: Level, top: int, note: str = "") -> RankedUnits:
+        """The ``top`` best units at ``level``: sentences mentioning the phrase in a way the
         query does not contradict, by tier (as concept search ranks them), then BM25; ``note``
-        says why the query was searched as text. Tiers order the candidates read so far: the
-        first read is ``_MIN_TIER_FETCH`` BM25 sentences or more."""
+        says why the query was searched as text; hits built when asked. Tiers order the
+        candidates read so far: the first read is ``_MIN_TIER_FETCH`` BM25 sentences or
+        more."""
         terms = self.bm25.terms(query.phrase)
         if not terms:
-            return []
+            return RankedUnits.of_hits([])
         names = query_tiers(self.tiers, query.context[0] if query.context else None)
         levels = {n: i for i, group in enumerate(tier_levels(names)) for n in group}
         read: dict[str, list[Finding]] = {}  # sentence text -> the phrase's mentions
@@ -161,11 +162,17 @@ class PhraseSearch:
 
         first = max(top if level == "sentence" else 4 * top, _MIN_TIER_FETCH)
         best = top_groups(fetch, partial(self.lookup.groups, level, "sentence"), top, first)
-        shown = [mentions[k] for k in keys(best.rows)]
         explanation = text_explanation(query, note)
-        return make_hits(self.lookup, level, best.scores, best.rows,
-                         [m.spans for m in shown],
-                         [explanation | m.explanation(self.tiers) for m in shown])
+
+        def build(positions: Sequence[int]) -> list[Hit]:
+            at = np.asarray(positions, dtype=np.int64)
+            shown = [mentions[k] for k in keys(best.rows[at])]
+            return make_hits(self.lookup, level, best.scores[at], best.rows[at],
+                             [m.spans for m in shown],
+                             [explanation | m.explanation(self.tiers) for m in shown],
+                             (at + 1).tolist())
+
+        return RankedUnits.of_rows(self.lookup, level, best.scores, best.rows, build)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from clinsearch.search.concept.tools import (
     index_section_contexts,
     index_tier_order,
 )
-from clinsearch.search.hit_builder import make_hits, unit_ids
+from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.phrase import CONCEPT_MATCH, PhraseSearch, text_reason
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.retriever import RankedUnits
@@ -82,8 +82,8 @@ class ConceptRetriever:
         why = text_reason(parsed)
         if why:
             phrase = read_phrase_query(self.parser.annotator, query)
-            return RankedUnits.of_hits(
-                self.phrases.search(phrase, level, top, why) if phrase.phrase else [])
+            return (self.phrases.rank(phrase, level, top, why) if phrase.phrase
+                    else RankedUnits.of_hits([]))
         ranking = self._ranking(query, parsed)
 
         def fetch(n: int) -> Scored:
@@ -115,8 +115,7 @@ class ConceptRetriever:
                 (at + 1).tolist(),
             )
 
-        return RankedUnits(best.scores.tolist(),
-                           partial(unit_ids, self.lookup, level, best.rows), build)
+        return RankedUnits.of_rows(self.lookup, level, best.scores, best.rows, build)
 
     def tier_units(self, query: str, level: Level) -> list[tuple[str, np.ndarray]]:
         """The units at ``level`` (group numbers, sorted) the query finds in each tier (by

@@ -14,8 +14,14 @@ import pytest
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.server.audit import AuditLog, verify_log
-from clinsearch.server.audit_chain import head_path, plain_hash, private_head_path
-from clinsearch.server.audit_key import default_key_path
+from clinsearch.server.audit_chain import (
+    HEAD_SLOT,
+    head_path,
+    newest_head,
+    plain_hash,
+    private_head_path,
+)
+from clinsearch.server.audit_key import default_key_path, load_key
 
 from .conftest import clinsearch
 
@@ -149,10 +155,35 @@ def test_crash_between_record_and_head_is_not_tampering(log_path: Path) -> None:
         head.write_bytes(old)  # the record reached the disk, its heads did not
     assert verify_log(log_path).ok
     AuditLog(log_path).close()  # a restarted server accepts the log and brings the heads up
-    assert heads[0].read_text().split()[0] == "6"
+    assert newest_head(heads[0], load_key(default_key_path(), create=False))[0] == 6
     heads[0].write_bytes(before[0])
     log_path.write_text("\n".join(log_path.read_text().splitlines()[:-2]) + "\n")
     assert not verify_log(log_path).ok  # a head ahead of the log: records were cut off
+
+
+def test_heads_are_two_slots_rewritten_in_turn(log_path: Path) -> None:
+    """Each record rewrites one slot of each head in place; a slot spoilt by a crash mid-write
+    leaves the other, one record behind (as a crash before the write would), and a head
+    removed while serving is written whole again with the next record."""
+    heads = head_path(log_path), private_head_path(default_key_path(), log_path)
+    key = load_key(default_key_path(), create=False)
+    log = AuditLog(log_path)
+    inodes = [h.stat().st_ino for h in heads]
+    _write(log, 3)  # records 6, 7, 8
+    assert [h.stat().st_ino for h in heads] == inodes  # rewritten in place, not replaced
+    assert all(h.stat().st_size == 2 * HEAD_SLOT for h in heads)
+    assert all(newest_head(h, key) == (8, verify_log(log_path).last_hash) for h in heads)
+    for head in heads:  # slot 8 % 2 cut short by a crash
+        data = bytearray(head.read_bytes())
+        data[40:HEAD_SLOT] = b"\0" * (HEAD_SLOT - 40)
+        head.write_bytes(bytes(data))
+    assert all(newest_head(h, key)[0] == 7 for h in heads) and verify_log(log_path).ok
+    head_path(log_path).unlink()
+    _write(log, 1)
+    log.close()
+    assert newest_head(head_path(log_path), key)[0] == 9 and verify_log(log_path).ok
+    log_path.write_text("\n".join(log_path.read_text().splitlines()[:-2]) + "\n")
+    assert not verify_log(log_path).ok  # slot 9 names a record cut off the end
 
 
 def _plain_chain(path: Path, users: tuple[str, ...] = ("u", "u", "u")) -> str:

@@ -37,12 +37,14 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.permissions import dir_mode, file_mode
 from clinsearch.server.audit_chain import (
     GENESIS,
+    HEAD_SLOT,
     KEYED_FORMAT,
     Verification,
     head_path,
-    head_text,
+    head_slot,
     is_keyed,
     keyed_line,
+    newest_head,
     private_head_path,
     verify_audit,
 )
@@ -81,6 +83,7 @@ class AuditLog:
             head.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode())
             _remove_stale_temporaries(head)
         self._fd = -1
+        self._head_fds = [-1] * len(self.heads)  # each head file, once this process wrote it
         self._seq, self._prev = 0, GENESIS
         self._gap: dict[str, Any] | None = None  # the chain a new one must name as followed
         self._resume(accept_gap, follows)
@@ -119,7 +122,9 @@ class AuditLog:
     def close(self) -> None:
         """Close the file."""
         with self._lock:
-            os.close(self._fd)
+            for fd in (self._fd, *self._head_fds):
+                if fd >= 0:
+                    os.close(fd)
 
     def _log_checkpoint(self, why: str) -> None:
         checkpoints.info("audit checkpoint (%s): %s record %d mac %s", why, self.path,
@@ -145,17 +150,48 @@ class AuditLog:
         return record
 
     def _write_heads(self, seq: int, mac: str) -> None:
-        """Both heads written to temporaries first, then renamed: a full disk fails before
-        either head moves."""
-        text = head_text(self.key, seq, mac).encode()
+        """Both heads: slot ``seq % 2`` of each file rewritten in place and synced. A file this
+        process has not written yet, or one removed or replaced since, is written whole
+        (both slots) to a temporary first and renamed: a full disk fails before either head
+        moves."""
+        slot = head_slot(self.key, seq, mac)
+        fresh = [i for i, head in enumerate(self.heads) if not self._head_open(i, head)]
+        if fresh:
+            self._replace_heads([self.heads[i] for i in fresh], slot + slot)
+            for i in fresh:
+                self._head_fds[i] = _open_head(self.heads[i])
+        for i, fd in enumerate(self._head_fds):
+            if i not in fresh:
+                os.pwrite(fd, slot, seq % 2 * HEAD_SLOT)
+                os.fdatasync(fd)
+
+    def _head_open(self, i: int, head: Path) -> bool:
+        """Whether head ``i`` is open and still the file at its path (else it is closed)."""
+        fd = self._head_fds[i]
+        if fd < 0:
+            return False
+        try:
+            there = os.lstat(head)
+        except FileNotFoundError:
+            there = None
+        own = os.fstat(fd)
+        if there is not None and (there.st_dev, there.st_ino) == (own.st_dev, own.st_ino):
+            return True
+        os.close(fd)
+        self._head_fds[i] = -1
+        return False
+
+    @staticmethod
+    def _replace_heads(heads: list[Path], data: bytes) -> None:
+        """``heads`` written whole to temporaries, then renamed over the files."""
         written: list[tuple[str, Path]] = []
         try:
-            for head in self.heads:
+            for head in heads:
                 fd, name = tempfile.mkstemp(prefix=f".{head.name}.", suffix=".tmp",
                                             dir=head.parent)
                 written.append((name, head))
                 with os.fdopen(fd, "wb") as out:
-                    out.write(text)
+                    out.write(data)
                     out.flush()
                     os.fsync(out.fileno())
             for name, head in written:
@@ -164,7 +200,7 @@ class AuditLog:
             for name, _ in written:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name)
-        for head in self.heads:
+        for head in heads:
             fsync_path(head.parent)
 
     def _resume(self, accept_gap: str | None, follows: dict[str, Any] | None) -> None:
@@ -210,10 +246,11 @@ class AuditLog:
     def _missing_predecessor(self) -> dict[str, Any] | None:
         """What a remaining head says of a log that is gone (None when no head remains)."""
         for head in reversed(self.heads):
-            with contextlib.suppress(OSError, ValueError):
-                seq, mac, *_ = head.read_text(encoding="utf-8").split()
-                return {"reason": "the log was missing or empty at start", "file": self.path.name,
-                        "records": int(seq) + 1, "last": mac}
+            with contextlib.suppress(OSError):
+                named = newest_head(head, None)  # a gap is named whoever wrote its head
+                if named is not None:
+                    return {"reason": "the log was missing or empty at start",
+                            "file": self.path.name, "records": named[0] + 1, "last": named[1]}
         return None
 
     def _start_chain(self, follows: dict[str, Any] | None) -> None:
@@ -308,6 +345,11 @@ def import_plain(path: Path, key_path: Path | None = None) -> AuditLog:
     return AuditLog(path, key_path, follows={
         "reason": IMPORTED, "file": kept.name, "records": result.records,
         "last": result.last_hash, "by": _os_user()})
+
+
+def _open_head(head: Path) -> int:
+    """A head file opened for rewriting its slots, never through a symbolic link."""
+    return os.open(head, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
 def _write_durably(path: Path, data: bytes) -> None:

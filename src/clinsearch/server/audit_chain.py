@@ -6,7 +6,8 @@ HMAC-SHA256 (audit key) of the line up to it, and holds ``prev``, the previous r
 and, when the chain follows another (an older plain log, or a log that went missing), what it
 follows. The head, the last record's number and mac and an HMAC over both, is kept twice:
 beside the log (``PATH.head``) and in the key's private folder (``audit-heads/``), where
-whoever can write the log cannot reach it. A missing head, or one that names another record,
+whoever can write the log cannot reach it; each file has two slots written in turn, and its
+newest slot whose HMAC holds counts. A missing head, or one that names another record,
 fails verification; a head one record behind the log is the trace of a crash between the two
 writes. Without the key nobody can forge a record, recompute the chain after an edit, or write
 a head for a log cut short; restoring an older log with its heads needs the private folder too,
@@ -31,6 +32,7 @@ from clinsearch.errors import ClinsearchError
 
 GENESIS = "0" * 64
 HEAD_SUFFIX = ".head"
+HEAD_SLOT = 256  # bytes of each of a head file's two slots
 KEYED_FORMAT = "clinsearch-audit/2 hmac-sha256"
 _MAC_TAIL = re.compile(rb',"mac":"([0-9a-f]{64})"\}$')
 
@@ -53,8 +55,32 @@ def keyed_line(key: bytes, record: dict[str, Any]) -> tuple[bytes, str]:
 
 
 def head_text(key: bytes, seq: int, mac: str) -> str:
-    """The head file's content: the last record's number and mac, and an HMAC over both."""
+    """A head: the last record's number and mac, and an HMAC over both (one line)."""
     return f"{seq} {mac} {mac_of(key, f'head {seq} {mac}'.encode())}\n"
+
+
+def head_slot(key: bytes, seq: int, mac: str) -> bytes:
+    """``head_text`` filling one of a head file's two slots (HEAD_SLOT bytes). Record ``seq``
+    goes to slot ``seq % 2``, rewritten in place, so a write cut short by a crash spoils that
+    slot alone and the other still names the record before."""
+    return head_text(key, seq, mac).rstrip("\n").ljust(HEAD_SLOT - 1).encode("ascii") + b"\n"
+
+
+def newest_head(head: Path, key: bytes | None) -> tuple[int, str] | None:
+    """The record number and mac the head file names: of its slots (one in a file an older
+    clinsearch wrote) the one with the highest number whose HMAC holds under ``key`` (any
+    that reads as a head when ``key`` is None); None if none does."""
+    data = head.read_bytes()
+    found = []
+    for start in range(0, len(data), HEAD_SLOT):
+        words = data[start:start + HEAD_SLOT].split()
+        if len(words) != 3 or not words[0].isdigit():  # a slot cut short, or not a head
+            continue
+        seq, mac = int(words[0]), words[1].decode("ascii", errors="replace")
+        if key is None or hmac.compare_digest(
+                words[2], mac_of(key, f"head {seq} {mac}".encode()).encode()):
+            found.append((seq, mac))
+    return max(found, default=None)
 
 
 def plain_hash(line: bytes) -> str:
@@ -184,10 +210,8 @@ def _check_head(head: Path, key: bytes, lines: list[bytes], result: Verification
         result.problems.append(f"{head}: the head is missing (records may have been cut off"
                                " the end)")
         return
-    written = head.read_text(encoding="utf-8", errors="replace").strip()
     last, before = len(lines) - 1, result.macs[-2] if len(lines) > 1 else GENESIS
-    if written not in (head_text(key, last, result.last_hash).strip(),
-                       head_text(key, last - 1, before).strip()):
+    if newest_head(head, key) not in ((last, result.last_hash), (last - 1, before)):
         result.problems.append(f"{head}: the head does not name the last record (records were"
                                " cut off the end, the last one was edited, or the head forged)")
 

@@ -122,6 +122,10 @@ def test_segments_combine_as_one_table_without_deleted_reports(tmp_path: Path) -
             assert ([combined.patterns[c].text for c in got.patterns]
                     == [expected.patterns[c].text for c in want.patterns]), key
             assert np.all(np.diff(got.rows[got.depths == 0]) > 0), key  # rows rise per depth
+            loose = combined.lookup(key, exact=exact, ordered=False)  # segment by segment
+            order = np.argsort(loose.depths, kind="stable")
+            for field in ("rows", "depths", "sentences", "patterns", "contexts"):
+                assert getattr(loose, field)[order].tolist() == getattr(got, field).tolist()
 
 
 def test_segment_without_the_postings_fields_is_refused_with_the_remedy(tmp_path: Path) -> None:

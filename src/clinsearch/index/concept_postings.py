@@ -435,9 +435,11 @@ class ConceptIndex:
                                       f" {missing}); rebuild the index")
         return cls(folders, gen.deleted_keys())
 
-    def lookup(self, concept: str, *, exact: bool = False) -> Posting:
+    def lookup(self, concept: str, *, exact: bool = False, ordered: bool = True) -> Posting:
         """Findings of ``concept`` and its descendants (only the concept itself when ``exact``),
-        by depth then row, as one build's postings would be; deleted reports left out."""
+        by depth then row, as one build's postings would be (``ordered=False``: segment by
+        segment, each by depth then row, for callers that order them otherwise); deleted
+        reports left out."""
         parts = []
         for segment in self._segments:
             columns = segment.slice(concept, exact)
@@ -453,7 +455,7 @@ class ConceptIndex:
             empty = np.zeros(0, np.int64)
             return Posting(empty, np.zeros(0, np.int16), empty, empty, np.zeros(0, np.int8))
         columns = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        if len(parts) > 1 and not exact:  # exact: depth 0 alone, rows already rise
+        if ordered and len(parts) > 1 and not exact:  # exact: depth 0 alone, rows rise
             order = np.argsort(columns[1], kind="stable")  # rows already rise within each depth
             columns = [c[order] for c in columns]
         return Posting(*columns)

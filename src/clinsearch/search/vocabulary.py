@@ -123,13 +123,22 @@ class TermVectors:
         row = self._row.get(text.lower())
         return None if row is None else self.vectors[row]
 
-    def mean(self, parts: Sequence[str]) -> np.ndarray:
-        """The unit-length mean of the known parts' vectors (zeros when none is known)."""
-        rows = [self._row[p.lower()] for p in parts if p.lower() in self._row]
-        if not rows:
-            return np.zeros(self.vectors.shape[1], dtype=np.float32)
-        mean = self.vectors[rows].mean(axis=0)
-        return mean / max(float(np.linalg.norm(mean)), 1e-12)
+    def means(self, patterns: Sequence[Sequence[str]]) -> np.ndarray:
+        """For each of ``patterns`` (lists of parts), the unit-length mean of its known parts'
+        vectors (zeros when none is known), one row each, computed together."""
+        rows = [[self._row[p.lower()] for p in parts if p.lower() in self._row]
+                for parts in patterns]
+        out = np.zeros((len(rows), self.vectors.shape[1]), dtype=self.vectors.dtype)
+        known = [i for i, r in enumerate(rows) if r]
+        if known:
+            counts = np.array([len(rows[i]) for i in known])
+            starts = np.cumsum([0, *counts[:-1]])
+            sums = np.add.reduceat(self.vectors[[r for i in known for r in rows[i]]], starts,
+                                   axis=0)
+            for i, mean in zip(known, sums / counts.astype(self.vectors.dtype)[:, None],
+                               strict=True):
+                out[i] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        return out
 
     def nearest(self, vector: np.ndarray, k: int = 3) -> list[tuple[LexTerm, float]]:
         """The ``k`` concept or modifier terms most similar to ``vector`` (cosine), best first."""

@@ -269,7 +269,7 @@ class ConceptRanker:
     def candidates(self, concept: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Findings of the concept, its descendants and its ancestors up to BROADER_DEPTH:
         their rows, sentence codes, pattern codes and context bits."""
-        found = [self.index.lookup(concept)]
+        found = [self.index.lookup(concept, ordered=False)]  # _best_of_each sorts by sentence
         for ancestor, depth in self.hierarchy.ancestors(concept).items():
             if 0 < depth <= BROADER_DEPTH:
                 found.append(self.index.lookup(ancestor, exact=True))
@@ -300,6 +300,8 @@ class ConceptRanker:
             return rows, rows, np.zeros(0), rows
         unique, inverse = _dense(codes, len(self._polarity))
         key = _key(q)
+        if self.vectors is not None:
+            self._add_pattern_vectors(unique.tolist())
         scores = PatternScores.of([self._pattern_score(q, code, key) for code in unique.tolist()])
         parts = scores.parts + len(sites)
         # Terms that depend on the sentence, not only on the pattern: unstated modifiers that
@@ -414,14 +416,22 @@ class ConceptRanker:
         vector = self._query_vectors.get(pattern)
         if vector is None:
             assert self.vectors is not None
-            vector = self._query_vectors[pattern] = self.vectors.mean(_parts(pattern))
+            vector = self._query_vectors[pattern] = self.vectors.means([_parts(pattern)])[0]
         return vector
 
     def _pattern_vector(self, code: int) -> np.ndarray:
         if code not in self._pattern_vectors:
-            assert self.vectors is not None
-            self._pattern_vectors[code] = self.vectors.mean(_parts(self.index.patterns[code].text))
+            self._add_pattern_vectors([code])
         return self._pattern_vectors[code]
+
+    def _add_pattern_vectors(self, codes: list[int]) -> None:
+        """Remember the mean term vector of each pattern of ``codes`` not yet seen, computed
+        together (at a million reports a concept has thousands of patterns)."""
+        assert self.vectors is not None
+        new = [c for c in codes if c not in self._pattern_vectors]
+        if new:
+            vectors = self.vectors.means([_parts(self.index.patterns[c].text) for c in new])
+            self._pattern_vectors.update(zip(new, vectors, strict=True))
 
 
 def _combine(query: ParsedQuery,

@@ -108,8 +108,10 @@ def test_long_queries_are_refused_before_any_work(server: Server) -> None:
     before = server.audit.stat().st_size
     long_q = server.call("GET", "/api/search", params={"q": "pneumonia " * 300})
     assert long_q.status == 422 and "pneumonia pneumonia" not in long_q.text
+    long_url = server.call("GET", "/api/search", params={"q": "pneumonia " * 2000})
+    assert long_url.status == 414  # a query string over MAX_QUERY_STRING, before the app
     huge = server.call("GET", "/api/search", params={"q": "pneumonia " * 7000})
-    assert huge.status == 414
+    assert huge.status in (400, 414)  # the HTTP parser (httptools) may refuse it first
     long_cohort = server.call("POST", "/api/cohort", body={"query": "pneumonia OR " * 2000})
     assert long_cohort.status == 422
     assert server.audit.stat().st_size == before  # refused before the search and its record

@@ -186,6 +186,19 @@ def test_heads_are_two_slots_rewritten_in_turn(log_path: Path) -> None:
     assert not verify_log(log_path).ok  # slot 9 names a record cut off the end
 
 
+def test_a_chain_started_while_serving_names_itself_in_both_heads(log_path: Path) -> None:
+    """A log rotated away while serving: the new chain's first record writes both slots, so
+    no slot of the old chain outlives it, even when the record after it never comes."""
+    log = AuditLog(log_path)
+    _write(log, 1)
+    log_path.rename(log_path.with_name("rotated.jsonl"))
+    with pytest.raises(TypeError):  # the chain start is written, this record is not
+        log.write(user="u", role="viewer", purpose="p", endpoint="search",
+                  params={"q": object()}, counts={})
+    log.close()
+    assert verify_log(log_path).ok and verify_log(log_path).records == 1
+
+
 def _plain_chain(path: Path, users: tuple[str, ...] = ("u", "u", "u")) -> str:
     """A first-format log (plain SHA-256 links) and its head, as anyone can write it."""
     prev, lines = "0" * 64, []

@@ -36,6 +36,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import Change, Generation
 from clinsearch.index.dense_nodes import graph_nodes
 from clinsearch.index.links import link_file, link_tree
+from clinsearch.parallel import available_cores
 
 if TYPE_CHECKING:
     from clinsearch.index.component import CoreRows
@@ -731,7 +732,7 @@ def _search_pool(pid: int) -> ThreadPoolExecutor:
     """Threads that search a generation's segments side by side (FAISS and numpy release the
     GIL), one per core; keyed by process id, so a forked process makes its own (the parent's
     threads are not there)."""
-    return ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="dense-search")
+    return ThreadPoolExecutor(available_cores(), thread_name_prefix="dense-search")
 
 
 def _load_ann(path: Path) -> Any:

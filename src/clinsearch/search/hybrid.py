@@ -109,15 +109,15 @@ class HybridRetriever:
         """Fuse one query's rankings (the best ``top``), matching units by their keys when
         every run has them (the ids of the shown units alone are read), else by id."""
         keyed = all(run.keys is not None for run in runs)
-        units = [run.keys.tolist() if run.keys is not None and keyed else run.ids
-                 for run in runs]
+        units: list[list[Unit]] = [run.keys.tolist() if keyed and run.keys is not None
+                                   else run.ids for run in runs]
         fused = self.fusion.apply([list(zip(u, run.scores, strict=True))
                                    for u, run in zip(units, runs, strict=True)])
         if keyed:
-            fused, ids = _by_id(fused, top, _id_reader(runs, units))
+            fused, ids = _top_by_id(fused, top, runs, units)
         else:
             fused = fused[:top]
-            ids = [unit for unit, _ in fused]
+            ids = [str(unit) for unit, _ in fused]  # units are ids here
         return RankedUnits([score for _, score in fused],
                            lambda positions: [ids[p] for p in positions],
                            partial(self._hits, runs, units, fused),
@@ -162,34 +162,25 @@ class HybridRetriever:
         return hits
 
 
-def _id_reader(runs: list[RankedUnits], units: list[list[Unit]]
-               ) -> Callable[[list[Unit]], list[str]]:
-    """Reads the ids of fused units from the first run that ranks each."""
-    def read(wanted: list[Unit]) -> list[str]:
-        where: dict[Unit, tuple[int, int]] = {}
-        for r, run_units in enumerate(units):
-            for p, unit in enumerate(run_units):
-                where.setdefault(unit, (r, p))
-        out: dict[Unit, str] = {}
-        for r, run in enumerate(runs):
-            asked = [u for u in wanted if where[u][0] == r]
-            out.update(zip(asked, run.ids_at([where[u][1] for u in asked]), strict=True))
-        return [out[u] for u in wanted]
-
-    return read
-
-
-def _by_id(fused: list[tuple[Unit, float]], top: int, read_ids: Callable[[list[Unit]], list[str]]
-           ) -> tuple[list[tuple[Unit, float]], list[str]]:
-    """The ``top`` best of a fusion by keys, ties in id order as a fusion by ids orders them:
-    the ids of the units that score at least the ``top``-th are read, no others."""
+def _top_by_id(fused: list[tuple[Unit, float]], top: int, runs: list[RankedUnits],
+               units: list[list[Unit]]) -> tuple[list[tuple[Unit, float]], list[str]]:
+    """The ``top`` best of a fusion by keys and their ids, ties in id order as a fusion by ids
+    orders them: only the ids of the units that score at least the ``top``-th are read, each
+    from the first run that ranks it."""
     if len(fused) > top:
         cut = fused[top - 1][1]
         fused = fused[:next((i for i in range(top, len(fused)) if fused[i][1] < cut),
                             len(fused))]
-    ids = read_ids([unit for unit, _ in fused])
-    order = sorted(range(len(fused)), key=lambda i: (-fused[i][1], ids[i]))[:top]
-    return [fused[i] for i in order], [ids[i] for i in order]
+    where: dict[Unit, tuple[int, int]] = {}
+    for r, run_units in enumerate(units):
+        for p, unit in enumerate(run_units):
+            where.setdefault(unit, (r, p))
+    read: dict[Unit, str] = {}
+    for r, run in enumerate(runs):
+        asked = [unit for unit, _ in fused if where[unit][0] == r]
+        read.update(zip(asked, run.ids_at([where[u][1] for u in asked]), strict=True))
+    order = sorted(range(len(fused)), key=lambda i: (-fused[i][1], read[fused[i][0]]))[:top]
+    return [fused[i] for i in order], [read[fused[i][0]] for i in order]
 
 
 def method_reason(hit: Hit) -> str:

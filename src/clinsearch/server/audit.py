@@ -150,36 +150,34 @@ class AuditLog:
         return record
 
     def _write_heads(self, seq: int, mac: str) -> None:
-        """Both heads: slot ``seq % 2`` of each file rewritten in place and synced. A file this
-        process has not written yet, or one removed or replaced since, is written whole
-        (both slots) to a temporary first and renamed: a full disk fails before either head
-        moves."""
+        """Both heads: slot ``seq % 2`` of each file rewritten in place and synced. A chain's
+        first record, and a file this process has not written yet or one removed or replaced
+        since, is written whole (both slots) to a temporary first and renamed: a full disk
+        fails before either head moves, and no slot of another chain remains."""
         slot = head_slot(self.key, seq, mac)
-        fresh = [i for i, head in enumerate(self.heads) if not self._head_open(i, head)]
-        if fresh:
-            self._replace_heads([self.heads[i] for i in fresh], slot + slot)
-            for i in fresh:
-                self._head_fds[i] = _open_head(self.heads[i])
-        for i, fd in enumerate(self._head_fds):
-            if i not in fresh:
-                os.pwrite(fd, slot, seq % 2 * HEAD_SLOT)
-                os.fdatasync(fd)
+        whole = [i for i in range(len(self.heads)) if seq == 0 or not self._head_current(i)]
+        if whole:
+            self._replace_heads([self.heads[i] for i in whole], slot + slot)
+        for i, head in enumerate(self.heads):
+            if i in whole:
+                if self._head_fds[i] >= 0:
+                    os.close(self._head_fds[i])
+                self._head_fds[i] = _open_head(head)
+            else:
+                os.pwrite(self._head_fds[i], slot, seq % 2 * HEAD_SLOT)
+                os.fdatasync(self._head_fds[i])
 
-    def _head_open(self, i: int, head: Path) -> bool:
-        """Whether head ``i`` is open and still the file at its path (else it is closed)."""
+    def _head_current(self, i: int) -> bool:
+        """Whether head ``i`` is open and still the file at its path."""
         fd = self._head_fds[i]
         if fd < 0:
             return False
         try:
-            there = os.lstat(head)
+            there = os.lstat(self.heads[i])
         except FileNotFoundError:
-            there = None
+            return False
         own = os.fstat(fd)
-        if there is not None and (there.st_dev, there.st_ino) == (own.st_dev, own.st_ino):
-            return True
-        os.close(fd)
-        self._head_fds[i] = -1
-        return False
+        return (there.st_dev, there.st_ino) == (own.st_dev, own.st_ino)
 
     @staticmethod
     def _replace_heads(heads: list[Path], data: bytes) -> None:

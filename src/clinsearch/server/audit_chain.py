@@ -56,7 +56,12 @@ def keyed_line(key: bytes, record: dict[str, Any]) -> tuple[bytes, str]:
 
 def head_text(key: bytes, seq: int, mac: str) -> str:
     """A head: the last record's number and mac, and an HMAC over both (one line)."""
-    return f"{seq} {mac} {mac_of(key, f'head {seq} {mac}'.encode())}\n"
+    return f"{seq} {mac} {_head_mac(key, seq, mac)}\n"
+
+
+def _head_mac(key: bytes, seq: int, mac: str) -> str:
+    """The HMAC a head holds over its record number and mac."""
+    return mac_of(key, f"head {seq} {mac}".encode())
 
 
 def head_slot(key: bytes, seq: int, mac: str) -> bytes:
@@ -77,8 +82,7 @@ def newest_head(head: Path, key: bytes | None) -> tuple[int, str] | None:
         if len(words) != 3 or not words[0].isdigit():  # a slot cut short, or not a head
             continue
         seq, mac = int(words[0]), words[1].decode("ascii", errors="replace")
-        if key is None or hmac.compare_digest(
-                words[2], mac_of(key, f"head {seq} {mac}".encode()).encode()):
+        if key is None or hmac.compare_digest(words[2], _head_mac(key, seq, mac).encode()):
             found.append((seq, mac))
     return max(found, default=None)
 

@@ -77,6 +77,7 @@ class QueryParser:
         self.encoder = encoder
         self._cache_dir = cache_dir
         self._parsed: dict[tuple[str, bool], ParsedQuery] = {}
+        self._states: dict[str, _PartState] = {}  # per alternative: as either reading needs
 
     @cached_property
     def vectors(self) -> TermVectors:
@@ -103,26 +104,39 @@ class QueryParser:
 
     def parse_many(self, texts: Sequence[str], *, map_unknown: bool = True
                    ) -> list[ParsedQuery]:
-        """``parse`` for each text; the parts of the texts not parsed before are annotated in
-        one batch, their unknown words embedded in another (and remembered, up to PARSE_MEMO)."""
+        """``parse`` for each text; the parts of the texts not parsed before (either way) are
+        annotated in one batch, their unknown words embedded in another (and remembered, up to
+        PARSE_MEMO: a served search parses its query for the ranking and, without mapping, for
+        the polarities it states)."""
         memo = self._parsed
         done = {t: memo[(t, map_unknown)] for t in texts if (t, map_unknown) in memo}
         todo = [t for t in dict.fromkeys(texts) if t not in done]
         fixed = [self.abbreviation_case(t) for t in todo]
         split = [_parts(t) for t in fixed]
-        flat = [p for parts in split for p, _ in parts]
-        annotated = list(self.annotator.annotate_many(flat))
-        unknown = [self._unknown(p, found) for p, found in zip(flat, annotated, strict=True)]
-        phrases = [p[s:e] for p, (runs, _) in zip(flat, unknown, strict=True) for s, e in runs]
-        vectors = iter(self.encoder.encode_queries(phrases) if phrases else ())
-        states = iter([(found, runs, described, [next(vectors) for _ in runs])
-                       for found, (runs, described) in zip(annotated, unknown, strict=True)])
+        states = self._part_states([p for parts in split for p, _ in parts])
         for text, cased, parts in zip(todo, fixed, split, strict=True):
-            done[text] = self._parse(cased, parts, [next(states) for _ in parts], map_unknown)
+            done[text] = self._parse(cased, parts, [states[p] for p, _ in parts], map_unknown)
         if len(self._parsed) + len(todo) > PARSE_MEMO:
             self._parsed.clear()
         self._parsed.update(((t, map_unknown), done[t]) for t in todo)
         return [done[t] for t in texts]
+
+    def _part_states(self, parts: list[str]) -> dict[str, _PartState]:
+        """Each query alternative's findings, spans to map, whether it only describes anatomy,
+        and the spans' vectors: those not seen before annotated and embedded in one batch each."""
+        known = self._states
+        seen = {p: known.get(p) for p in dict.fromkeys(parts)}  # .get: another thread may clear
+        out = {p: state for p, state in seen.items() if state is not None}
+        new = [p for p in seen if p not in out]
+        annotated = list(self.annotator.annotate_many(new))
+        unknown = [self._unknown(p, found) for p, found in zip(new, annotated, strict=True)]
+        phrases = [p[s:e] for p, (runs, _) in zip(new, unknown, strict=True) for s, e in runs]
+        vectors = iter(self.encoder.encode_queries(phrases) if phrases else ())
+        if len(known) + len(new) > PARSE_MEMO:
+            known.clear()
+        for part, found, (runs, described) in zip(new, annotated, unknown, strict=True):
+            out[part] = known[part] = (found, runs, described, [next(vectors) for _ in runs])
+        return out
 
     def _parse(self, text: str, parts: list[tuple[str, int]], states: list[_PartState],
                map_unknown: bool) -> ParsedQuery:

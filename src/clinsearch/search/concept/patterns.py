@@ -9,7 +9,7 @@ pattern score is the mean over parts, so a candidate carrying every query part s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clinsearch.annotate.finding import Finding, modifier_values
@@ -63,12 +63,18 @@ class PatternMatch:
 
 def concept_score(query: str, candidate: str, hierarchy: Hierarchy) -> tuple[str, float]:
     """How well ``candidate`` stands for ``query``: exact, narrower, broader or unrelated."""
+    return _concept_score(query, candidate, hierarchy.descendants(query),
+                          hierarchy.ancestors(query))
+
+
+def _concept_score(query: str, candidate: str, descendants: Mapping[str, int],
+                   ancestors: Mapping[str, int]) -> tuple[str, float]:
     if candidate == query:
         return "exact", 1.0
-    down = hierarchy.descendants(query).get(candidate)
+    down = descendants.get(candidate)
     if down is not None:
         return "narrower", max(MIN_RELATED, 1.0 - NARROWER_STEP * down)
-    up = hierarchy.ancestors(query).get(candidate)
+    up = ancestors.get(candidate)
     if up is not None:
         return "broader", max(MIN_RELATED, BROADER_BASE - NARROWER_STEP * up)
     return "none", 0.0
@@ -80,12 +86,32 @@ def match(
 ) -> PatternMatch:
     """Score the candidate (concept, polarity, modifier values) against a query pattern;
     with ``categories`` (value -> category) an unstated modifier beats a conflicting one."""
-    relation, cscore = concept_score(query.concept, concept, hierarchy)
-    if polarity == query.polarity:
-        pscore = 1.0
-    else:
-        pscore = _POLARITY_PARTIAL.get((query.polarity, polarity), 0.0)
+    return matcher(query, hierarchy, categories)(concept, polarity, modifiers)
+
+
+def matcher(query: Finding, hierarchy: Hierarchy, categories: Mapping[str, str] | None = None
+            ) -> Callable[[str, str, Sequence[str]], PatternMatch]:
+    """``match`` against ``query`` as a function of the candidate alone, with what depends on
+    the query worked out once (a query pattern meets hundreds of candidates, many of them with
+    the same modifier values)."""
+    descendants = hierarchy.descendants(query.concept)
+    ancestors = hierarchy.ancestors(query.concept)
     category = {m.value: m.category for m in query.modifiers}
-    mods = tuple((value, modifier_credit(value, modifiers, category.get(value), categories))
-                 for value in modifier_values(query.modifiers))
-    return PatternMatch(relation, cscore, pscore, mods)
+    values = modifier_values(query.modifiers)
+    credits: dict[tuple[str, ...], tuple[tuple[str, float], ...]] = {}
+
+    def scored(concept: str, polarity: str, modifiers: Sequence[str]) -> PatternMatch:
+        relation, cscore = _concept_score(query.concept, concept, descendants, ancestors)
+        if polarity == query.polarity:
+            pscore = 1.0
+        else:
+            pscore = _POLARITY_PARTIAL.get((query.polarity, polarity), 0.0)
+        have = tuple(modifiers)
+        mods = credits.get(have)
+        if mods is None:
+            mods = credits[have] = tuple(
+                (value, modifier_credit(value, have, category.get(value), categories))
+                for value in values)
+        return PatternMatch(relation, cscore, pscore, mods)
+
+    return scored

@@ -26,7 +26,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import sentence_parts
 from clinsearch.index.concept_postings import ConceptIndex, context_flags, flag_bits
 from clinsearch.search.concept.modifier_relations import ELSEWHERE_CREDIT, UNSTATED_CREDIT
-from clinsearch.search.concept.patterns import PatternMatch, match
+from clinsearch.search.concept.patterns import PatternMatch, matcher
 from clinsearch.search.query_parser import ParsedQuery
 from clinsearch.search.vocabulary import TermVectors
 
@@ -299,10 +299,7 @@ class ConceptRanker:
         if not len(rows):  # the concept never occurs with an accepted polarity: no candidates
             return rows, rows, np.zeros(0), rows
         unique, inverse = _dense(codes, len(self._polarity))
-        key = _key(q)
-        if self.vectors is not None:
-            self._add_pattern_vectors(unique.tolist())
-        scores = PatternScores.of([self._pattern_score(q, code, key) for code in unique.tolist()])
+        scores = self._pattern_scores_of(q, unique.tolist())
         parts = scores.parts + len(sites)
         # Terms that depend on the sentence, not only on the pattern: unstated modifiers that
         # the report states elsewhere, anatomy sites.
@@ -365,33 +362,44 @@ class ConceptRanker:
         """Per sentence code: whether a finding of its report carries modifier ``value``."""
         return _within(sentence_parts(sentences)[0], self.index.mentions(value))
 
-    def _pattern_score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]]
-                       ) -> PatternScore:
-        """The ``PatternScore`` of pattern ``code`` for ``q`` (memoised with ``_score``)."""
-        key = (*qkey, code)
-        if key not in self._pattern_scores:
-            self._score(q, code, qkey)
-        return self._pattern_scores[key]
+    def _pattern_scores_of(self, q: Finding, codes: list[int]) -> PatternScores:
+        """The ``PatternScore`` of each pattern of ``codes`` for ``q``, those not seen before
+        for this query pattern scored together (memoised with ``_score``)."""
+        qkey = _key(q)
+        scores = {c: self._pattern_scores.get((*qkey, c)) for c in codes}
+        new = [c for c, score in scores.items() if score is None]
+        if new:
+            scores.update((c, score) for c, (_, score) in self._score_new(q, qkey, new).items())
+        return PatternScores.of([scores[c] for c in codes])  # type: ignore[misc]
 
-    def _score(self, q: Finding, code: int, qkey: tuple[str, str, tuple[str, ...]] | None = None
-               ) -> PartMatch:
+    def _score(self, q: Finding, code: int) -> PartMatch:
         """The match of pattern ``code`` with ``q`` (memoised across queries)."""
-        key = (*(qkey or _key(q)), code)
-        if key not in self._scored:
+        qkey = _key(q)
+        found = self._scored.get((*qkey, code))
+        return found if found is not None else self._score_new(q, qkey, [code])[code][0]
+
+    def _score_new(self, q: Finding, qkey: tuple[str, str, tuple[str, ...]], codes: list[int]
+                   ) -> dict[int, tuple[PartMatch, PatternScore]]:
+        """The match of each pattern of ``codes`` with ``q`` and its ``PatternScore``,
+        remembered; their similarities to ``q`` computed in one product."""
+        similarity = [0.0] * len(codes)
+        if self.vectors is not None:
+            self._add_pattern_vectors(codes)
+            patterns = np.stack([self._pattern_vectors[c] for c in codes])
+            similarity = (patterns @ self._query_vector(q.pattern)).tolist()
+        if len(self._scored) + len(codes) > MEMO_LIMIT:
+            self._scored.clear()
+            self._pattern_scores.clear()
+            self._query_vectors.clear()
+        scored = matcher(q, self.hierarchy, self.categories)
+        out = {}
+        for code, sim in zip(codes, similarity, strict=True):
             pattern = self.index.patterns[code]
-            m = match(q, pattern.concept, pattern.polarity, pattern.modifiers, self.hierarchy,
-                      self.categories)
-            sim = 0.0
-            if self.vectors is not None:
-                sim = float(self._query_vector(q.pattern) @ self._pattern_vector(code))
-            if len(self._scored) > MEMO_LIMIT:
-                self._scored.clear()
-                self._pattern_scores.clear()
-                self._query_vectors.clear()
-            self._scored[key] = PartMatch(q, -1, m, sim)
+            m = scored(pattern.concept, pattern.polarity, pattern.modifiers)
             unstated = tuple(v == UNSTATED_CREDIT for _, v in m.modifiers)
-            self._pattern_scores[key] = PatternScore(m.total, m.parts, sim, unstated)
-        return self._scored[key]
+            out[code] = (PartMatch(q, -1, m, sim), PatternScore(m.total, m.parts, sim, unstated))
+            self._scored[(*qkey, code)], self._pattern_scores[(*qkey, code)] = out[code]
+        return out
 
     def _explained(self, q: Finding, row: int, sentence: int, anatomy: tuple[Finding, ...],
                    masks: list[tuple[np.ndarray, set[str]]]) -> PartMatch:
@@ -418,11 +426,6 @@ class ConceptRanker:
             assert self.vectors is not None
             vector = self._query_vectors[pattern] = self.vectors.means([_parts(pattern)])[0]
         return vector
-
-    def _pattern_vector(self, code: int) -> np.ndarray:
-        if code not in self._pattern_vectors:
-            self._add_pattern_vectors([code])
-        return self._pattern_vectors[code]
 
     def _add_pattern_vectors(self, codes: list[int]) -> None:
         """Remember the mean term vector of each pattern of ``codes`` not yet seen, computed

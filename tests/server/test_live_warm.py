@@ -101,3 +101,18 @@ def test_search_answers_while_the_encoder_loads_and_dense_is_warm_after(index_pa
         assert "dense" in hits[0].explanation["ranks"]
     finally:
         live.stop()
+
+
+def test_the_live_index_runs_blas_on_one_thread(index_path: Path) -> None:
+    """Requests run side by side: a BLAS library's second thread would only spin, idle, on a
+    core another request needs. The process-wide BLAS libraries loaded (NumPy's OpenBLAS)
+    are set to one thread as the live index opens."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):  # this test's process: restored after
+        live = LiveIndex(index_path)
+        try:
+            shared = [i for i in threadpool_info() if i.get("threading_layer") == "pthreads"]
+            assert shared and {i["num_threads"] for i in shared} == {1}
+        finally:
+            live.stop()

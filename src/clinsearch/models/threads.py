@@ -24,3 +24,15 @@ def torch_threads(count: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def one_blas_thread() -> None:
+    """Run the process's own BLAS threads (OpenBLAS built on pthreads, NumPy's) one per call
+    from now on: a server's vector products are small and run in many requests at once, and an
+    OpenBLAS thread left idle after a product spins on a core for a while
+    (``benchmarks/results/served_first_sight.md``). Call it from the main thread: OpenBLAS
+    may ignore a later call from another thread. BLAS built on OpenMP (FAISS's) keeps its
+    per-thread setting."""
+    from threadpoolctl import ThreadpoolController
+
+    ThreadpoolController().select(threading_layer="pthreads").limit(limits=1)

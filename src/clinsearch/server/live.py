@@ -20,6 +20,7 @@ from clinsearch.errors import ClinsearchError
 from clinsearch.index.generations import current_generation
 from clinsearch.index.report_view import SentenceFindings
 from clinsearch.models.encoder import load_encoder
+from clinsearch.models.threads import one_blas_thread
 from clinsearch.search.cohort import Cohort
 from clinsearch.search.cohort.arrays import CohortArrays
 from clinsearch.search.concept.tools import warm_term_vectors
@@ -120,6 +121,7 @@ class LiveIndex:
         self._lock = threading.Lock()  # guards the swap and the use counts (held briefly)
         self._reload = threading.Lock()  # one reload at a time
         self._snapshot = open_snapshot(self.path, warm_all=False)
+        one_blas_thread()  # requests run side by side
         self._stop = threading.Event()
         self._poll = poll_seconds
         self.guard: MemoryGuard | None = None  # stops requests that take too much memory

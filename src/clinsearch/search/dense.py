@@ -15,10 +15,10 @@ import numpy as np
 
 from clinsearch.hit import Hit
 from clinsearch.index.dense import DenseSearcher, SentenceScores, check_same_model
-from clinsearch.models.encoder import SentenceEncoder, load_encoder
 from clinsearch.search.aggregate import Scored, top_groups
 from clinsearch.search.hit_builder import make_hits
 from clinsearch.search.retriever import RankedUnits
+from clinsearch.search.vocabulary import DefaultEncoder
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ class DenseRetriever:
         """``model`` must be the model the index was embedded with (default: that one)."""
         self.lookup = index.lookup
         self.dense: DenseSearcher = index.component("dense")
-        self.encoder: SentenceEncoder = load_encoder(model or self.dense.meta.model_path)
+        # loaded when a query is first encoded: a few short ones need no torch (numpy_bert)
+        self.encoder = DefaultEncoder(model or self.dense.meta.model_path, "dense model")
         check_same_model(self.dense.meta, self.encoder)
 
     def search(self, query: str, level: Level, top: int) -> list[Hit]:

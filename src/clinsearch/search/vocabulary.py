@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from clinsearch.annotate.finding import POLARITIES
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.atomic import atomic_path
 from clinsearch.cache_dir import default_cache_dir, private_folder
+
+if TYPE_CHECKING:
+    from clinsearch.models.numpy_bert import NumpyBert
 
 TERM_BATCH = 1024  # lexicon terms embedded per step of the progress bar
 
@@ -59,10 +62,21 @@ class DefaultEncoder:
         return fingerprint(self.path)
 
     def encode_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """Unit vectors of ``queries`` (loads the model once per process)."""
-        from clinsearch.models.encoder import load_encoder
+        """Unit vectors of ``queries``: a few short ones in NumPy when the model is a BERT in
+        MiniLM's layout (no torch to import), others by the model loaded once per process."""
+        from clinsearch.models.encoder import SMALL_INPUT, load_encoder
 
+        if len(queries) <= SMALL_INPUT and self._numpy_bert is not None:
+            vectors = self._numpy_bert.encode(queries)
+            if vectors is not None:
+                return vectors
         return load_encoder(self.path).encode_queries(queries)
+
+    @cached_property
+    def _numpy_bert(self) -> NumpyBert | None:
+        from clinsearch.models.numpy_bert import NumpyBert
+
+        return NumpyBert.load(self.path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,8 @@ class NumpyBert:
                        float(config["layer_norm_eps"]),
                        min(int(window.get("max_seq_length", 512)),
                            int(config["max_position_embeddings"])))
+        except MemoryError:  # the server's memory guard stopping this request: not a decline
+            raise
         except Exception:  # unreadable weights or tokenizer: models.encoder's load says why
             return None
 

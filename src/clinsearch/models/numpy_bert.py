@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,15 @@ LAYOUT = ("sentence_transformers.models.Transformer", "sentence_transformers.mod
 # Abramowitz & Stegun 7.1.26: erf within 1.5e-7 (GELU's), vectorised (the math module's is not)
 _ERF_P = 0.3275911
 _ERF_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+_LOADING = threading.Lock()  # one load at a time: two threads asking never load it twice
+
+
+def numpy_bert(folder: Path) -> NumpyBert | None:
+    """``NumpyBert.load(folder)``, once per folder for the life of the process (the term
+    encoder and every dense retriever share it, as ``models.encoder.load_encoder`` shares its
+    models)."""
+    with _LOADING:
+        return _loaded(folder)
 
 
 @dataclass(frozen=True)
@@ -130,3 +141,8 @@ def _erf(x: np.ndarray) -> np.ndarray:
     for coefficient in _ERF_A:
         poly = (poly + coefficient) * t
     return (np.sign(x) * (1.0 - poly * np.exp(-a * a))).astype(np.float32)
+
+
+@lru_cache(maxsize=4)
+def _loaded(folder: Path) -> NumpyBert | None:
+    return NumpyBert.load(folder)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -21,9 +21,6 @@ from clinsearch.annotate.finding import POLARITIES
 from clinsearch.annotate.lexicon import CONCEPT_TYPES, Lexicon
 from clinsearch.atomic import atomic_path
 from clinsearch.cache_dir import default_cache_dir, private_folder
-
-if TYPE_CHECKING:
-    from clinsearch.models.numpy_bert import NumpyBert
 
 TERM_BATCH = 1024  # lexicon terms embedded per step of the progress bar
 
@@ -65,18 +62,11 @@ class DefaultEncoder:
         """Unit vectors of ``queries``: a few short ones in NumPy when the model is a BERT in
         MiniLM's layout (no torch to import), others by the model loaded once per process."""
         from clinsearch.models.encoder import SMALL_INPUT, load_encoder
+        from clinsearch.models.numpy_bert import numpy_bert
 
-        if len(queries) <= SMALL_INPUT and self._numpy_bert is not None:
-            vectors = self._numpy_bert.encode(queries)
-            if vectors is not None:
-                return vectors
-        return load_encoder(self.path).encode_queries(queries)
-
-    @cached_property
-    def _numpy_bert(self) -> NumpyBert | None:
-        from clinsearch.models.numpy_bert import NumpyBert
-
-        return NumpyBert.load(self.path)
+        bert = numpy_bert(self.path) if len(queries) <= SMALL_INPUT else None
+        vectors = bert.encode(queries) if bert is not None else None
+        return vectors if vectors is not None else load_encoder(self.path).encode_queries(queries)
 
 
 @dataclass(frozen=True, slots=True)

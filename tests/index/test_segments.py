@@ -242,3 +242,37 @@ def test_merged_segments_keep_row_groups_small(
         assert max(sizes) <= 40 and sum(sizes) == meta.num_rows
     assert meta.num_rows > 40  # the sentences did need several row groups
     assert check_index(index.path)[1] == []
+
+
+def test_a_few_reports_rows_are_read_from_their_row_groups_alone(
+    tmp_path: Path, sample: list[Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading some reports' findings (a report view, the triggers of a page of hits) reads
+    only the row groups whose key range holds them, and gives the rows a whole read would,
+    filters and deletion marks applied."""
+    from clinsearch.index import findings
+
+    monkeypatch.setattr(findings, "_ROW_GROUP", 16)
+    index = Index.build(sample, tmp_path / "idx", progress=False)
+    index.delete([sample[3].id])
+    gen = index.generation
+    whole = gen.table("findings").to_pylist()
+    groups = pq.ParquetFile(gen.files("findings")[0]).metadata.num_row_groups
+    assert groups > 10
+    read = pq.ParquetFile.read_row_groups
+    asked: list[list[int]] = []
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", lambda self, row_groups, **options: (
+        asked.append(list(row_groups)) or read(self, row_groups, **options)))
+    keys = sorted({row["report_key"] for row in whole})
+    for wanted in ([keys[0]], [keys[7], keys[30]], [keys[-1], 10**9]):
+        rows = gen.table("findings", report_keys=wanted).to_pylist()
+        assert rows == [row for row in whole if row["report_key"] in wanted] != []
+        assert 0 < len(asked.pop()) <= 2 * len(wanted)
+    concept = whole[0]["concept"]
+    rows = gen.table("findings", ["sentence_id"], report_keys=keys[:5],
+                     filters=[("concept", "=", concept)]).to_pylist()
+    assert rows == [{"sentence_id": row["sentence_id"]} for row in whole
+                    if row["report_key"] in keys[:5] and row["concept"] == concept]
+    dropped = index.lookup.report_keys.tolist()
+    assert gen.table("findings", report_keys=[k for k in range(60) if k not in dropped]
+                     ).num_rows == 0

@@ -74,7 +74,6 @@ def search_command(
 ) -> None:
     """Search an index with a query, or a file of queries (batch mode, e.g. --format trec)."""
     from clinsearch import Index
-    from clinsearch.index.findings import FindingsTable
     from clinsearch.query_file import Query, read_queries
     from clinsearch.search.no_hits import no_hits_reason
     from clinsearch.search.output import OUTPUT_FORMATS
@@ -108,7 +107,7 @@ def search_command(
             reason = "" if hits else no_hits_reason(index, q.text)
             tiers = []
             if output != "trec":  # run lines stay plain; tables and JSON show tiers and cues
-                hits = with_triggers(FindingsTable.optional(index.generation), hits)
+                hits = with_triggers(index, hits)
                 tiers = tier_counts(index.session, q.text, level, spec)
             _print_hits(q.qid, q.text, level, method, hits, output, run_tag,
                         lines=queries is not None, empty_reason=reason, tiers=tiers)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -131,15 +132,14 @@ class Generation:
         schema: pa.Schema | None = None,
     ) -> pa.Table:
         """Logical table ``name`` read whole (optionally some columns), deleted reports left out;
-        with ``report_keys`` only those reports' rows (segments without them are not read), with
+        with ``report_keys`` only those reports' rows (segments and row groups without them are
+        not read: ``_read_keys``), with
         ``filters`` only matching rows (pyarrow's filters: row groups are skipped by statistics);
         ``dictionary`` columns are read dictionary-encoded (no string per row). With
         ``schema`` (the table's current one), a column of it that a segment's file lacks (one
         written before the column existed) reads as nulls."""
         key, dropped = KEY_COLUMNS[name], self.deleted_keys()
         wanted = _sorted(report_keys)
-        if wanted is not None:
-            filters = [*(filters or []), (key, "in", wanted.tolist())]
         tables = []
         for segment, path in zip(self.segments, self.files(name), strict=True):
             if wanted is not None and not _overlaps(segment, wanted):
@@ -148,10 +148,13 @@ class Generation:
             read_columns = _with_key(columns or (None if schema is None else schema.names), key)
             if stored is not None and read_columns is not None:
                 read_columns = [c for c in read_columns if c in stored]
-            read = (pq.read_table(path, columns=read_columns, filters=filters,
-                                  read_dictionary=dictionary)
-                    if filters else
-                    pq.ParquetFile(path, read_dictionary=dictionary).read(read_columns))
+            if wanted is not None:
+                read = _read_keys(path, key, wanted, read_columns, filters, dictionary)
+            elif filters:
+                read = pq.read_table(path, columns=read_columns, filters=filters,
+                                     read_dictionary=dictionary)
+            else:
+                read = pq.ParquetFile(path, read_dictionary=dictionary).read(read_columns)
             if schema is not None:
                 read = _filled(read, schema, columns)
             tables.append(_kept(read, key, dropped, columns))
@@ -284,6 +287,46 @@ def _kept(
     """``rows`` without those of the ``dropped`` report keys, reduced to ``columns``."""
     rows = without_keys(rows, key, dropped)
     return rows if columns is None else rows.select(columns)
+
+
+def _read_keys(
+    path: Path, key: str, wanted: np.ndarray, columns: list[str] | None,
+    filters: list[tuple[str, str, Any]] | None, dictionary: list[str] | None,
+) -> pa.Table:
+    """The rows of one segment file whose ``key`` is one of the sorted ``wanted`` keys (and
+    that match ``filters``), reading only the row groups whose key range holds one of them.
+    The file's footer and key ranges are read once per file (``_footer``): pyarrow's own
+    filtered read parses the footer anew each time, and a page of hits or one report view
+    asks for a few reports at a time."""
+    stat = path.stat()
+    metadata, ranges = _footer(str(path), key, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    at = np.searchsorted(wanted, ranges[:, 0])
+    inside = at < len(wanted)
+    inside[inside] = wanted[at[inside]] <= ranges[inside, 1]
+    groups = np.flatnonzero(inside).tolist()
+    conditions = [(key, "in", wanted.tolist()), *(filters or [])]
+    needed = None if columns is None else list(dict.fromkeys(
+        [*columns, *(column for column, _, _ in conditions)]))
+    parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary)
+    read = parquet.read_row_groups(groups, columns=needed)
+    read = read.filter(pq.filters_to_expression(conditions))
+    return read if columns is None else read.select(columns)
+
+
+@lru_cache(maxsize=1024)
+def _footer(path: str, key: str, identity: tuple[int, int, int]) -> tuple[Any, np.ndarray]:
+    """A Parquet file's metadata and each row group's (min, max) ``key`` (a group without
+    statistics spans every key); ``identity`` (inode, size, mtime) keys the cache, so a file
+    written anew is read anew. Segment files are immutable, so entries rarely go stale."""
+    metadata = pq.ParquetFile(path).metadata
+    column = metadata.schema.to_arrow_schema().get_field_index(key)
+    ranges = np.empty((metadata.num_row_groups, 2), np.int64)
+    for group in range(metadata.num_row_groups):
+        stats = metadata.row_group(group).column(column).statistics
+        known = stats is not None and stats.has_min_max
+        ranges[group] = (stats.min, stats.max) if known else (np.iinfo(np.int64).min,
+                                                               np.iinfo(np.int64).max)
+    return metadata, ranges
 
 
 def _overlaps(segment: Segment, keys: np.ndarray) -> bool:

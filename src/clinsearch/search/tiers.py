@@ -21,6 +21,7 @@ from clinsearch.search.concept.ranking import PolarityOptions, parse_context
 from clinsearch.units import Level
 
 if TYPE_CHECKING:
+    from clinsearch.index.index_store import IndexStore
     from clinsearch.search.cohort import Cohort, Scope
     from clinsearch.search.method_spec import MethodSpec
     from clinsearch.search.session import SearchSession
@@ -76,16 +77,20 @@ def report_tiers(session: SearchSession, query: str) -> dict[str, str]:
             for uid in lookup.report_ids.take(rows)}
 
 
-def with_triggers(findings: FindingsTable | None, hits: list[Hit]) -> list[Hit]:
+def with_triggers(index: IndexStore, hits: list[Hit]) -> list[Hit]:
     """``hits`` with each matched finding's trigger (``explanation["trigger"]``: the cue's words,
-    rule and category; None for a mention stated now), read from the findings table for the
-    sentences of the hits in weaker tiers only (a query whose hits are all stated now reads
-    nothing)."""
-    needed = [h for h in hits if _needs_trigger(h)]
-    wanted = sorted({h.sentence_id for h in needed if h.explanation["tier"] not in ASSERTED})
+    rule and category; None for a mention stated now), read from the index's findings table
+    for the sentences of the hits in weaker tiers only (a query whose hits are all stated now
+    reads nothing), in the row groups of their reports alone."""
+    needed = [h for h in hits if _needs_trigger(h) and h.explanation["tier"] not in ASSERTED]
+    wanted = sorted({h.sentence_id for h in needed})
     triggers: dict[tuple[str, int], Any] = {}
+    findings = FindingsTable.optional(index.generation)
     if findings is not None and wanted:
+        lookup = index.lookup
+        rows = lookup.report_ids.rows_of(sorted({h.report_id for h in needed}))
         table = findings.table(["sentence_id", "start", "trigger"],
+                               report_keys=lookup.report_keys[rows[rows >= 0]].tolist(),
                                filters=[("sentence_id", "in", wanted)])
         triggers = {(s, start): t for s, start, t in zip(
             table.column("sentence_id").to_pylist(), table.column("start").to_pylist(),

@@ -10,7 +10,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from clinsearch.errors import ClinsearchError, LimitError
-from clinsearch.index.findings import FindingsTable
 from clinsearch.limits import MAX_QUERY_TEXT, MAX_TOP
 from clinsearch.search.cohort import COUNT_LEVELS
 from clinsearch.search.concept.ranking import parse_context
@@ -102,7 +101,7 @@ def search(
                    "reports": len({h.report_id for h in page_hits}),
                    "patients": len({h.patient_id for h in page_hits})}
         stated = stated_polarities(snap, searched)
-        page_hits = with_triggers(FindingsTable.optional(snap.index.generation), page_hits)
+        page_hits = with_triggers(snap.index, page_hits)
         shown = hit_records(page_hits, snap)
         for record in shown:  # hits stating the query's finding the other way are marked
             record["against_query"] = against_query(record["findings"], stated)

@@ -297,7 +297,8 @@ def _read_keys(
     that match ``filters``), reading only the row groups whose key range holds one of them.
     The file's footer and key ranges are read once per file (``_footer``): pyarrow's own
     filtered read parses the footer anew each time, and a page of hits or one report view
-    asks for a few reports at a time."""
+    asks for a few reports at a time. Keys spread over most of the file are read by pyarrow's
+    scan, which filters each batch as it decodes it."""
     stat = path.stat()
     metadata, ranges = _footer(str(path), key, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
     at = np.searchsorted(wanted, ranges[:, 0])
@@ -305,6 +306,9 @@ def _read_keys(
     inside[inside] = wanted[at[inside]] <= ranges[inside, 1]
     groups = np.flatnonzero(inside).tolist()
     conditions = [(key, "in", wanted.tolist()), *(filters or [])]
+    if 2 * len(groups) > len(ranges):
+        return pq.read_table(path, columns=columns, filters=conditions,
+                             read_dictionary=dictionary)
     needed = None if columns is None else list(dict.fromkeys(
         [*columns, *(column for column, _, _ in conditions)]))
     parquet = pq.ParquetFile(path, metadata=metadata, read_dictionary=dictionary)

@@ -46,7 +46,7 @@ _JOB_BATCHES = 4  # spaCy batches per annotation job sent to a worker
 # Distinct sentence texts remembered: the repeated ones of an archive (templates) stay in, the
 # one-off texts pass through (more held much memory in one-off texts for hardly more hits).
 _CACHE_TEXTS = 50_000
-_ROW_GROUP = 8_192  # findings rows per Parquet row group (a report's findings read as one)
+_ROW_GROUP = 16_384  # findings rows per Parquet row group (a report's findings read as one)
 _SENTENCE_FIELDS = {  # findings column: the sentences column it repeats
     "report_key": "report_key", "sentence_id": "id", "sentence_index": "index",
     "report_id": "report_id", "visit_id": "visit_id", "patient_id": "patient_id",

@@ -467,8 +467,11 @@ class _Segment:
         return None if self.ann_path is None else _load_ann(self.ann_path)
 
     def sentence_scores(self, query: np.ndarray) -> np.ndarray:
-        """The exact score of each live sentence of the segment (its best window)."""
-        scores = np.asarray(self.vectors @ query, np.float32)
+        """The exact score of each live sentence of the segment (its best window). Each row's
+        product is computed alike (``einsum``): BLAS's matrix-vector kernels can round a row
+        by where it lies in a block, so repeated sentences scored apart and ties broke by
+        position instead of report key (seen with OpenBLAS on AVX-512)."""
+        scores = np.einsum("ij,j->i", self.vectors, query).astype(np.float32, copy=False)
         if len(self.starts) != len(scores) and len(scores):
             scores = np.maximum.reduceat(scores, self.starts)
         return scores[self.live]

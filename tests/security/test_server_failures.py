@@ -68,6 +68,9 @@ def test_a_broken_index_while_serving(index_dir: Path, tmp_path: Path) -> None:
         assert answer.status == 503, answer.text
         detail = answer.json()["detail"]
         assert "no such file or directory" in detail and "\n" not in detail
+        headers = {k.lower(): v for k, v in answer.headers.items()}  # a failure's answer too
+        assert headers["cache-control"] == "no-store"
+        assert headers["content-security-policy"].startswith("default-src 'self'")
         assert server.call("GET", "/api/session", role=None).status == 200
     _clean(log.read_text(), answer.text)
 

@@ -11,12 +11,13 @@ scripts from a CDN, which the page's policy forbids; the schema is at /openapi.j
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import clinsearch
 from clinsearch.errors import ClinsearchError
@@ -61,16 +62,35 @@ def create_app(index_path: str | Path, users: UserStore | None, audit: AuditLog,
     app.add_exception_handler(RequestValidationError,
                               error_bodies.invalid_request)  # type: ignore[arg-type]
     app.add_middleware(RequestGuard, state=state)
-    app.middleware("http")(_headers_and_failures)  # added last: outermost, so on every answer
+    app.add_middleware(HeadersAndFailures)  # added last: outermost, so on every answer
     return app
 
 
-async def _headers_and_failures(request: Request, call_next: Any) -> Any:
-    """Security headers on every answer; an exception no handler took is answered by
-    ``error_bodies.failure`` and the connection is kept."""
-    try:
-        response = await call_next(request)
-    except Exception as exc:
-        response = error_bodies.failure(request.url.path, exc)
-    response.headers.update(SECURITY_HEADERS)
-    return response
+class HeadersAndFailures:
+    """Security headers on every answer; an exception no handler took before the answer
+    started is answered by ``error_bodies.failure`` and the connection is kept. A plain ASGI
+    middleware: Starlette's ``@app.middleware("http")`` ran each request through a task and
+    streams of its own, in the event loop's thread that every request shares."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                MutableHeaders(scope=message).update(SECURITY_HEADERS)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:
+            if started:  # part of an answer went out: nothing else can be said on it
+                raise
+            await error_bodies.failure(scope["path"], exc)(scope, receive, send_with_headers)

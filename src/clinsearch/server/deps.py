@@ -1,5 +1,9 @@
 """The dependencies routes declare, each defined once: the shared state, the caller (token),
-the stated purpose, the text-seeing and admin roles, and the audit record of an access."""
+the stated purpose, the text-seeing and admin roles, and the audit record of an access.
+
+Each is ``async``: none does I/O, and FastAPI runs a plain ``def`` dependency in its thread
+pool, a hop to another thread and back (and a wait for the interpreter lock) per dependency
+per request."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from clinsearch.server.state import ServerState
 LOCAL_USER = User("local", "admin", "", "")
 
 
-def server_state(request: Request) -> ServerState:
+async def server_state(request: Request) -> ServerState:
     """The state ``create_app`` made for this app."""
     return request.app.state.clinsearch  # type: ignore[no-any-return]
 
@@ -24,7 +28,7 @@ def server_state(request: Request) -> ServerState:
 State = Annotated[ServerState, Depends(server_state)]
 
 
-def principal(request: Request, state: State) -> User:
+async def principal(request: Request, state: State) -> User:
     """The caller ``RequestGuard`` authenticated from its token before the body was read
     (LOCAL_USER without auth)."""
     if state.users is None:
@@ -39,7 +43,7 @@ def principal(request: Request, state: State) -> User:
 Caller = Annotated[User, Depends(principal)]
 
 
-def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
+async def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
     """The purpose the caller states for this access (the page asks once per session):
     printable text, percent-encoded by the page."""
     stated = urllib.parse.unquote(x_purpose or "").strip()
@@ -54,7 +58,7 @@ def purpose(x_purpose: Annotated[str | None, Header()] = None) -> str:
 Purpose = Annotated[str, Depends(purpose)]
 
 
-def text_reader(user: Caller) -> User:
+async def text_reader(user: Caller) -> User:
     """The caller, if its role sees report text (403 for counts-only roles)."""
     if not user.sees_text:
         raise HTTPException(403, f"role {user.role!r} sees counts only")
@@ -64,7 +68,7 @@ def text_reader(user: Caller) -> User:
 TextReader = Annotated[User, Depends(text_reader)]
 
 
-def admin_users(user: Caller, state: State) -> UserStore:
+async def admin_users(user: Caller, state: State) -> UserStore:
     """The users file, if the caller is an admin of a server with authentication."""
     if user.role != "admin":
         raise HTTPException(403, "only an admin manages users")
@@ -103,7 +107,7 @@ def _client(request: Request) -> str:
     return f"{request.client.host}:{request.client.port}" if request.client else "unknown"
 
 
-def data_auditor(request: Request, state: State, user: Caller, why: Purpose) -> Auditor:
+async def data_auditor(request: Request, state: State, user: Caller, why: Purpose) -> Auditor:
     """The auditor of a data access (a purpose must be stated)."""
     return Auditor(state, user, why, _client(request))
 
@@ -111,7 +115,7 @@ def data_auditor(request: Request, state: State, user: Caller, why: Purpose) -> 
 def auditor_for(why: str) -> Any:
     """A dependency: the auditor of an admin's task ``why`` (no purpose header asked)."""
 
-    def auditor(request: Request, state: State, user: Caller) -> Auditor:
+    async def auditor(request: Request, state: State, user: Caller) -> Auditor:
         return Auditor(state, user, why, _client(request))
 
     return auditor

@@ -18,7 +18,7 @@ MAX_PAGE = 500
 router = APIRouter(prefix="/api/audit")
 
 
-def admin(user: Caller) -> User:
+async def admin(user: Caller) -> User:
     """The caller, if an admin."""
     if user.role != "admin":
         raise HTTPException(403, "only an admin reads the audit trail")

@@ -13,9 +13,9 @@ concatenated in key order, marked-deleted reports left out.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +33,9 @@ REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
 DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
+_FOOTERS = 128  # Parquet footers kept for reads of a few reports (``_footer``)
+_footers: dict[tuple[int | str, ...], tuple[Any, np.ndarray]] = {}
+_footers_lock = threading.Lock()
 
 
 SENTENCE_BITS = 20  # a sentence code is report key << SENTENCE_BITS | sentence index
@@ -299,8 +302,7 @@ def _read_keys(
     filtered read parses the footer anew each time, and a page of hits or one report view
     asks for a few reports at a time. Keys spread over most of the file are read by pyarrow's
     scan, which filters each batch as it decodes it."""
-    stat = path.stat()
-    metadata, ranges = _footer(str(path), key, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    metadata, ranges = _footer(path, key)
     at = np.searchsorted(wanted, ranges[:, 0])
     inside = at < len(wanted)
     inside[inside] = wanted[at[inside]] <= ranges[inside, 1]
@@ -334,21 +336,30 @@ def _matching(rows: pa.Table, conditions: list[tuple[str, str, Any]]) -> Any:
     return mask
 
 
-@lru_cache(maxsize=1024)
-def _footer(path: str, key: str, identity: tuple[int, int, int]) -> tuple[Any, np.ndarray]:
+def _footer(path: Path, key: str) -> tuple[Any, np.ndarray]:
     """A Parquet file's metadata and each row group's (min, max) ``key`` (a group without
-    statistics spans every key); ``identity`` (inode, size, mtime) keys the cache, so a file
-    written anew is read anew. Segment files are immutable, so entries rarely go stale."""
+    statistics spans every key), read once per file: kept by the file's identity (device,
+    inode, size, mtime), so the hard links of a segment in later generations share one entry
+    and a file written anew is read anew; the oldest entries go past ``_FOOTERS``."""
+    stat = path.stat()
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, key)
+    found = _footers.get(identity)
+    if found is not None:
+        return found
     metadata = pq.ParquetFile(path).metadata
-    column = metadata.schema.to_arrow_schema().get_field_index(key)
+    leaves = [metadata.schema.column(n).path for n in range(metadata.num_columns)]
+    column = leaves.index(key)  # statistics are kept per leaf column, nested ones included
     ranges = np.empty((metadata.num_row_groups, 2), np.int64)
     for group in range(metadata.num_row_groups):
         stats = metadata.row_group(group).column(column).statistics
         known = stats is not None and stats.has_min_max
         ranges[group] = (stats.min, stats.max) if known else (np.iinfo(np.int64).min,
                                                                np.iinfo(np.int64).max)
+    with _footers_lock:  # server threads: one changes the dict at a time
+        while len(_footers) >= _FOOTERS:
+            del _footers[next(iter(_footers))]
+        _footers[identity] = metadata, ranges
     return metadata, ranges
-
 
 def _overlaps(segment: Segment, keys: np.ndarray) -> bool:
     """Whether any of the sorted ``keys`` falls in the segment's key range."""

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from clinsearch.corpus.model import Report
 from clinsearch.corpus.readers import read_reports
 from clinsearch.corpus.sample import SAMPLE_FORMAT, sample_reports_path
 from clinsearch.index import integrity
+from clinsearch.index.component import Generation
 from clinsearch.index.integrity import check_index
 from clinsearch.search.cohort import Cohort
 
@@ -276,3 +278,38 @@ def test_a_few_reports_rows_are_read_from_their_row_groups_alone(
     dropped = index.lookup.report_keys.tolist()
     assert gen.table("findings", report_keys=[k for k in range(60) if k not in dropped]
                      ).num_rows == 0
+
+
+def test_a_segment_holding_its_whole_key_run_gives_the_keys_a_read_would(
+    tmp_path: Path, sample: list[Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The row lookup takes a segment's report keys from its key run when it has no gap and
+    its row groups' statistics agree (no key column decoded), and reads them otherwise (a
+    merge that dropped deleted reports leaves gaps); either way it equals a lookup that reads
+    every key."""
+    from clinsearch.index import row_lookup, tables
+    from clinsearch.index.row_lookup import RowLookup
+
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 7)
+    index = Index.build(sample[:25], tmp_path / "idx", progress=False)
+    index.add(sample[25:], progress=False)
+    index.delete([sample[3].id, sample[30].id])
+
+    def same_as_read(gen: Generation) -> None:
+        taken = RowLookup(gen)
+        with monkeypatch.context() as patched:
+            patched.setattr(row_lookup, "_key_run", lambda segment, path: None)
+            read = RowLookup(gen)
+        for name in ("report_keys", "report_row_by_key", "first_sentence_row",
+                     "end_sentence_row"):
+            assert np.array_equal(getattr(taken, name), getattr(read, name)), name
+        assert list(taken.report_ids) == list(read.report_ids)
+
+    gen = index.generation
+    assert all(row_lookup._key_run(s, f) is not None for s, f in zip(
+        gen.segments, gen.files("reports"), strict=True))
+    same_as_read(gen)
+    assert index.optimize() == 2  # one segment without the deleted reports: a gap at each
+    merged = Index.open(index.path).generation
+    assert row_lookup._key_run(merged.segments[0], merged.files("reports")[0]) is None
+    same_as_read(merged)

@@ -33,7 +33,7 @@ REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
 DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
-_FOOTERS = 128  # Parquet footers kept for reads of a few reports (``_footer``)
+_FOOTERS = 128  # Parquet footers kept for reads of a few reports (``key_ranges``)
 _footers: dict[tuple[int | str, ...], tuple[Any, np.ndarray]] = {}
 _footers_lock = threading.Lock()
 
@@ -298,11 +298,11 @@ def _read_keys(
 ) -> pa.Table:
     """The rows of one segment file whose ``key`` is one of the sorted ``wanted`` keys (and
     that match ``filters``), reading only the row groups whose key range holds one of them.
-    The file's footer and key ranges are read once per file (``_footer``): pyarrow's own
+    The file's footer and key ranges are read once per file (``key_ranges``): pyarrow's own
     filtered read parses the footer anew each time, and a page of hits or one report view
     asks for a few reports at a time. Keys spread over most of the file are read by pyarrow's
     scan, which filters each batch as it decodes it."""
-    metadata, ranges = _footer(path, key)
+    metadata, ranges = key_ranges(path, key)
     at = np.searchsorted(wanted, ranges[:, 0])
     inside = at < len(wanted)
     inside[inside] = wanted[at[inside]] <= ranges[inside, 1]
@@ -336,7 +336,7 @@ def _matching(rows: pa.Table, conditions: list[tuple[str, str, Any]]) -> Any:
     return mask
 
 
-def _footer(path: Path, key: str) -> tuple[Any, np.ndarray]:
+def key_ranges(path: Path, key: str) -> tuple[Any, np.ndarray]:
     """A Parquet file's metadata and each row group's (min, max) ``key`` (a group without
     statistics spans every key), read once per file: kept by the file's identity (device,
     inode, size, mtime), so the hard links of a segment in later generations share one entry

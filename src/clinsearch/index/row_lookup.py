@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
-from clinsearch.index.component import KEY_COLUMNS, Generation
+from clinsearch.index.component import KEY_COLUMNS, Generation, Segment, key_ranges
 from clinsearch.index.unit_map import UnitMap
 
 _CACHED_GROUPS = 256  # row groups of ids and texts kept per table (~2,800 sentences each)
@@ -40,8 +40,10 @@ class LiveRows:
         self.generation, self.name = gen, name
         self.files: tuple[Path, ...] = tuple(gen.files(name))
         keys, self.file_rows = [], []
-        for path in self.files:
-            file_keys = numpy_of(pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0))
+        for segment, path in zip(gen.segments, self.files, strict=True):
+            file_keys = _key_run(segment, path) if name == "reports" else None
+            if file_keys is None:
+                file_keys = numpy_of(pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0))
             live = ~np.isin(file_keys, dropped) if len(dropped) else None
             keys.append(file_keys if live is None else file_keys[live])
             self.file_rows.append(None if live is None or live.all() else np.flatnonzero(live))
@@ -120,6 +122,24 @@ class LiveRows:
             start += len(chunk)
         row_of = dict(zip(distinct, found.tolist(), strict=True))
         return np.array([row_of[v] for v in values], np.int64)
+
+
+def _key_run(segment: Segment, path: Path) -> np.ndarray | None:
+    """The keys of a segment's reports file without decoding them, when the segment holds
+    its whole key run (no gap: writers append keys rising, so its rows are that run in order)
+    and every row group's key statistics say so; None otherwise (the keys are read). A cold
+    start reads the key column of every segment, spread over many small row groups."""
+    if segment.reports != segment.last_key - segment.first_key + 1:
+        return None
+    metadata, ranges = key_ranges(path, KEY_COLUMNS["reports"])
+    sizes = np.array([metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)],
+                     np.int64)
+    starts = segment.first_key + np.cumsum(sizes) - sizes
+    agree = (np.array_equal(ranges[:, 0], starts)
+             and np.array_equal(ranges[:, 1], starts + sizes - 1))
+    if int(sizes.sum()) != segment.reports or not agree:
+        return None
+    return np.arange(segment.first_key, segment.last_key + 1, dtype=np.int64)
 
 
 class Column(Sequence[str]):

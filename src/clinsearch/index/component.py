@@ -33,7 +33,7 @@ REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
 DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
-_FOOTERS = 128  # Parquet footers kept for reads of a few reports (``key_ranges``)
+_FOOTERS = 128  # Parquet footers kept (``footer``)
 _footers: dict[tuple[int | str, ...], tuple[Any, np.ndarray]] = {}
 _footers_lock = threading.Lock()
 
@@ -147,7 +147,8 @@ class Generation:
         for segment, path in zip(self.segments, self.files(name), strict=True):
             if wanted is not None and not _overlaps(segment, wanted):
                 continue
-            stored = None if schema is None else set(pq.read_schema(path).names)
+            stored = None if schema is None else set(
+                footer(path, key)[0].schema.to_arrow_schema().names)
             read_columns = _with_key(columns or (None if schema is None else schema.names), key)
             if stored is not None and read_columns is not None:
                 read_columns = [c for c in read_columns if c in stored]
@@ -298,11 +299,11 @@ def _read_keys(
 ) -> pa.Table:
     """The rows of one segment file whose ``key`` is one of the sorted ``wanted`` keys (and
     that match ``filters``), reading only the row groups whose key range holds one of them.
-    The file's footer and key ranges are read once per file (``key_ranges``): pyarrow's own
+    The file's footer and key ranges are read once per file (``footer``): pyarrow's own
     filtered read parses the footer anew each time, and a page of hits or one report view
     asks for a few reports at a time. Keys spread over most of the file are read by pyarrow's
     scan, which filters each batch as it decodes it."""
-    metadata, ranges = key_ranges(path, key)
+    metadata, ranges = footer(path, key)
     at = np.searchsorted(wanted, ranges[:, 0])
     inside = at < len(wanted)
     inside[inside] = wanted[at[inside]] <= ranges[inside, 1]
@@ -336,11 +337,12 @@ def _matching(rows: pa.Table, conditions: list[tuple[str, str, Any]]) -> Any:
     return mask
 
 
-def key_ranges(path: Path, key: str) -> tuple[Any, np.ndarray]:
+def footer(path: Path, key: str) -> tuple[Any, np.ndarray]:
     """A Parquet file's metadata and each row group's (min, max) ``key`` (a group without
-    statistics spans every key), read once per file: kept by the file's identity (device,
-    inode, size, mtime), so the hard links of a segment in later generations share one entry
-    and a file written anew is read anew; the oldest entries go past ``_FOOTERS``."""
+    statistics spans every key), read once per file for all its readers (reads of a few
+    reports, the row lookup): kept by the file's identity (device, inode, size, mtime), so the
+    hard links of a segment in later generations share one entry and a file written anew is
+    read anew; the oldest entries go past ``_FOOTERS``."""
     stat = path.stat()
     identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, key)
     found = _footers.get(identity)

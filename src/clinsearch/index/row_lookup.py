@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from clinsearch.arrow_numbers import arrow_of, numpy_of, strings_of
-from clinsearch.index.component import KEY_COLUMNS, Generation, Segment, key_ranges
+from clinsearch.index.component import KEY_COLUMNS, Generation, Segment, footer
 from clinsearch.index.unit_map import UnitMap
 
 _CACHED_GROUPS = 256  # row groups of ids and texts kept per table (~2,800 sentences each)
@@ -90,9 +90,11 @@ class LiveRows:
     def _bounds(self, segment: int) -> np.ndarray:
         """The first file row of each row group of ``segment``, and the file's row count."""
         if segment not in self._opened:
-            parquet = pq.ParquetFile(self.files[segment])
-            sizes = [parquet.metadata.row_group(g).num_rows for g in range(parquet.num_row_groups)]
-            self._opened[segment] = (parquet, np.cumsum([0, *sizes]))
+            path = self.files[segment]
+            metadata = footer(path, KEY_COLUMNS[self.name])[0]
+            sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+            self._opened[segment] = (pq.ParquetFile(path, metadata=metadata),
+                                     np.cumsum([0, *sizes]))
         return self._opened[segment][1]
 
     def _read_group(self, segment: int, group: int, column: str) -> pa.Array:
@@ -131,7 +133,7 @@ def _key_run(segment: Segment, path: Path) -> np.ndarray | None:
     start reads the key column of every segment, spread over many small row groups."""
     if segment.reports != segment.last_key - segment.first_key + 1:
         return None
-    metadata, ranges = key_ranges(path, KEY_COLUMNS["reports"])
+    metadata, ranges = footer(path, KEY_COLUMNS["reports"])
     sizes = np.array([metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)],
                      np.int64)
     starts = segment.first_key + np.cumsum(sizes) - sizes

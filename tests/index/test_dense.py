@@ -15,13 +15,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from clinsearch import Index, IndexConfig
-from clinsearch.corpus.model import SegmentedReport
+from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.errors import ClinsearchError
 from clinsearch.index.component import DELETED_FILE, Change, Generation
 from clinsearch.index.dense import DenseComponent, DenseSearcher, merge_groups
 from clinsearch.index.integrity import CoreRows, check_index
 from clinsearch.models.encoder import load_encoder
 
+from ..fresh_process import modules_loaded
 from ..tiny_models import build_tiny_bert
 from .test_bm25_segments import terms_in_files
 
@@ -345,6 +346,23 @@ def test_add_reuses_the_vectors_of_texts_the_index_already_holds(
     copied = new.vectors[new.sentence_indexes != 1]  # the long text, then the short one
     np.testing.assert_array_equal(copied, np.vstack([old.vectors[1:], old.vectors[:1]]))
     assert check_index(tmp_path / "idx")[1] == []
+
+
+def test_an_add_loads_the_encoder_only_when_a_text_has_no_vectors_yet(
+    tmp_path: Path, tiny_model: Path
+) -> None:
+    texts = ("No pleural effusion. Mild cardiomegaly.", "Mild cardiomegaly.",
+             "Small left pneumothorax.")
+    Index.build([Report("a", texts[0])], tmp_path / "idx", _config(tiny_model), progress=False)
+    add = ("from clinsearch import Index\nfrom clinsearch.corpus.model import Report\n"
+           f"Index.open({str(tmp_path / 'idx')!r}).add([Report({{}}, {{}})], progress=False)\n")
+    assert modules_loaded(add.format("'b'", repr(texts[1])), ["torch"]) == [False]
+    assert modules_loaded(add.format("'c'", repr(texts[2])), ["torch"]) == [True]
+    with Index.open(tmp_path / "idx") as index:
+        segments = index.component("dense").segments
+        fresh = load_encoder(tiny_model).encode_passages(["Small left pneumothorax."]).vectors
+    np.testing.assert_allclose(segments[-1].vectors, fresh, atol=1e-6)
+    np.testing.assert_array_equal(segments[1].vectors, segments[0].vectors[1:])
 
 
 def test_embed_sentences_encodes_only_texts_without_known_vectors(tiny_model: Path) -> None:

@@ -260,12 +260,14 @@ class DenseComponent:
         return DenseSearcher(gen.path / NAME, gen.deleted_keys())
 
     def _encoder(self, recorded: DenseMeta | None) -> Any:
-        """The encoder for this component; with ``recorded``, it must be the same model."""
-        from clinsearch.models.encoder import load_encoder
+        """The encoder for this component; with ``recorded``, it must be the same model, known
+        by its fingerprint and loaded only when a text needs encoding."""
+        from clinsearch.models.encoder import DeferredEncoder, load_encoder
 
-        encoder = load_encoder(self.model or (recorded.model_path if recorded else None))
-        if recorded is not None:
-            check_same_model(recorded, encoder)
+        if recorded is None:
+            return load_encoder(self.model)
+        encoder = DeferredEncoder(self.model or recorded.model_path, recorded.dim)
+        check_same_model(recorded, encoder)
         return encoder
 
     def _embed(

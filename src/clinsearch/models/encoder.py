@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clinsearch.errors import ClinsearchError
 from clinsearch.models.device import Device, for_inference, resolve_device, to_device
 from clinsearch.models.folder import (
     default_encoder_path,
@@ -124,6 +125,32 @@ def _load_cached(path: Path, device: str) -> SentenceEncoder | StaticEncoder:
     if is_static_folder(path):
         return StaticEncoder(path, fingerprint(path))
     return SentenceEncoder(path, device=device)
+
+
+class DeferredEncoder:
+    """The identity (path, fingerprint) of an index's recorded encoder with its recorded
+    dimension, the model itself loaded on the first encode: an add whose sentences all have
+    vectors already, or whose vectors come computed, never imports torch."""
+
+    def __init__(self, path: str | Path | None, dim: int, *, device: str | None = None) -> None:
+        self.path = check_named_model(path or default_encoder_path(), "encoder model")
+        self.fingerprint = fingerprint(self.path)
+        self.dim = dim
+        self._device = device
+
+    def encode_passages(
+        self,
+        passages: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        progress: bool = False,
+    ) -> PassageVectors:
+        """``encode_passages`` of the loaded model (loaded once per process)."""
+        encoder = load_encoder(self.path, device=self._device)
+        if encoder.dim != self.dim:
+            raise ClinsearchError(f"encoder model {self.path} gives vectors of {encoder.dim}"
+                                  f" dimensions, not the {self.dim} the index records")
+        return encoder.encode_passages(passages, batch_size=batch_size, progress=progress)
 
 
 def load_encoder(

@@ -34,7 +34,8 @@ def test_layout_and_manifest_fields(built: Index) -> None:
     gen = root / "gen-000001"
     assert {p.name for p in gen.iterdir()} >= {"manifest.json", "segments", "lexical"}
     assert {p.name for p in (gen / "segments" / "s000001").iterdir()} == {
-        "reports.parquet", "sentences.parquet", "findings.parquet", "concepts"}
+        "reports.parquet", "sentences.parquet", "sentence_counts.npy", "findings.parquet",
+        "concepts"}
     assert {p.name for p in (gen / "lexical").iterdir()} == {"sentences", "reports"}
     manifest = built.manifest.to_dict()
     assert manifest["format"] == "clinsearch-index" and manifest["format_version"] == 2

@@ -40,7 +40,7 @@ def test_manifest_records_every_file(full_index: Path) -> None:
     manifest = Manifest.read(gen)
     assert manifest.files == file_digests(gen)
     expected = {"segments/s000001/reports.parquet", "segments/s000001/findings.parquet",
-                "dense/vectors-000001.npy"}
+                "segments/s000001/sentence_counts.npy", "dense/vectors-000001.npy"}
     assert expected <= set(manifest.files)
     assert any(name.startswith("lexical/sentences/") for name in manifest.files)
     assert check_index(full_index) == (len(manifest.files), [])
@@ -75,6 +75,7 @@ def test_parts_that_disagree_are_named(full_index: Path, tmp_path: Path) -> None
     _, problems = check_index(root)
     text = "\n".join(problems)
     assert "sentences, the manifest says 16" in text
+    assert "sentence_counts.npy: sentences per report disagree with the sentences" in text
     assert "lexical/sentences: 16 BM25 documents do not match" in text
     assert "dense: vectors of 16 sentences do not match the 15 sentences" in text
     assert "finding(s) point at sentences that are not in the sentences table" in text

@@ -280,13 +280,14 @@ def test_a_few_reports_rows_are_read_from_their_row_groups_alone(
                      ).num_rows == 0
 
 
-def test_a_segment_holding_its_whole_key_run_gives_the_keys_a_read_would(
+def test_a_segments_key_run_and_sentence_counts_give_the_rows_a_read_would(
     tmp_path: Path, sample: list[Report], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The row lookup takes a segment's report keys from its key run when it has no gap and
     its row groups' statistics agree (no key column decoded), and reads them otherwise (a
-    merge that dropped deleted reports leaves gaps); either way it equals a lookup that reads
-    every key."""
+    merge that dropped deleted reports leaves gaps); its sentences' keys and first rows come
+    from the sentence counts every writer records (a build, an add, a merge); either way it
+    equals a lookup that reads every key."""
     from clinsearch.index import row_lookup, tables
     from clinsearch.index.row_lookup import RowLookup
 
@@ -299,11 +300,15 @@ def test_a_segment_holding_its_whole_key_run_gives_the_keys_a_read_would(
         taken = RowLookup(gen)
         with monkeypatch.context() as patched:
             patched.setattr(row_lookup, "_key_run", lambda segment, path: None)
+            patched.setattr(Generation, "sentence_counts", lambda self, segment: None)
             read = RowLookup(gen)
         for name in ("report_keys", "report_row_by_key", "first_sentence_row",
                      "end_sentence_row"):
             assert np.array_equal(getattr(taken, name), getattr(read, name)), name
         assert list(taken.report_ids) == list(read.report_ids)
+        assert np.array_equal(taken.sentence_report_row, read.sentence_report_row)
+        assert list(taken.sentence_ids) == list(read.sentence_ids)
+        assert all(gen.sentence_counts(s) is not None for s in gen.segments)
 
     gen = index.generation
     assert all(row_lookup._key_run(s, f) is not None for s, f in zip(

@@ -31,6 +31,7 @@ from clinsearch.parallel import Workers
 SEGMENTS_DIR = "segments"
 REPORTS_FILE = "reports.parquet"
 SENTENCES_FILE = "sentences.parquet"
+SENTENCE_COUNTS_FILE = "sentence_counts.npy"  # sentences per report, in report row order
 DELETED_FILE = "deleted.parquet"  # columns key, id: reports marked deleted, not yet erased
 KEY_COLUMNS = {"reports": "key", "sentences": "report_key", "findings": "report_key"}
 _FOOTERS = 128  # Parquet footers kept (``footer``)
@@ -116,6 +117,19 @@ class Generation:
     def has(self, name: str) -> bool:
         """Whether the generation's segments hold table ``name``."""
         return all(f.is_file() for f in self.files(name))
+
+    def sentence_counts(self, segment: Segment) -> np.ndarray | None:
+        """How many sentences each report row of ``segment`` has (deleted ones included), or
+        None when the segment does not record them (written by an older clinsearch) or they
+        disagree with its record (its sentences' keys then say)."""
+        path = self.segment_path(segment) / SENTENCE_COUNTS_FILE
+        if not path.is_file():
+            return None
+        counts = np.load(path, allow_pickle=False)
+        if (counts.ndim != 1 or len(counts) != segment.reports
+                or int(counts.sum(dtype=np.int64)) != segment.sentences):
+            return None
+        return counts
 
     def deleted_keys(self) -> np.ndarray:
         """Report keys marked deleted in this generation (sorted int64; empty when none).

@@ -18,9 +18,15 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from clinsearch.errors import ClinsearchError
-from clinsearch.index.component import CoreRows, Generation, sentence_codes
+from clinsearch.index.component import (
+    SENTENCE_COUNTS_FILE,
+    CoreRows,
+    Generation,
+    sentence_codes,
+)
 from clinsearch.index.generations import LEASE, lease_current
 from clinsearch.index.manifest import MANIFEST_FILE, Manifest
+from clinsearch.index.tables import sentence_counts
 
 _UNRECORDED = (MANIFEST_FILE, LEASE)
 
@@ -142,6 +148,14 @@ def _check_segments(gen: Generation) -> list[str]:
         if (len(keys), sentences) != (segment.reports, segment.sentences):
             problems.append(f"{folder}: {len(keys)} reports and {sentences} sentences, the"
                             f" manifest says {segment.reports} and {segment.sentences}")
+        counted = folder / SENTENCE_COUNTS_FILE
+        if counted.is_file():  # segments of older clinsearch versions have none
+            sentence_keys = pq.ParquetFile(folder / "sentences.parquet").read(
+                ["report_key"]).column(0).to_numpy()
+            if not np.array_equal(np.load(counted, allow_pickle=False),
+                                  sentence_counts(keys, sentence_keys)):
+                problems.append(f"{counted}: sentences per report disagree with the sentences"
+                                " table")
         if len(keys) and (keys.min() < segment.first_key or keys.max() > segment.last_key):
             problems.append(f"{folder}: report keys outside the segment's range"
                             f" {segment.first_key}-{segment.last_key}")

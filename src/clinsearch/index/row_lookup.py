@@ -33,17 +33,23 @@ class LiveRows:
     """Where each live row of one core table lies: its segment file and its row in that file.
 
     Rows are numbered as ``Generation.table`` returns them (segments in key order, deleted
-    reports left out).
+    reports left out). ``known_keys`` gives, per segment, the keys of all its rows when known
+    without reading the file (None: read them).
     """
 
-    def __init__(self, gen: Generation, name: str, dropped: np.ndarray) -> None:
+    def __init__(self, gen: Generation, name: str, dropped: np.ndarray,
+                 known_keys: Sequence[np.ndarray | None] | None = None) -> None:
         self.generation, self.name = gen, name
         self.files: tuple[Path, ...] = tuple(gen.files(name))
         keys, self.file_rows = [], []
-        for segment, path in zip(gen.segments, self.files, strict=True):
-            file_keys = _key_run(segment, path) if name == "reports" else None
+        self.stored_keys: list[np.ndarray] = []  # every row's key, deleted ones included
+        known = known_keys or [None] * len(self.files)
+        for segment, path, file_keys in zip(gen.segments, self.files, known, strict=True):
+            if file_keys is None and name == "reports":
+                file_keys = _key_run(segment, path)
             if file_keys is None:
                 file_keys = numpy_of(pq.ParquetFile(path).read([KEY_COLUMNS[name]]).column(0))
+            self.stored_keys.append(file_keys)
             live = ~np.isin(file_keys, dropped) if len(dropped) else None
             keys.append(file_keys if live is None else file_keys[live])
             self.file_rows.append(None if live is None or live.all() else np.flatnonzero(live))
@@ -195,7 +201,12 @@ class RowLookup:
 
     def __init__(self, gen: Generation) -> None:
         dropped = gen.deleted_keys()
-        reports, sentences = LiveRows(gen, "reports", dropped), LiveRows(gen, "sentences", dropped)
+        reports = LiveRows(gen, "reports", dropped)
+        # a segment that records its sentences per report gives its sentences' keys unread
+        counts = [gen.sentence_counts(s) for s in gen.segments]
+        sentences = LiveRows(gen, "sentences", dropped, [
+            None if n is None else np.repeat(k, n)
+            for k, n in zip(reports.stored_keys, counts, strict=True)])
         self._reports = reports
         keys = reports.keys
         self.report_keys: np.ndarray = keys
@@ -209,10 +220,17 @@ class RowLookup:
         self.report_row_by_key = np.full(int(keys.max(initial=-1)) + 1, -1, np.int64)
         self.report_row_by_key[keys] = np.arange(len(keys))
         # a segment's sentences belong to its reports, rows rising with the report key: a
-        # report's sentences start where its segment's sentence keys reach its key
-        first = [start + np.searchsorted(sentence_keys, report_keys, side="left")
-                 for start, sentence_keys, report_keys in zip(
-                     sentences.starts[:-1], sentences.file_keys, reports.file_keys, strict=True)]
+        # report's sentences start after its live predecessors' (their counts summed) or,
+        # without counts, where its segment's sentence keys reach its key
+        first = []
+        for segment, start in enumerate(sentences.starts[:-1].tolist()):
+            if counts[segment] is not None:
+                live = reports.file_rows[segment]
+                n = counts[segment] if live is None else counts[segment][live]
+                first.append(start + np.cumsum(n, dtype=np.int64) - n)
+            else:
+                first.append(start + np.searchsorted(sentences.file_keys[segment],
+                                                     reports.file_keys[segment], side="left"))
         self.first_sentence_row = np.concatenate(first) if first else np.empty(0, np.int64)
         self.end_sentence_row = np.append(self.first_sentence_row[1:], len(sentences))
 

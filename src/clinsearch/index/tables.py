@@ -15,11 +15,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from clinsearch.arrow_numbers import numpy_of
 from clinsearch.corpus.model import Report, SegmentedReport
 from clinsearch.duck import connect
 from clinsearch.index.component import (
     KEY_COLUMNS,
     REPORTS_FILE,
+    SENTENCE_COUNTS_FILE,
     SENTENCES_FILE,
     Generation,
     Segment,
@@ -79,8 +81,12 @@ class SegmentWriter:
         self.id = segment_id
         self._reports = pq.ParquetWriter(folder / REPORTS_FILE, REPORTS_SCHEMA)
         self._sentences = pq.ParquetWriter(folder / SENTENCES_FILE, SENTENCES_SCHEMA)
+        self._folder = folder
         self._keys: list[int] = []  # first and last key written
         self._rows = [0, 0]
+        # sentences per report, in row order; None once an append's sentences were not all
+        # of its own reports (then no counts file is written and readers count the keys)
+        self._counts: list[np.ndarray] | None = []
 
     @property
     def reports(self) -> int:
@@ -100,6 +106,11 @@ class SegmentWriter:
             sentences.select(SENTENCES_SCHEMA.names).cast(SENTENCES_SCHEMA),
             row_group_size=ROW_GROUP_ROWS,
         )
+        if self._counts is not None:
+            counts = sentence_counts(numpy_of(reports.column("key")),
+                                     numpy_of(sentences.column("report_key")))
+            self._counts = ([*self._counts, counts]
+                            if int(counts.sum()) == sentences.num_rows else None)
         if reports.num_rows:
             keys = reports.column("key")
             self._keys = [self._keys[0] if self._keys else pc.min(keys).as_py(),
@@ -110,8 +121,22 @@ class SegmentWriter:
         """Finish both files (their footers are written here); the segment's record."""
         self._reports.close()
         self._sentences.close()
+        if self._counts is not None:
+            write_sentence_counts(self._folder, np.concatenate([np.zeros(0, np.int32),
+                                                                *self._counts]))
         first, last = self._keys or [0, -1]
         return Segment(self.id, first, last, *self._rows)
+
+
+def sentence_counts(report_keys: np.ndarray, sentence_keys: np.ndarray) -> np.ndarray:
+    """How many of ``sentence_keys`` (sorted) each of ``report_keys`` has (int32)."""
+    return (np.searchsorted(sentence_keys, report_keys, side="right")
+            - np.searchsorted(sentence_keys, report_keys, side="left")).astype(np.int32)
+
+
+def write_sentence_counts(folder: Path, counts: np.ndarray) -> None:
+    """Store a segment's sentences per report (in report row order) beside its tables."""
+    np.save(folder / SENTENCE_COUNTS_FILE, counts.astype(np.int32, copy=False))
 
 
 def merge_segments(

@@ -10,7 +10,7 @@ import pytest
 
 from clinsearch.errors import ClinsearchError
 from clinsearch.models.encoder import SentenceEncoder, load_encoder
-from clinsearch.models.folder import default_encoder_path
+from clinsearch.models.folder import default_encoder_path, fingerprint
 
 
 def test_default_model_is_packaged_minilm(minilm: SentenceEncoder) -> None:
@@ -55,6 +55,24 @@ def test_plain_hugging_face_folder_gets_mean_pooling(tiny_encoder_dir: Path) -> 
 
 def test_fingerprint_tells_models_apart(minilm: SentenceEncoder, tiny_encoder_dir: Path) -> None:
     assert SentenceEncoder(tiny_encoder_dir).fingerprint != minilm.fingerprint
+
+
+def test_a_fingerprint_is_kept_until_a_file_of_the_model_changes(
+    tiny_encoder_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLINSEARCH_CACHE", str(tmp_path / "cache"))
+    model = tmp_path / "model"
+    shutil.copytree(tiny_encoder_dir, model)
+    first = fingerprint(model)
+    (memo,) = (tmp_path / "cache" / "fingerprints").iterdir()
+    assert memo.read_text() == first and memo.stat().st_mode & 0o077 == 0
+    memo.write_text("0123456789abcdef")  # a kept value is taken, not recomputed
+    assert fingerprint(model) == "0123456789abcdef"
+    memo.write_text("not a fingerprint")  # a damaged one is recomputed
+    assert fingerprint(model) == first
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + b" ")  # same size, new content
+    assert fingerprint(model) not in (first, "0123456789abcdef")
 
 
 def test_load_encoder_reuses_a_loaded_model(tiny_encoder_dir: Path) -> None:

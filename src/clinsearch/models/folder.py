@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from clinsearch.atomic import atomic_path
+from clinsearch.cache_dir import default_cache_dir, private_folder
 from clinsearch.errors import ClinsearchError
 
 WEIGHT_FILES = ("model.safetensors",)
@@ -26,6 +29,7 @@ _FINGERPRINT_FILES = (
     "vocab.txt",
     *WEIGHT_FILES,
 )
+_IDENTITY = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")  # of a file's content
 
 
 def default_encoder_path() -> Path:
@@ -111,18 +115,39 @@ def check_model_folder(path: str | Path, what: str) -> Path:
 
 
 def fingerprint(path: Path) -> str:
-    """A sha256 over the config, tokenizer and weight files: same model, same fingerprint."""
-    digest = hashlib.sha256()
+    """A sha256 over the config, tokenizer and weight files: same model, same fingerprint.
+
+    Kept in the private cache under the files' identities (device, inode, size, modification
+    and change times: any write to a file changes its change time), so an unchanged folder is
+    not read again (MiniLM's weights are 90 MB: a cold search hashed them each time).
+    """
     inner = transformer_folder(path)
-    for folder in dict.fromkeys((path, inner)):
-        for name in _FINGERPRINT_FILES:
-            file = folder / name
-            if file.is_file():
-                digest.update(name.encode())
-                with file.open("rb") as handle:
-                    for block in iter(lambda h=handle: h.read(1 << 20), b""):
-                        digest.update(block)
-    return digest.hexdigest()[:16]
+    files = [(name, folder / name) for folder in dict.fromkeys((path, inner))
+             for name in _FINGERPRINT_FILES if (folder / name).is_file()]
+    stats = [(name, str(file), *(getattr(file.stat(), f) for f in _IDENTITY))
+             for name, file in files]
+    memo = (default_cache_dir() / "fingerprints"
+            / f"{hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:32]}.txt")
+    try:
+        kept = memo.read_text(encoding="ascii")
+        if re.fullmatch(r"[0-9a-f]{16}", kept):
+            return kept
+    except (OSError, ValueError):
+        pass
+    digest = hashlib.sha256()
+    for name, file in files:
+        digest.update(name.encode())
+        with file.open("rb") as handle:
+            for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(block)
+    value = digest.hexdigest()[:16]
+    try:
+        private_folder(memo.parent)
+        with atomic_path(memo) as tmp:
+            tmp.write_text(value, encoding="ascii")
+    except OSError:  # a cache that cannot be written: hashed again next time
+        pass
+    return value
 
 
 def load_model_folder(

@@ -30,8 +30,8 @@ class UnitMap:
                  visit_ids: pa.ChunkedArray | pa.Array) -> UnitMap:
         """The map of reports with these patient and visit ids (one per report row; plain or
         dictionary-encoded strings), numbered through dictionary codes: no string per row."""
-        patients = first_seen(dictionary_codes(patient_ids)[1])
-        visits = dictionary_codes(visit_ids)[1].astype(np.int64)
+        patients = first_seen(row_codes(patient_ids))
+        visits = row_codes(visit_ids).astype(np.int64)
         if not _one_patient_each(visits, patients):  # e.g. "v1" for every patient: use pairs
             visits = patients * (int(visits.max(initial=0)) + 1) + visits
         return cls(np.asarray(sentence_report, dtype=np.int64), first_seen(visits), patients)
@@ -84,14 +84,25 @@ def dictionary_codes(column: pa.ChunkedArray | pa.Array) -> tuple[list[str | Non
     """A string column as its distinct values and each row's index into them (int32 or int64),
     with no Python string per row; ``column`` may already be dictionary-encoded (as Parquet reads
     it with ``read_dictionary``)."""
+    dictionary, codes, missing = _encoded(column)
+    return dictionary.to_pylist() + ([None] if missing else []), codes
+
+
+def row_codes(column: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """``dictionary_codes`` without the distinct values (no Python string at all)."""
+    return _encoded(column)[1]
+
+
+def _encoded(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray, bool]:
+    """A string column's dictionary, each row's index into it (a missing value: one past its
+    end) and whether a value is missing."""
     if not pa.types.is_dictionary(column.type):
         column = pc.dictionary_encode(column)  # nulls as null indices: chunks can be unified
     if isinstance(column, pa.ChunkedArray):
         column = (column.unify_dictionaries().combine_chunks() if column.num_chunks
                   else pa.array([], column.type))
-    values = column.dictionary.to_pylist()
     indices = column.indices
-    if indices.null_count:  # a missing value read as a null index: give it a value of its own
-        indices = pc.fill_null(indices, len(values))
-        values.append(None)
-    return values, numpy_of(indices)
+    missing = bool(indices.null_count)
+    if missing:  # a missing value read as a null index: give it a value of its own
+        indices = pc.fill_null(indices, len(column.dictionary))
+    return column.dictionary, numpy_of(indices), missing

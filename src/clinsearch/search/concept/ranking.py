@@ -163,6 +163,17 @@ class Ranking:
     def __len__(self) -> int:
         return len(self._candidates)
 
+    def unit_tiers(self, unit_of: Callable[[np.ndarray], np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct units (ascending) of the candidates, ``unit_of`` mapping sentence codes
+        to units, each with the tier (a position in ``tiers``) of its best candidate, best as
+        ``top`` orders them (score, then code): one sort, no ranking of every candidate."""
+        units = np.asarray(unit_of(self._candidates))
+        order = np.lexsort((-self._scores, units))  # stable: equal scores keep code order
+        ordered = units[order]
+        first = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else order
+        return ordered[first], self._positions[order[first]]
+
     def top(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The sentence codes and scores of the ``n`` best candidates, best first: those above
         the n-th best score, then its ties in code order (no sort of every candidate)."""

@@ -125,12 +125,16 @@ class ConceptRetriever:
         if text_reason(parsed):
             return []
         ranking = self._ranking(query, parsed)
-        codes = ranking.sentences
-        rows = self.lookup.sentence_rows(*sentence_parts(codes))
-        units, first = np.unique(self.lookup.groups(level, "sentence", rows), return_index=True)
-        tiers = np.asarray(ranking.tier(codes[first]))
-        return [(name, units[tiers == name]) for name in ranking.tiers
-                if bool((tiers == name).any())]
+
+        def unit_of(codes: np.ndarray) -> np.ndarray:
+            keys, indexes = sentence_parts(codes)
+            if level == "sentence":
+                return self.lookup.sentence_rows(keys, indexes)
+            return self.lookup.groups(level, "report", self.lookup.report_rows(keys))
+
+        units, positions = ranking.unit_tiers(unit_of)
+        return [(name, units[positions == i]) for i, name in enumerate(ranking.tiers)
+                if bool((positions == i).any())]
 
     def _ranking(self, query: str, parsed: ParsedQuery) -> Ranking:
         """The ranking of ``query`` (parsed as ``parsed``), kept for the next few asks: a

@@ -14,8 +14,13 @@ from pathlib import Path
 import pytest
 
 from clinsearch.annotate.annotator import Annotator
-from clinsearch.annotate.context_cues import RuleCues
-from clinsearch.annotate.context_rules import cached_rule_specs, context_rule_specs, rule_cues
+from clinsearch.annotate.context_cues import WORD, RuleCues
+from clinsearch.annotate.context_rules import (
+    cached_rule_specs,
+    context_rule_specs,
+    cue_words,
+    rule_cues,
+)
 from clinsearch.annotate.lexicon import Lexicon
 from clinsearch.annotate.medspacy_pipeline import LazyConText
 from clinsearch.corpus.sample import sample_reports_path
@@ -72,6 +77,19 @@ def test_cached_rules_and_cues_are_the_rules_own(radiology: bool, tmp_path: Path
     (stored,) = tmp_path.glob("rules-*")
     stored.write_text(stored.read_text().replace('"literal"', '"literal_"'))  # damaged
     assert cached_rule_specs(radiology, tmp_path) == specs
+
+
+@pytest.mark.parametrize("radiology", [True, False])
+def test_cached_cue_words_are_the_words_of_the_rules_literals(radiology: bool,
+                                                              tmp_path: Path) -> None:
+    words = frozenset(w for spec in context_rule_specs(radiology)
+                      for w in WORD.findall(str(spec["literal"]).lower()))
+    assert {"no", "without", "possible"} <= words
+    assert cue_words(radiology, tmp_path) == words  # computed and stored
+    (stored,) = tmp_path.glob("cue-words-*")
+    assert cue_words(radiology, tmp_path) == words  # loaded
+    stored.write_text(stored.read_text().replace('"no"', "1"))  # damaged: recomputed
+    assert cue_words(radiology, tmp_path) == words
 
 
 def test_cue_data_of_the_wrong_shape_is_refused() -> None:

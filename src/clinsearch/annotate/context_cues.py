@@ -13,9 +13,12 @@ result for every text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")  # a word of a rule's literal or of a query
 
 REQUIRED_OPS = (None, "+")  # token-pattern operators under which the token must occur
 WORD_KEYS = ("LOWER", "ORTH", "TEXT")  # token attributes that name the word itself

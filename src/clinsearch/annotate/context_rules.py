@@ -25,7 +25,7 @@ import yaml
 from medspacy.context import ConTextRule
 
 from clinsearch.annotate import context_cues
-from clinsearch.annotate.context_cues import RuleCues
+from clinsearch.annotate.context_cues import WORD, RuleCues
 from clinsearch.annotate.derived_cache import cached, digest
 from clinsearch.annotate.finding import MASKED, NO_CONTEXT, section_flag
 from clinsearch.annotate.lexicon import CONCEPT_TYPES
@@ -321,6 +321,26 @@ def rule_cues(radiology: bool = True, cache_dir: Path | None = None) -> RuleCues
         lambda cues: json.dumps(cues.to_data()).encode(),
         lambda payload: RuleCues.from_data(json.loads(payload)),
     )
+
+
+def cue_words(radiology: bool = True, cache_dir: Path | None = None) -> frozenset[str]:
+    """The words (``WORD``, lower case) of every rule's literal, from the private cache when it
+    holds a valid copy: a query word outside them and the lexicon is unknown, and listing them
+    from the rules meant reading and checking every rule."""
+    return cached(
+        _derived_path("cue-words", radiology, cache_dir),
+        lambda: frozenset(word for spec in cached_rule_specs(radiology, cache_dir)
+                          for word in WORD.findall(str(spec["literal"]).lower())),
+        lambda words: json.dumps(sorted(words)).encode(),
+        lambda payload: _words(json.loads(payload)),
+    )
+
+
+def _words(data: Any) -> frozenset[str]:
+    """``data`` as a set of words if it is a list of strings, else ValueError."""
+    if not isinstance(data, list) or not all(isinstance(word, str) for word in data):
+        raise ValueError("not a list of words")
+    return frozenset(data)
 
 
 def cached_rule_specs(radiology: bool = True, cache_dir: Path | None = None

@@ -21,7 +21,7 @@ from spacy.lang.en import English
 from spacy.language import Language
 from spacy.tokens import Doc
 
-from clinsearch.annotate.context_rules import cached_rule_specs, rule_cues
+from clinsearch.annotate.context_rules import cached_rule_specs, cue_words, rule_cues
 from clinsearch.annotate.surface import blank_nlp
 
 logging.getLogger("PyRuSH").setLevel(logging.WARNING)
@@ -105,6 +105,11 @@ class LazyConText:
     def specs(self) -> list[dict[str, Any]]:
         """The rules, as ``ConTextRule`` keyword arguments (loaded on first need)."""
         return cached_rule_specs(radiology=self._radiology)
+
+    @cached_property
+    def cue_words(self) -> frozenset[str]:
+        """The words of the rules' literals (``context_rules.cue_words``)."""
+        return cue_words(radiology=self._radiology)
 
     @property
     def built(self) -> bool:

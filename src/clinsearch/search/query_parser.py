@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from clinsearch.annotate.context_cues import WORD
 from clinsearch.annotate.finding import Finding
 from clinsearch.search.vocabulary import Encoder, LexTerm, TermVectors, lexicon_terms
 
@@ -33,7 +34,6 @@ MAP_THRESHOLD = 0.80
 NEAREST = 3
 PARSE_MEMO = 4096  # parsed queries remembered (hybrid, concept and filters parse the same text)
 _OR = re.compile(r"\s+(?:or|/)\s+|\s*;\s*", re.IGNORECASE)
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
 
 
@@ -89,10 +89,8 @@ class QueryParser:
         """Words never treated as unknown: function words, ConText cues, one-word lexicon terms."""
         from spacy.lang.en.stop_words import STOP_WORDS
 
-        cues = {w for rule in self.annotator.context.specs
-                for w in _TOKEN.findall(str(rule["literal"]).lower())}
         terms = {t.text.lower() for t in lexicon_terms(self.annotator.lexicon)}
-        return frozenset({*STOP_WORDS, *cues, *terms})
+        return frozenset({*STOP_WORDS, *self.annotator.context.cue_words, *terms})
 
     def parse(self, text: str, *, map_unknown: bool = True) -> ParsedQuery:
         """The query's pattern groups and the mappings of its unknown words.
@@ -220,7 +218,7 @@ class QueryParser:
         covered += [(m.start, m.end) for f in findings for m in f.modifiers]
         runs: list[tuple[int, int]] = []
         last_end = -1
-        for m in _TOKEN.finditer(part):
+        for m in WORD.finditer(part):
             word = m.group().lower()
             inside = any(s <= m.start() < e for s, e in covered)
             if inside or word in self.known_words or len(word) < 3:

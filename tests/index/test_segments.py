@@ -318,3 +318,28 @@ def test_a_segments_key_run_and_sentence_counts_give_the_rows_a_read_would(
     merged = Index.open(index.path).generation
     assert row_lookup._key_run(merged.segments[0], merged.files("reports")[0]) is None
     same_as_read(merged)
+
+
+def test_a_hits_columns_come_from_one_read_of_their_row_group(
+    tmp_path: Path, sample: list[Report], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of hits shows each sentence's id, text and start and its report's ids: each row
+    group holding one is read once for all of them, and gives what a whole read gives."""
+    index = Index.build(sample, tmp_path / "idx", progress=False)
+    lookup = index.lookup
+    read = pq.ParquetFile.read_row_group
+    asked: list[tuple[int, tuple[str, ...]]] = []
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", lambda self, group, columns, **o: (
+        asked.append((group, tuple(columns))) or read(self, group, columns, **o)))
+    rows = np.array([0, 5, len(lookup.sentence_texts) - 1])
+    whole = index.generation.table("sentences", ["id", "text", "start"]).to_pydict()
+    assert lookup.sentence_texts.take(rows) == [whole["text"][r] for r in rows]
+    assert lookup.sentence_ids.take(rows) == [whole["id"][r] for r in rows]
+    assert lookup.sentence_starts.take(rows) == [whole["start"][r] for r in rows]
+    reports = lookup.sentence_reports(rows)
+    ids = index.generation.table("reports", ["id", "patient_id"]).to_pydict()
+    assert lookup.report_ids.take(reports) == [ids["id"][r] for r in reports]
+    assert lookup.patient_ids.take(reports) == [ids["patient_id"][r] for r in reports]
+    assert asked and all(columns in (("id", "text", "start"), ("id", "visit_id", "patient_id"))
+                         for _, columns in asked)
+    assert len(asked) == len(set(asked))  # no row group read twice

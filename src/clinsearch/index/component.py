@@ -163,7 +163,9 @@ class Generation:
                 continue
             stored = None if schema is None else set(
                 footer(path, key)[0].schema.to_arrow_schema().names)
-            read_columns = _with_key(columns or (None if schema is None else schema.names), key)
+            read_columns = columns or (None if schema is None else schema.names)
+            if wanted is not None or len(dropped):  # the key finds the wanted or deleted rows
+                read_columns = _with_key(read_columns, key)
             if stored is not None and read_columns is not None:
                 read_columns = [c for c in read_columns if c in stored]
             if wanted is not None:

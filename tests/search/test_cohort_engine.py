@@ -10,7 +10,12 @@ import pytest
 
 from clinsearch.index.finding_match import FindingSpec
 from clinsearch.search.cohort.arrays import CohortArrays
-from clinsearch.search.cohort.engine import ID_COLUMNS, CohortEngine, write_members_csv
+from clinsearch.search.cohort.engine import (
+    EVERYWHERE,
+    ID_COLUMNS,
+    CohortEngine,
+    write_members_csv,
+)
 from clinsearch.search.cohort.syntax import (
     And,
     Filter,
@@ -231,6 +236,24 @@ def test_members_carry_a_matching_evidence_sentence(engine: CohortEngine,
         # the evidence sentence holds both findings of the same-sentence group
         assert (m.sentence_id, "pleural_effusion", "present") in found
         assert any((m.sentence_id, c, "present") in found for c in ("pneumonia", "lobar_pneumonia"))
+
+
+def test_a_page_of_members_is_the_members_in_that_order_with_evidence_read_for_it(
+    engine: CohortEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    query = "pneumonia OR effusion"
+    members = engine.members(query, "patient")
+    order = lambda ids: tuple(reversed(ids[0]))  # noqa: E731 (any order of the ids)
+    ordered = sorted(members, key=lambda m: order(m.ids))
+    read = CohortArrays.shown_sentences
+    asked: list[int] = []
+    monkeypatch.setattr(CohortArrays, "shown_sentences", lambda self, rows: (
+        asked.append(len(rows)) or read(self, rows)))
+    for offset, limit in ((0, 5), (3, 4), (len(members) - 2, 10), (len(members), 5)):
+        total, page = engine.member_page(query, "patient", EVERYWHERE, offset, limit, order)
+        assert total == len(members) > 10
+        assert page == ordered[offset : offset + limit]
+        assert asked.pop() == sum(1 for m in page if m.sentence_id)  # the page's evidence alone
 
 
 def test_members_of_a_pure_negation_have_no_evidence(engine: CohortEngine) -> None:

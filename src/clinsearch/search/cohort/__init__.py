@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from copy import copy
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 
@@ -122,6 +122,12 @@ class Cohort:
     def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching units of ``level`` with an evidence sentence each."""
         return self.engine.members(query, level, scope)
+
+    def member_page(self, query: str, level: Level, scope: Scope, offset: int, limit: int,
+                    order: Callable[[tuple[str, ...]], Any]) -> tuple[int, list[Member]]:
+        """How many units of ``level`` match, and one page of them in ``order`` of their ids
+        with an evidence sentence each (``engine.member_page``)."""
+        return self.engine.member_page(query, level, scope, offset, limit, order)
 
     def breakdown(self, query: str, scope: Scope = EVERYWHERE) -> Breakdown:
         """The matching reports by year, month, report type and evidence section."""

@@ -6,6 +6,7 @@ import csv
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,10 @@ class Member:
     section: str
     sentence: str
     trigger: str = ""  # what made the matched finding other than stated now (cue, rule)
+
+
+# a unit's earliest evidence: sentence row, the term it matched, that term's findings (None: text)
+Evidence = tuple[int, str, FindingSpec | None]
 
 
 @dataclass(frozen=True)
@@ -110,27 +115,51 @@ class CohortEngine:
 
     def members(self, query: str, level: Level, scope: Scope = EVERYWHERE) -> list[Member]:
         """Matching ``level`` units, each with its earliest evidence sentence, sorted by ids."""
+        units, ids, best = self._matching(query, level, scope)
+        out = self._members(units.tolist(), ids, best)
+        out.sort(key=lambda m: m.ids)
+        return out
+
+    def member_page(self, query: str, level: Level, scope: Scope, offset: int, limit: int,
+                    order: Callable[[tuple[str, ...]], Any]) -> tuple[int, list[Member]]:
+        """How many ``level`` units match, and those ``offset`` to ``offset + limit`` in the
+        ``order`` of their ids (ties by ids, as ``members`` sorted by ``order``), the evidence
+        sentences and triggers read for these alone (a page of a large cohort)."""
+        units, ids, best = self._matching(query, level, scope)
+        page = sorted(range(len(ids)), key=lambda i: (order(ids[i]), ids[i]))
+        page = page[offset : offset + limit]
+        return len(ids), self._members([int(units[i]) for i in page], [ids[i] for i in page],
+                                       best)
+
+    def _matching(self, query: str, level: Level, scope: Scope
+                  ) -> tuple[np.ndarray, list[tuple[str, ...]], dict[int, Evidence]]:
+        """The matching ``level`` units, their ids and each one's best evidence."""
         evaluator, tree, mask = self._evaluate(query, level, scope)
         best = self._best_evidence(evaluator, tree, level, mask)
         units = np.flatnonzero(mask)
-        evidenced = [k for k in units.tolist() if k in best]
+        return units, self._shown(level, units), best
+
+    def _members(self, units: list[int], ids: list[tuple[str, ...]],
+                 best: dict[int, Evidence]) -> list[Member]:
+        """The members of ``units`` (with ``ids``), their evidence sentences read."""
+        evidenced = [k for k in units if k in best]
         sentences = np.array([best[k][0] for k in evidenced], dtype=np.int64)
         read = self.arrays.shown_sentences(sentences)
         triggers = self.arrays.finding_triggers(sentences, [r[1] for r in read],  # sentence ids
                                                 [best[k][2] for k in evidenced])
         shown = dict(zip(evidenced, zip(read, triggers, strict=True), strict=True))
         out = []
-        for k, ids in zip(units.tolist(), self._shown(level, units), strict=True):
+        for k, unit_ids in zip(units, ids, strict=True):
             if k not in shown:
-                out.append(Member(ids, "", "", "", "", ""))
+                out.append(Member(unit_ids, "", "", "", "", ""))
                 continue
             (report_id, sentence_id, section, text), trigger = shown[k]
-            out.append(Member(ids, report_id, sentence_id, best[k][1], section, text, trigger))
-        out.sort(key=lambda m: m.ids)
+            out.append(Member(unit_ids, report_id, sentence_id, best[k][1], section, text,
+                              trigger))
         return out
 
     def _best_evidence(self, evaluator: Evaluator, tree: Node, level: Level,
-                       mask: np.ndarray) -> dict[int, tuple[int, str, FindingSpec | None]]:
+                       mask: np.ndarray) -> dict[int, Evidence]:
         """Per matching unit: its earliest evidence sentence, the term it matched and that
         term's findings (None: a text match)."""
         c = self.arrays

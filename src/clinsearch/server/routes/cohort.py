@@ -50,22 +50,21 @@ def cohort(body: CohortRequest, user: Caller, audit: Audit, state: State) -> dic
     check_level(body.level)
     options = cohort_options(body.context, body.include_uncertain)
 
-    def run(snap: Snapshot) -> tuple[dict[str, Any], list[Any], list[WiderTier], str]:
+    def run(snap: Snapshot) -> tuple[dict[str, Any], int, list[Any], list[WiderTier], str]:
         scope = query_scope(state, snap, user, body.query, body.list_id)
         counted = snap.cohort().with_options(options)
         sets = counted.sets(body.query, scope)
-        members = (counted.members(body.query, body.level, scope)  # type: ignore[arg-type]
-                   if user.sees_text else [])
-        return dict(sets), members, wider_tiers(counted, body.query, scope, sets), \
+        total, page = (counted.member_page(  # natural order here; the CSV keeps the CLI's
+            body.query, body.level, scope, body.offset, body.limit,  # type: ignore[arg-type]
+            natural_ids) if user.sees_text else (0, []))
+        return dict(sets), total, page, wider_tiers(counted, body.query, scope, sets), \
             snap.generation
 
-    sets, members, wider, generation = state.live.run(run)
+    sets, total, page_members, wider, generation = state.live.run(run)
     counts = {unit: int(mask.sum()) for unit, mask in sets.items()}
-    members = sorted(members, key=lambda m: natural_ids(m.ids))  # the CSV keeps the CLI's order
-    page_members = members[body.offset : body.offset + body.limit]
     shown: dict[str, Any] = dict(counts)
     wider_shown = [w.to_dict() for w in wider]
-    answer: dict[str, Any] = {"total": len(members)}
+    answer: dict[str, Any] = {"total": total}
     if not user.sees_text:
         threshold = state.config.viewer_min_count
         shown = viewer_counts(sets, threshold, state.count_key)

@@ -77,6 +77,8 @@ class LiveRows:
         few rows of a group are read one by one (a page of hits), more in one take."""
         rows = np.asarray(rows, np.int64)
         out: list[Any] = [None] * len(rows)
+        together = _TOGETHER.get(self.name, ())
+        columns = together if column in together else (column,)
         segment_of = np.searchsorted(self.starts, rows, side="right") - 1
         for segment in np.unique(segment_of).tolist():
             at = np.flatnonzero(segment_of == segment)
@@ -88,9 +90,7 @@ class LiveRows:
             group_of = np.searchsorted(bounds, file_rows, side="right") - 1
             for group in np.unique(group_of).tolist():
                 inside = np.flatnonzero(group_of == group)
-                together = _TOGETHER.get(self.name, ())
-                values = self._group(segment, group,
-                                     together if column in together else (column,))[column]
+                values = self._group(segment, group, columns)[column]
                 offsets = file_rows[inside] - bounds[group]
                 picked = ([values[i].as_py() for i in offsets.tolist()] if len(offsets) <= _FEW
                           else values.take(arrow_of(offsets)).to_pylist())

@@ -121,9 +121,9 @@ class SegmentWriter:
         """Finish both files (their footers are written here); the segment's record."""
         self._reports.close()
         self._sentences.close()
-        if self._counts is not None:
-            write_sentence_counts(self._folder, np.concatenate([np.zeros(0, np.int32),
-                                                                *self._counts]))
+        if self._counts is not None:  # beside the tables, in report row order
+            np.save(self._folder / SENTENCE_COUNTS_FILE,
+                    np.concatenate([np.zeros(0, np.int32), *self._counts]))
         first, last = self._keys or [0, -1]
         return Segment(self.id, first, last, *self._rows)
 
@@ -132,11 +132,6 @@ def sentence_counts(report_keys: np.ndarray, sentence_keys: np.ndarray) -> np.nd
     """How many of ``sentence_keys`` (sorted) each of ``report_keys`` has (int32)."""
     return (np.searchsorted(sentence_keys, report_keys, side="right")
             - np.searchsorted(sentence_keys, report_keys, side="left")).astype(np.int32)
-
-
-def write_sentence_counts(folder: Path, counts: np.ndarray) -> None:
-    """Store a segment's sentences per report (in report row order) beside its tables."""
-    np.save(folder / SENTENCE_COUNTS_FILE, counts.astype(np.int32, copy=False))
 
 
 def merge_segments(

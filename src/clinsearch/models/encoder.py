@@ -11,6 +11,7 @@ import functools
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -132,25 +133,18 @@ class DeferredEncoder:
     dimension, the model itself loaded on the first encode: an add whose sentences all have
     vectors already, or whose vectors come computed, never imports torch."""
 
-    def __init__(self, path: str | Path | None, dim: int, *, device: str | None = None) -> None:
+    def __init__(self, path: str | Path | None, dim: int) -> None:
         self.path = check_named_model(path or default_encoder_path(), "encoder model")
         self.fingerprint = fingerprint(self.path)
         self.dim = dim
-        self._device = device
 
-    def encode_passages(
-        self,
-        passages: Sequence[str],
-        *,
-        batch_size: int | None = None,
-        progress: bool = False,
-    ) -> PassageVectors:
+    def encode_passages(self, passages: Sequence[str], **options: Any) -> PassageVectors:
         """``encode_passages`` of the loaded model (loaded once per process)."""
-        encoder = load_encoder(self.path, device=self._device)
+        encoder = load_encoder(self.path)
         if encoder.dim != self.dim:
             raise ClinsearchError(f"encoder model {self.path} gives vectors of {encoder.dim}"
                                   f" dimensions, not the {self.dim} the index records")
-        return encoder.encode_passages(passages, batch_size=batch_size, progress=progress)
+        return encoder.encode_passages(passages, **options)
 
 
 def load_encoder(
